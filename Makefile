@@ -1,0 +1,35 @@
+# Entry points: `make demo` (install, build, compile and run the default model) and `make test`.
+BUILD_DIR ?= build
+BUILD_TYPE ?= Release
+JOBS ?= $(shell nproc)
+PYTHON ?= python3
+TENSORC := $(BUILD_DIR)/tools/tensorc/tensorc
+DEMO_MODEL := models/mlp.fx
+
+.PHONY: all deps configure build models demo test clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+configure:
+	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) > /dev/null
+
+build: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# Model weights are generated from fixed seeds (the MLP's are 96 MB, too large to commit).
+models:
+	@$(PYTHON) models/make_models.py
+
+demo: deps build models
+	$(TENSORC) inspect $(DEMO_MODEL) --stage verify
+	$(TENSORC) run $(DEMO_MODEL) --interp --random-inputs 0 --dim s0=64
+	$(PYTHON) test/e2e/check_models.py --tensorc $(TENSORC) --model mlp
+
+test: deps build
+	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+clean:
+	rm -rf $(BUILD_DIR) models/*.safetensors

@@ -1,0 +1,31 @@
+# Compiler settings shared by every tensorc target: warnings as errors, sanitizers, ccache.
+find_program(TENSORC_CCACHE ccache)
+if(TENSORC_CCACHE)
+  set(CMAKE_C_COMPILER_LAUNCHER ${TENSORC_CCACHE})
+  set(CMAKE_CXX_COMPILER_LAUNCHER ${TENSORC_CCACHE})
+endif()
+
+if(TENSORC_SANITIZE)
+  add_compile_options(-fsanitize=${TENSORC_SANITIZE} -fno-omit-frame-pointer
+                      -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=${TENSORC_SANITIZE})
+endif()
+
+# Our own code builds with -Wall -Wextra -Werror; third-party headers come in as SYSTEM.
+function(tensorc_set_warnings target)
+  # -Wrestrict: GCC 12 reports false positives on std::string concatenation at -O3 (PR 105329).
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Werror -Wno-missing-field-initializers
+                                           -Wno-restrict)
+endfunction()
+
+# tensorc_add_library(NAME SOURCES... [DEPS ...]): one library per stage, public headers under
+# include/tensorc/.
+function(tensorc_add_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/include
+                                     PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+  target_link_libraries(${name} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+  set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  tensorc_set_warnings(${name})
+endfunction()

@@ -1,0 +1,21 @@
+// The reference interpreter: runs any Graph on the CPU with the registry's reference kernels.
+#pragma once
+
+#include "tensorc/IR/Graph.h"
+#include "tensorc/Support/Tensor.h"
+
+#include <vector>
+
+namespace tensorc::interp {
+
+/// Runs one op's reference kernel on concrete inputs (nullptr for a None optional tensor) with
+/// concrete attributes: infers the output types, allocates the outputs and fills them.
+Expected<std::vector<Tensor>> evaluateOp(const OpDef &op, const std::vector<const Tensor *> &inputs,
+                                         AttrMap attrs);
+
+/// Runs `graph` on `userInputs` (one tensor per placeholder without weight data, in signature
+/// order). Binds the symbols of the input shapes, checks dtypes and shapes against the
+/// signature, and frees each intermediate after its last use. Errors name the node at fault.
+Expected<std::vector<Tensor>> interpret(const Graph &graph, const std::vector<Tensor> &userInputs);
+
+} // namespace tensorc::interp

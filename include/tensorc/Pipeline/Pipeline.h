@@ -1,0 +1,31 @@
+// The compilation pipeline as one readable list of stages (DESIGN.md §1).
+#pragma once
+
+#include "tensorc/IR/Graph.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace tensorc {
+
+/// The stages in order; their names are also dump-file names and log categories.
+const std::vector<std::string> &stageNames();
+
+struct PipelineOptions {
+  /// Stop after this stage ("all" runs every stage).
+  std::string stopAfter = "all";
+  /// Called after each stage with its name, the graph, and whether the stage changed it.
+  std::function<void(const std::string &stage, const Graph &graph, bool changed)> onStage;
+  /// Log each stage's wall time (category "time").
+  bool timeStages = false;
+};
+
+/// Loads a model by its extension: .fx (with side .safetensors weights).
+Expected<Graph> importModel(const std::string &path, const OpRegistry &registry);
+
+/// Imports `modelPath` and runs the stages up to `options.stopAfter`.
+Expected<Graph> runPipeline(const std::string &modelPath, const OpRegistry &registry,
+                            const PipelineOptions &options);
+
+} // namespace tensorc

@@ -1,0 +1,24 @@
+// Registration entry points of the op groups, one per lib/Ops/*.cpp file.
+#pragma once
+
+#include "tensorc/IR/OpDef.h"
+
+namespace tensorc::ops {
+
+/// prims.constant, elementwise unary/binary ops, where, clamp, convert_element_type.
+Status registerElementwiseOps(OpRegistry &registry);
+/// sum, mean, amax, amin, prod, argmax, argmin, var, softmax, log_softmax.
+Status registerReductionOps(OpRegistry &registry);
+/// mm, bmm, addmm, matmul.
+Status registerLinearAlgebraOps(OpRegistry &registry);
+/// convolution, max_pool, avg_pool.
+Status registerConvolutionOps(OpRegistry &registry);
+/// batch_norm, layer_norm.
+Status registerNormalizationOps(OpRegistry &registry);
+/// view, reshape, permute, transpose, t, expand, squeeze, unsqueeze, slice, cat, split, gather,
+/// index_select, pad, embedding, clone.
+Status registerViewOps(OpRegistry &registry);
+/// full, arange, zeros_like, full_like.
+Status registerCreationOps(OpRegistry &registry);
+
+} // namespace tensorc::ops

@@ -1,0 +1,90 @@
+// Helpers shared by the op definitions: dim normalization, broadcasting, promotion, dispatch.
+#pragma once
+
+#include "tensorc/IR/OpDef.h"
+#include "tensorc/Support/Tensor.h"
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace tensorc::ops {
+
+// ---- Schema building -------------------------------------------------------------------------
+
+ParamSpec tensorParam(std::string name);
+ParamSpec optionalTensorParam(std::string name);
+ParamSpec tensorListParam(std::string name);
+/// A required attribute (no default).
+ParamSpec attrParam(std::string name, AttrKind kind);
+/// An attribute with a default; `kwargOnly` prints it as a keyword argument.
+ParamSpec attrParam(std::string name, AttrKind kind, Attribute defaultValue,
+                    bool kwargOnly = false);
+/// An attribute that may be None (its default).
+ParamSpec optionalAttrParam(std::string name, AttrKind kind, bool kwargOnly = false);
+
+OpDef makeOp(OpId id, std::vector<ParamSpec> params, InferFn infer, KernelFn kernel);
+
+// ---- Inference -------------------------------------------------------------------------------
+
+/// Maps a possibly negative dim into [0, rank); errors say "dim 3 out of range for rank 2".
+Expected<size_t> normalizeDim(int64_t dim, size_t rank);
+/// Normalizes a list of dims and rejects duplicates; an empty list means all dims when
+/// `emptyMeansAll`.
+Expected<std::vector<size_t>> normalizeDims(const std::vector<int64_t> &dims, size_t rank,
+                                            bool emptyMeansAll);
+/// Numpy/torch broadcasting; symbolic dims are assumed equal to the other side's non-1 dim.
+Expected<Shape> broadcastShapes(const Shape &a, const Shape &b);
+/// torch.result_type over tensor operands: dimensioned tensors outrank 0-d tensors of the same
+/// category (so `f16 tensor * f32 0-d tensor` stays f16).
+DType resultType(const std::vector<const TensorType *> &operands);
+
+// ---- Kernels ---------------------------------------------------------------------------------
+
+/// Maps an output flat index to the flat index of an input broadcast to the output's shape.
+class BroadcastIndexer {
+public:
+  BroadcastIndexer(const std::vector<int64_t> &inputShape, const std::vector<int64_t> &outputShape);
+  int64_t operator()(int64_t outputIndex) const;
+  /// True when the input has the output's shape (the map is the identity).
+  bool isIdentity() const { return identity_; }
+
+private:
+  std::vector<int64_t> outputShape_;
+  std::vector<int64_t> inputStrides_; // 0 on broadcast dims
+  bool identity_ = false;
+};
+
+/// Splits `shape` around `axis` into (outer, size, inner) extents, for kernels that walk one axis.
+struct AxisSplit {
+  int64_t outer = 1, size = 1, inner = 1;
+};
+AxisSplit splitAtAxis(const std::vector<int64_t> &shape, size_t axis);
+
+/// Calls `fn(T{})` with T the C++ element type of `dtype` (uint16_t for f16/bf16, uint8_t for
+/// bool).
+template <typename Fn> decltype(auto) visitDType(DType dtype, Fn &&fn) {
+  switch (dtype) {
+  case DType::F64:
+    return fn(double{});
+  case DType::F32:
+    return fn(float{});
+  case DType::F16:
+  case DType::BF16:
+    return fn(uint16_t{});
+  case DType::I64:
+    return fn(int64_t{});
+  case DType::I32:
+    return fn(int32_t{});
+  case DType::I16:
+    return fn(int16_t{});
+  case DType::I8:
+    return fn(int8_t{});
+  case DType::U8:
+  case DType::Bool:
+    return fn(uint8_t{});
+  }
+  return fn(float{});
+}
+
+} // namespace tensorc::ops

@@ -1,0 +1,87 @@
+// The compilation pipeline: each stage one line, logged and dumped by name.
+#include "tensorc/Pipeline/Pipeline.h"
+
+#include "tensorc/Frontend/FX/FxParser.h"
+#include "tensorc/IR/Printer.h"
+#include "tensorc/IR/Verifier.h"
+#include "tensorc/Support/Log.h"
+#include "tensorc/Support/StrCat.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace tensorc {
+
+namespace {
+
+bool endsWith(const std::string &text, const std::string &suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+/// Runs one stage: times it, logs the IR under the stage's category when it changed, and tells
+/// the caller (inspect dumps).
+class StageRunner {
+public:
+  StageRunner(Graph &graph, const PipelineOptions &options) : graph_(graph), options_(options) {}
+
+  /// Returns false once the stop stage has run.
+  template <typename Fn> Expected<bool> run(const std::string &stage, Fn &&fn) {
+    std::string before = log::enabled(stage) || options_.onStage ? printGraph(graph_) : "";
+    auto start = std::chrono::steady_clock::now();
+    TC_RETURN_IF_ERROR(fn(graph_));
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                    .count();
+    if (options_.timeStages)
+      log::info(strCat("stage ", stage, ": ", ms, " ms"));
+    std::string after = log::enabled(stage) || options_.onStage ? printGraph(graph_) : "";
+    bool changed = stage == stageNames().front() || before != after;
+    log::debug(stage, changed ? "\n" + after : "(unchanged)");
+    if (options_.onStage)
+      options_.onStage(stage, graph_, changed);
+    return options_.stopAfter != stage;
+  }
+
+private:
+  Graph &graph_;
+  const PipelineOptions &options_;
+};
+
+} // namespace
+
+const std::vector<std::string> &stageNames() {
+  static const std::vector<std::string> names = {"import", "verify"};
+  return names;
+}
+
+Expected<Graph> importModel(const std::string &path, const OpRegistry &registry) {
+  if (endsWith(path, ".fx"))
+    return fx::loadFxFile(path, registry);
+  if (endsWith(path, ".onnx"))
+    return makeError(path, ": ONNX models are not supported yet (the ONNX frontend is pending); "
+                           "use an .fx model");
+  return makeError(path, ": unknown model format (expected .fx)");
+}
+
+Expected<Graph> runPipeline(const std::string &modelPath, const OpRegistry &registry,
+                            const PipelineOptions &options) {
+  const std::vector<std::string> &stages = stageNames();
+  if (options.stopAfter != "all" &&
+      std::find(stages.begin(), stages.end(), options.stopAfter) == stages.end())
+    return makeError("unknown stage '", options.stopAfter, "' (stages: ", join(stages, ", "),
+                     ", all)");
+  Graph graph;
+  StageRunner runner(graph, options);
+  // The pipeline, in order.
+  TC_ASSIGN_OR_RETURN(bool more, runner.run("import", [&](Graph &g) -> Status {
+    TC_ASSIGN_OR_RETURN(g, importModel(modelPath, registry));
+    return Status::ok();
+  }));
+  if (!more)
+    return graph;
+  TC_ASSIGN_OR_RETURN(more, runner.run("verify", [](Graph &g) { return verifyGraph(g); }));
+  (void)more; // the last stage
+  return graph;
+}
+
+} // namespace tensorc

@@ -1,0 +1,218 @@
+// Element type names, sizes, promotion and half-precision conversions.
+#include "tensorc/Support/DType.h"
+
+#include <cmath>
+
+namespace tensorc {
+
+std::string_view dtypeName(DType dtype) {
+  switch (dtype) {
+#define TENSORC_DTYPE_CASE(e, n, s, b)                                                             \
+  case DType::e:                                                                                   \
+    return n;
+    TENSORC_FOR_EACH_DTYPE(TENSORC_DTYPE_CASE)
+#undef TENSORC_DTYPE_CASE
+  }
+  return "?";
+}
+
+std::string_view dtypeSafetensorsName(DType dtype) {
+  switch (dtype) {
+#define TENSORC_DTYPE_CASE(e, n, s, b)                                                             \
+  case DType::e:                                                                                   \
+    return s;
+    TENSORC_FOR_EACH_DTYPE(TENSORC_DTYPE_CASE)
+#undef TENSORC_DTYPE_CASE
+  }
+  return "?";
+}
+
+size_t dtypeSize(DType dtype) {
+  switch (dtype) {
+#define TENSORC_DTYPE_CASE(e, n, s, b)                                                             \
+  case DType::e:                                                                                   \
+    return b;
+    TENSORC_FOR_EACH_DTYPE(TENSORC_DTYPE_CASE)
+#undef TENSORC_DTYPE_CASE
+  }
+  return 0;
+}
+
+std::optional<DType> parseDType(std::string_view name) {
+#define TENSORC_DTYPE_PARSE(e, n, s, b)                                                            \
+  if (name == n)                                                                                   \
+    return DType::e;
+  TENSORC_FOR_EACH_DTYPE(TENSORC_DTYPE_PARSE)
+#undef TENSORC_DTYPE_PARSE
+  if (name.substr(0, 6) == "torch.")
+    name.remove_prefix(6);
+  struct Alias {
+    std::string_view name;
+    DType dtype;
+  };
+  static constexpr Alias aliases[] = {
+      {"float64", DType::F64}, {"double", DType::F64}, {"float32", DType::F32},
+      {"float", DType::F32},   {"float16", DType::F16}, {"half", DType::F16},
+      {"bfloat16", DType::BF16}, {"int64", DType::I64}, {"long", DType::I64},
+      {"int32", DType::I32},   {"int", DType::I32},    {"int16", DType::I16},
+      {"short", DType::I16},   {"int8", DType::I8},    {"uint8", DType::U8},
+      {"bool", DType::Bool}};
+  for (const Alias &alias : aliases)
+    if (alias.name == name)
+      return alias.dtype;
+  return std::nullopt;
+}
+
+std::optional<DType> parseSafetensorsDType(std::string_view name) {
+#define TENSORC_DTYPE_PARSE(e, n, s, b)                                                            \
+  if (name == s)                                                                                   \
+    return DType::e;
+  TENSORC_FOR_EACH_DTYPE(TENSORC_DTYPE_PARSE)
+#undef TENSORC_DTYPE_PARSE
+  return std::nullopt;
+}
+
+bool isFloating(DType dtype) {
+  switch (dtype) {
+  case DType::F64:
+  case DType::F32:
+  case DType::F16:
+  case DType::BF16:
+    return true;
+  case DType::I64:
+  case DType::I32:
+  case DType::I16:
+  case DType::I8:
+  case DType::U8:
+  case DType::Bool:
+    return false;
+  }
+  return false;
+}
+
+bool isSignedInteger(DType dtype) {
+  switch (dtype) {
+  case DType::I64:
+  case DType::I32:
+  case DType::I16:
+  case DType::I8:
+    return true;
+  case DType::F64:
+  case DType::F32:
+  case DType::F16:
+  case DType::BF16:
+  case DType::U8:
+  case DType::Bool:
+    return false;
+  }
+  return false;
+}
+
+namespace {
+/// Rank within a category; categories are bool(0) < integer(1) < float(2).
+int category(DType dtype) { return dtype == DType::Bool ? 0 : isFloating(dtype) ? 2 : 1; }
+int integerRank(DType dtype) {
+  switch (dtype) {
+  case DType::U8:
+  case DType::I8:
+    return 1;
+  case DType::I16:
+    return 2;
+  case DType::I32:
+    return 3;
+  default:
+    return 4;
+  }
+}
+int floatRank(DType dtype) {
+  switch (dtype) {
+  case DType::F16:
+  case DType::BF16:
+    return 1;
+  case DType::F32:
+    return 2;
+  default:
+    return 3;
+  }
+}
+} // namespace
+
+DType promoteTypes(DType a, DType b) {
+  if (a == b)
+    return a;
+  int ca = category(a), cb = category(b);
+  if (ca != cb)
+    return ca > cb ? a : b;
+  if (ca == 2) {
+    int ra = floatRank(a), rb = floatRank(b);
+    if (ra == rb) // f16 with bf16
+      return DType::F32;
+    return ra > rb ? a : b;
+  }
+  // Integers: u8 with i8 widens to i16, as in torch.
+  if ((a == DType::U8 && b == DType::I8) || (a == DType::I8 && b == DType::U8))
+    return DType::I16;
+  return integerRank(a) >= integerRank(b) ? a : b;
+}
+
+float halfToFloat(uint16_t bits) {
+  uint32_t sign = uint32_t(bits & 0x8000) << 16;
+  uint32_t exponent = (bits >> 10) & 0x1f;
+  uint32_t mantissa = bits & 0x3ff;
+  uint32_t word;
+  if (exponent == 0) {
+    if (mantissa == 0) {
+      word = sign;
+    } else { // subnormal: normalize
+      int shift = 0;
+      while (!(mantissa & 0x400)) {
+        mantissa <<= 1;
+        ++shift;
+      }
+      mantissa &= 0x3ff;
+      word = sign | (uint32_t(127 - 15 - shift + 1) << 23) | (mantissa << 13);
+    }
+  } else if (exponent == 0x1f) {
+    word = sign | 0x7f800000u | (mantissa << 13);
+  } else {
+    word = sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
+  }
+  float value;
+  std::memcpy(&value, &word, 4);
+  return value;
+}
+
+uint16_t floatToHalf(float value) {
+  uint32_t word;
+  std::memcpy(&word, &value, 4);
+  uint32_t sign = (word >> 16) & 0x8000;
+  uint32_t absWord = word & 0x7fffffff;
+  if (absWord > 0x7f800000) // NaN: keep it quiet
+    return uint16_t(sign | 0x7e00);
+  if (absWord >= 0x477ff000) // rounds to >= 65520: infinity
+    return uint16_t(sign | 0x7c00);
+  if (absWord < 0x38800000) { // below the smallest normal half: subnormal or zero
+    float magnitude;
+    std::memcpy(&magnitude, &absWord, 4);
+    // Scaling by 2^24 puts the subnormal's units in the integer part; nearbyint rounds to even.
+    return uint16_t(sign | uint32_t(std::nearbyint(magnitude * 16777216.0f)));
+  }
+  uint32_t exponent = ((absWord >> 23) - 127 + 15) << 10;
+  uint32_t mantissa = absWord & 0x7fffff;
+  uint32_t half = exponent | (mantissa >> 13);
+  uint32_t rest = mantissa & 0x1fff;
+  if (rest > 0x1000 || (rest == 0x1000 && (half & 1)))
+    ++half; // may carry into the exponent, which is the right result
+  return uint16_t(sign | half);
+}
+
+uint16_t floatToBf16(float value) {
+  uint32_t word;
+  std::memcpy(&word, &value, 4);
+  if ((word & 0x7fffffff) > 0x7f800000)
+    return uint16_t((word >> 16) | 0x40);
+  uint32_t rounding = 0x7fff + ((word >> 16) & 1);
+  return uint16_t((word + rounding) >> 16);
+}
+
+} // namespace tensorc

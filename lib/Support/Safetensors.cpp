@@ -1,0 +1,173 @@
+// Safetensors reader (memory-mapped, validated) and atomic writer.
+#include "tensorc/Support/Safetensors.h"
+
+#include "tensorc/Support/Json.h"
+#include "tensorc/Support/StrCat.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace tensorc {
+
+namespace {
+
+constexpr uint64_t kMaxHeaderBytes = 100 << 20;
+
+/// Owns one read-only mapping of a whole file.
+struct Mapping {
+  void *address = nullptr;
+  size_t size = 0;
+  ~Mapping() {
+    if (address && size)
+      munmap(address, size);
+  }
+};
+
+Expected<std::shared_ptr<Mapping>> mapFile(const std::string &path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return makeError(path, ": cannot open: ", std::strerror(errno));
+  struct stat info;
+  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    ::close(fd);
+    return makeError(path, ": not a regular file");
+  }
+  auto mapping = std::make_shared<Mapping>();
+  mapping->size = size_t(info.st_size);
+  if (mapping->size > 0) {
+    void *address = mmap(nullptr, mapping->size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (address == MAP_FAILED) {
+      ::close(fd);
+      return makeError(path, ": cannot map: ", std::strerror(errno));
+    }
+    mapping->address = address;
+  }
+  ::close(fd);
+  return mapping;
+}
+
+Expected<Tensor> parseEntry(const std::string &name, const Json &entry,
+                            const std::shared_ptr<Mapping> &mapping, uint64_t dataStart) {
+  if (!entry.isObject())
+    return makeError("tensor '", name, "': header entry is not an object");
+  const Json *dtypeJson = entry.find("dtype");
+  const Json *shapeJson = entry.find("shape");
+  const Json *offsetsJson = entry.find("data_offsets");
+  if (!dtypeJson || !dtypeJson->isString() || !shapeJson || !shapeJson->isArray() ||
+      !offsetsJson || !offsetsJson->isArray() || offsetsJson->items().size() != 2)
+    return makeError("tensor '", name, "': needs dtype, shape and data_offsets [begin, end]");
+  std::optional<DType> dtype = parseSafetensorsDType(dtypeJson->asString());
+  if (!dtype)
+    return makeError("tensor '", name, "': unsupported dtype '", dtypeJson->asString(), "'");
+  std::vector<int64_t> shape;
+  for (const Json &dim : shapeJson->items()) {
+    if (!dim.isInt() || dim.asInt() < 0)
+      return makeError("tensor '", name, "': shape entries must be non-negative integers");
+    shape.push_back(dim.asInt());
+  }
+  TC_ASSIGN_OR_RETURN(int64_t count, checkedNumel(shape, strCat("tensor '", name, "'")));
+  const Json &beginJson = offsetsJson->items()[0], &endJson = offsetsJson->items()[1];
+  if (!beginJson.isInt() || !endJson.isInt() || beginJson.asInt() < 0 ||
+      endJson.asInt() < beginJson.asInt())
+    return makeError("tensor '", name, "': bad data_offsets");
+  uint64_t begin = uint64_t(beginJson.asInt()), end = uint64_t(endJson.asInt());
+  uint64_t dataSize = mapping->size - dataStart;
+  if (end > dataSize)
+    return makeError("tensor '", name, "': data_offsets [", begin, ", ", end,
+                     "] leave the data section of ", dataSize, " bytes");
+  if (uint64_t(count) > UINT64_MAX / dtypeSize(*dtype) ||
+      uint64_t(count) * dtypeSize(*dtype) != end - begin)
+    return makeError("tensor '", name, "': ", end - begin, " bytes of data for ",
+                     describeShape(*dtype, shape));
+  const char *base = static_cast<const char *>(mapping->address);
+  return Tensor::view(*dtype, std::move(shape), mapping, base + dataStart + begin);
+}
+
+} // namespace
+
+Expected<std::map<std::string, Tensor>> readSafetensors(const std::string &path) {
+  TC_ASSIGN_OR_RETURN(std::shared_ptr<Mapping> mapping, mapFile(path));
+  auto fail = [&](const Error &error) { return Error(error).withContext(path); };
+  if (mapping->size < 8)
+    return fail(makeError("truncated: no header length"));
+  uint64_t headerBytes = 0;
+  std::memcpy(&headerBytes, mapping->address, 8); // little-endian hosts only (x86-64, aarch64)
+  if (headerBytes > kMaxHeaderBytes || headerBytes > mapping->size - 8)
+    return fail(makeError("header length ", headerBytes, " exceeds the file"));
+  std::string_view headerText(static_cast<const char *>(mapping->address) + 8,
+                              size_t(headerBytes));
+  Expected<Json> header = Json::parse(headerText);
+  if (!header)
+    return fail(header.takeError());
+  if (!header->isObject())
+    return fail(makeError("header is not a JSON object"));
+  std::map<std::string, Tensor> tensors;
+  for (const auto &[name, entry] : header->members()) {
+    if (name == "__metadata__")
+      continue;
+    Expected<Tensor> tensor = parseEntry(name, entry, mapping, 8 + headerBytes);
+    if (!tensor)
+      return fail(tensor.takeError());
+    tensors.emplace(name, std::move(tensor).value());
+  }
+  return tensors;
+}
+
+Status writeSafetensors(const std::string &path,
+                        const std::vector<std::pair<std::string, Tensor>> &given) {
+  // Larger element sizes first: with a 64-byte aligned data section every tensor then starts at
+  // a multiple of its element size, so readers can use the mapping in place.
+  std::vector<std::pair<std::string, Tensor>> tensors = given;
+  std::stable_sort(tensors.begin(), tensors.end(), [](const auto &a, const auto &b) {
+    return dtypeSize(a.second.dtype()) > dtypeSize(b.second.dtype());
+  });
+  Json header = Json::object();
+  uint64_t offset = 0;
+  for (const auto &[name, tensor] : tensors) {
+    if (header.find(name))
+      return makeError(path, ": tensor '", name, "' appears twice");
+    Json entry = Json::object();
+    entry["dtype"] = Json(std::string(dtypeSafetensorsName(tensor.dtype())));
+    Json shape = Json::array();
+    for (int64_t dim : tensor.shape())
+      shape.push(Json(dim));
+    entry["shape"] = std::move(shape);
+    Json offsets = Json::array();
+    offsets.push(Json(offset));
+    offset += tensor.nbytes();
+    offsets.push(Json(offset));
+    entry["data_offsets"] = std::move(offsets);
+    header[name] = std::move(entry);
+  }
+  std::string headerText = header.dump();
+  // Pad with spaces (allowed by the format) so the data section starts 64-byte aligned.
+  while ((8 + headerText.size()) % 64 != 0)
+    headerText += ' ';
+
+  std::string temporary = strCat(path, ".tmp.", ::getpid());
+  FILE *file = std::fopen(temporary.c_str(), "wb");
+  if (!file)
+    return makeError(path, ": cannot write: ", std::strerror(errno));
+  uint64_t headerBytes = headerText.size();
+  bool ok = std::fwrite(&headerBytes, 8, 1, file) == 1 &&
+            std::fwrite(headerText.data(), 1, headerText.size(), file) == headerText.size();
+  for (const auto &entry : tensors) {
+    const Tensor &tensor = entry.second;
+    if (ok && tensor.nbytes() > 0)
+      ok = std::fwrite(tensor.data(), 1, tensor.nbytes(), file) == tensor.nbytes();
+  }
+  ok = std::fclose(file) == 0 && ok;
+  if (!ok || std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    return makeError(path, ": write failed: ", std::strerror(errno));
+  }
+  return Status::ok();
+}
+
+} // namespace tensorc

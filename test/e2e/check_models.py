@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Runs models/ on the tensorc interpreter and compares with an independent numpy computation.
+
+For each model: random inputs (fixed seed) are written to safetensors, `tensorc run --interp`
+computes the outputs, and a float64 numpy implementation of the same model, reading the same
+weights, gives the reference. Tolerance: rtol 1e-3, atol 1e-5 (DESIGN.md §8).
+"""
+import argparse
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "models"))
+import safetensors_np  # noqa: E402
+
+_erf = np.vectorize(math.erf)
+
+
+def linear(x, w, b):
+    return x @ w.T + b
+
+
+def gelu(x):
+    return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))
+
+
+def layer_norm(x, w, b, eps=1e-5):
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * w + b
+
+
+def silu(x):
+    return x / (1.0 + np.exp(-x))
+
+
+def conv2d(x, w, b, stride, pad):
+    n, _, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    ho, wo = (h + 2 * pad - kh) // stride + 1, (wd + 2 * pad - kw) // stride + 1
+    out = np.zeros((n, o, ho, wo))
+    for i in range(kh):
+        for j in range(kw):
+            patch = xp[:, :, i:i + stride * ho:stride, j:j + stride * wo:stride]
+            out += np.einsum("nchw,oc->nohw", patch, w[:, :, i, j])
+    return out + b[None, :, None, None]
+
+
+def mlp(p, x):
+    x = gelu(linear(x, p["fc1_w"], p["fc1_b"]))
+    x = gelu(linear(x, p["fc2_w"], p["fc2_b"]))
+    return linear(x, p["fc3_w"], p["fc3_b"])
+
+
+def ln_silu(p, x):
+    for i in (1, 2, 3):
+        x = silu(layer_norm(linear(x, p[f"fc{i}_w"], p[f"fc{i}_b"]), p[f"ln{i}_w"], p[f"ln{i}_b"]))
+    return x
+
+
+def convnet(p, x):
+    x = conv2d(x, p["conv1_w"], p["conv1_b"], 1, 1)
+    c = lambda v: v[None, :, None, None]  # noqa: E731
+    x = (x - c(p["bn1_mean"])) / np.sqrt(c(p["bn1_var"]) + 1e-5) * c(p["bn1_w"]) + c(p["bn1_b"])
+    x = np.maximum(x, 0)
+    n, ch, h, w = x.shape
+    x = x.reshape(n, ch, h // 2, 2, w // 2, 2).max(axis=(3, 5))
+    x = np.maximum(conv2d(x, p["conv2_w"], p["conv2_b"], 2, 1), 0)
+    x = x.mean(axis=(2, 3))
+    return linear(x, p["fc_w"], p["fc_b"])
+
+
+MODELS = {"mlp": (mlp, (64, 1024)), "ln_silu": (ln_silu, (32, 128)),
+          "convnet": (convnet, (4, 3, 32, 32))}
+
+
+def check(tensorc, name, models_dir):
+    reference, shape = MODELS[name]
+    params = {k: v.astype(np.float64) for k, v in
+              safetensors_np.load(os.path.join(models_dir, f"{name}.safetensors")).items()}
+    x = np.random.default_rng(7).uniform(-1, 1, shape).astype(np.float32)
+    with tempfile.TemporaryDirectory() as tmp:
+        inputs, outputs = os.path.join(tmp, "in.safetensors"), os.path.join(tmp, "out.safetensors")
+        safetensors_np.save(inputs, {"x": x})
+        subprocess.run([tensorc, "run", os.path.join(models_dir, f"{name}.fx"), "--interp",
+                        "--inputs", inputs, "--outputs", outputs], check=True,
+                       stdout=subprocess.DEVNULL)
+        got = list(safetensors_np.load(outputs).values())
+    if len(got) != 1:
+        return f"{name}: expected 1 output, got {len(got)}"
+    got = got[0]
+    want = reference(params, x.astype(np.float64))
+    if got.shape != want.shape or got.dtype != np.float32:
+        return f"{name}: got {got.dtype}{list(got.shape)}, want float32{list(want.shape)}"
+    err = np.abs(got.astype(np.float64) - want)
+    bad = err > 1e-5 + 1e-3 * np.abs(want)
+    print(f"{name}: {got.shape} max abs err {err.max():.3g}, "
+          f"{int(bad.sum())} of {bad.size} elements outside rtol 1e-3 / atol 1e-5")
+    return f"{name}: mismatch" if bad.any() else None
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--tensorc", required=True)
+    parser.add_argument("--model", action="append", choices=sorted(MODELS))
+    parser.add_argument("--models-dir", default=os.path.join(ROOT, "models"))
+    args = parser.parse_args()
+    failures = [f for f in (check(args.tensorc, m, args.models_dir)
+                            for m in (args.model or sorted(MODELS))) if f]
+    for failure in failures:
+        print("FAIL:", failure)
+    print("interpreter matches numpy" if not failures else "interpreter does NOT match numpy")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
