@@ -180,6 +180,9 @@ Status Graph::renameValue(Value *value, const std::string &name) {
   }
   names_.erase(value->name_);
   valuesByName_.erase(value->name_);
+  // A single-result node and its value share one name (the printer relies on it).
+  if (Node *producer = value->producer(); producer && producer->numOutputs() == 1)
+    producer->name_ = name;
   value->name_ = name;
   names_.insert(name);
   valuesByName_[name] = value;

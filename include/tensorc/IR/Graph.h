@@ -83,7 +83,8 @@ public:
   Expected<Node *> addNode(const OpDef &op, std::vector<Value *> inputs, AttrMap attrs,
                            const std::string &nameHint = "",
                            const std::vector<std::string> &resultNames = {});
-  /// Renames a value (e.g. from a getitem line); errors if the name is taken.
+  /// Renames a value (and its node, when it is the node's only result); errors if the name is
+  /// taken or not an identifier.
   Status renameValue(Value *value, const std::string &name);
   void setOutputs(std::vector<Value *> outputs) { outputs_ = std::move(outputs); }
 
