@@ -20,5 +20,9 @@ Status registerNormalizationOps(OpRegistry &registry);
 Status registerViewOps(OpRegistry &registry);
 /// full, arange, zeros_like, full_like.
 Status registerCreationOps(OpRegistry &registry);
+/// Scans and selections: cumsum, topk.
+Status registerScanOps(OpRegistry &registry);
+/// Indexing, scatter and resampling: gather_nd, scatter, resize.
+Status registerIndexingOps(OpRegistry &registry);
 
 } // namespace tensorc::ops

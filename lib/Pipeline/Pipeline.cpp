@@ -2,6 +2,7 @@
 #include "tensorc/Pipeline/Pipeline.h"
 
 #include "tensorc/Frontend/FX/FxParser.h"
+#include "tensorc/Frontend/ONNX/OnnxImporter.h"
 #include "tensorc/IR/Printer.h"
 #include "tensorc/IR/Verifier.h"
 #include "tensorc/Support/Log.h"
@@ -58,9 +59,8 @@ Expected<Graph> importModel(const std::string &path, const OpRegistry &registry)
   if (endsWith(path, ".fx"))
     return fx::loadFxFile(path, registry);
   if (endsWith(path, ".onnx"))
-    return makeError(path, ": ONNX models are not supported yet (the ONNX frontend is pending); "
-                           "use an .fx model");
-  return makeError(path, ": unknown model format (expected .fx)");
+    return onnx::importOnnxFile(path, registry);
+  return makeError(path, ": unknown model format (expected .fx or .onnx)");
 }
 
 Expected<Graph> runPipeline(const std::string &modelPath, const OpRegistry &registry,

@@ -15,7 +15,8 @@ const OpRegistry &registry() {
     for (auto group : {ops::registerElementwiseOps, ops::registerReductionOps,
                        ops::registerLinearAlgebraOps, ops::registerConvolutionOps,
                        ops::registerNormalizationOps, ops::registerViewOps,
-                       ops::registerCreationOps}) {
+                       ops::registerCreationOps, ops::registerScanOps,
+                       ops::registerIndexingOps}) {
       Status status = group(built);
       if (!status) {
         std::cerr << status.message() << "\n";

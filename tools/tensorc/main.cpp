@@ -133,7 +133,7 @@ int main(int argc, char **argv) {
   InspectOptions inspect;
   CLI::App *inspectCommand =
       app.add_subcommand("inspect", "Print the IR after each pipeline stage");
-  inspectCommand->add_option("model", inspect.model, "Model file (.fx)")->required();
+  inspectCommand->add_option("model", inspect.model, "Model file (.fx or .onnx)")->required();
   inspectCommand
       ->add_option("--stage", inspect.stage,
                    "Stop after this stage and print its IR (" +
@@ -144,7 +144,7 @@ int main(int argc, char **argv) {
 
   RunOptions run;
   CLI::App *runCommand = app.add_subcommand("run", "Run a model");
-  runCommand->add_option("model", run.model, "Model file (.fx)")->required();
+  runCommand->add_option("model", run.model, "Model file (.fx or .onnx)")->required();
   runCommand->add_flag("--interp", run.interp, "Run on the reference interpreter");
   CLI::Option *inputsOption = runCommand->add_option(
       "--inputs", run.inputs, "Inputs as a .safetensors file, one tensor per input name");

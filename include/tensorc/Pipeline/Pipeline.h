@@ -21,7 +21,7 @@ struct PipelineOptions {
   bool timeStages = false;
 };
 
-/// Loads a model by its extension: .fx (with side .safetensors weights).
+/// Loads a model by its extension: .fx (with side .safetensors weights) or .onnx.
 Expected<Graph> importModel(const std::string &path, const OpRegistry &registry);
 
 /// Imports `modelPath` and runs the stages up to `options.stopAfter`.

@@ -1,0 +1,116 @@
+// ConvertContext: what an ONNX op converter sees (its node, inputs, attributes) and how it emits
+// registry ops; plus the converter table the importer dispatches on.
+#pragma once
+
+#include "tensorc/IR/Graph.h"
+
+#include <map>
+#include <onnx/onnx_pb.h>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tensorc::onnx {
+
+/// A 1-D (or 0-d) i64 value known at import time element by element, possibly symbolically:
+/// what Shape -> Gather -> Concat chains compute. `scalar` marks a 0-d value.
+struct SymVector {
+  std::vector<SymInt> elements;
+  bool scalar = false;
+};
+
+/// Import-time state shared by all converters of one model.
+class ImportState;
+
+class ConvertContext {
+public:
+  ConvertContext(ImportState &state, const ::onnx::NodeProto &node, int64_t opset)
+      : state_(state), node_(node), opset_(opset) {}
+
+  const ::onnx::NodeProto &node() const { return node_; }
+  /// The model's default-domain opset version.
+  int64_t opset() const { return opset_; }
+  /// "node 'conv1' (Conv)" for messages.
+  std::string describe() const;
+  /// An error about this node: "node 'conv1' (Conv): <message>".
+  Error error(const std::string &message) const;
+
+  // ---- Inputs --------------------------------------------------------------------------------
+  size_t numInputs() const { return size_t(node_.input_size()); }
+  /// Present: listed and not the empty name (ONNX's way to omit an optional input).
+  bool hasInput(size_t i) const;
+  /// The graph value of input i (materializing a symbolic shape vector is an error).
+  Expected<Value *> input(size_t i);
+  /// Type of input i (also for symbolic vectors: i64[n]).
+  Expected<TensorType> inputType(size_t i);
+  /// The input's data when known at import time (initializers, Constant, folded subgraphs).
+  std::optional<Tensor> constantInput(size_t i);
+  /// An integer input known element by element, possibly symbolically (shape arithmetic).
+  std::optional<SymVector> symbolicInput(size_t i);
+  /// An integer input that must be known at import time; `what` names it in the error.
+  Expected<std::vector<int64_t>> constantInts(size_t i, const std::string &what);
+  /// Float input known at import time (Resize scales).
+  Expected<std::vector<double>> constantFloats(size_t i, const std::string &what);
+
+  // ---- Attributes ----------------------------------------------------------------------------
+  bool hasAttr(const std::string &name) const;
+  int64_t intAttr(const std::string &name, int64_t defaultValue) const;
+  double floatAttr(const std::string &name, double defaultValue) const;
+  std::string stringAttr(const std::string &name, const std::string &defaultValue) const;
+  std::vector<int64_t> intsAttr(const std::string &name,
+                                const std::vector<int64_t> &defaultValue = {}) const;
+  std::vector<double> floatsAttr(const std::string &name) const;
+  /// A tensor-valued attribute (Constant's value, ConstantOfShape's value).
+  Expected<Tensor> tensorAttr(const std::string &name) const;
+  /// Errors if the node carries an attribute not in `known` (so no semantics are dropped).
+  Status checkAttrs(std::initializer_list<const char *> known) const;
+
+  // ---- Emitting ------------------------------------------------------------------------------
+  /// Adds a registry op; folds it at import time when every operand is a known constant and the
+  /// result is small. Returns the first result.
+  Expected<Value *> emit(std::string_view op, std::vector<Value *> inputs, AttrMap attrs = {});
+  /// Same, returning every result (split_with_sizes).
+  Expected<std::vector<Value *>> emitMulti(std::string_view op, std::vector<Value *> inputs,
+                                           AttrMap attrs = {});
+  /// A prims.constant node holding `tensor`.
+  Expected<Value *> constant(Tensor tensor);
+  /// A 0-d constant of `dtype` holding `value`.
+  Expected<Value *> scalar(double value, DType dtype);
+  /// `value` converted to `dtype` (no node when it already has it).
+  Expected<Value *> cast(Value *value, DType dtype);
+
+  // ---- Outputs -------------------------------------------------------------------------------
+  size_t numOutputs() const { return size_t(node_.output_size()); }
+  bool hasOutput(size_t i) const;
+  /// Binds ONNX output i to `value` (renamed after the ONNX output when it has a generated name).
+  Status setOutput(size_t i, Value *value);
+  /// Binds ONNX output i to an import-time integer vector; constant ones also get a graph value.
+  Status setSymbolicOutput(size_t i, SymVector vector);
+
+private:
+  const ::onnx::AttributeProto *findAttr(const std::string &name) const;
+  ImportState &state_;
+  const ::onnx::NodeProto &node_;
+  int64_t opset_;
+};
+
+/// Converts one ONNX node. Registered per op_type; opset differences are handled inside.
+using ConvertFn = Status (*)(ConvertContext &);
+using ConverterTable = std::map<std::string, ConvertFn, std::less<>>;
+
+/// Converter groups, one per OnnxOps*.cpp file.
+void addElementwiseConverters(ConverterTable &table);
+void addReductionConverters(ConverterTable &table);
+void addNNConverters(ConverterTable &table);
+void addShapeConverters(ConverterTable &table);
+
+/// Shape arithmetic at import time: when inputs 0 and 1 are integer vectors known element by
+/// element and at least one element is symbolic, computes `op` ('+', '-', '*', '/' floor) with
+/// broadcasting, binds output 0 to the result and returns true; returns false to let the caller
+/// emit the tensor op.
+Expected<bool> foldSymbolicBinary(ConvertContext &context, char op);
+
+/// Every converter, built once.
+const ConverterTable &converterTable();
+
+} // namespace tensorc::onnx

@@ -1,0 +1,407 @@
+// ONNX converters for elementwise math, comparisons, logic and activations.
+#include "ConvertContext.h"
+#include "tensorc/Support/StrCat.h"
+
+#include <cmath>
+#include <limits>
+
+namespace tensorc::onnx {
+
+namespace {
+
+/// Emits a two-operand registry op on inputs 0 and 1.
+Expected<Value *> binary(ConvertContext &c, std::string_view op, AttrMap attrs = {}) {
+  TC_ASSIGN_OR_RETURN(Value * a, c.input(0));
+  TC_ASSIGN_OR_RETURN(Value * b, c.input(1));
+  return c.emit(op, {a, b}, std::move(attrs));
+}
+
+template <char SymbolicOp> Status arithmetic(ConvertContext &c, std::string_view op) {
+  TC_ASSIGN_OR_RETURN(bool folded, foldSymbolicBinary(c, SymbolicOp));
+  if (folded)
+    return Status::ok();
+  TC_ASSIGN_OR_RETURN(Value * a, c.input(0));
+  TC_ASSIGN_OR_RETURN(Value * b, c.input(1));
+  AttrMap attrs;
+  if (op == "aten.div" && isIntegral(a->type().dtype))
+    attrs.emplace("rounding_mode", Attribute("trunc")); // C-style integer division
+  TC_ASSIGN_OR_RETURN(Value * value, c.emit(op, {a, b}, std::move(attrs)));
+  return c.setOutput(0, value);
+}
+
+Status convertAdd(ConvertContext &c) { return arithmetic<'+'>(c, "aten.add"); }
+Status convertSub(ConvertContext &c) { return arithmetic<'-'>(c, "aten.sub"); }
+Status convertMul(ConvertContext &c) { return arithmetic<'*'>(c, "aten.mul"); }
+Status convertDiv(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(TensorType type, c.inputType(0));
+  if (isIntegral(type.dtype))
+    return arithmetic<'/'>(c, "aten.div");
+  return arithmetic<'\0'>(c, "aten.div");
+}
+
+Status convertPow(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * value, binary(c, "aten.pow"));
+  TC_ASSIGN_OR_RETURN(TensorType base, c.inputType(0));
+  TC_ASSIGN_OR_RETURN(value, c.cast(value, base.dtype)); // ONNX keeps the base's type
+  return c.setOutput(0, value);
+}
+
+Status convertMod(ConvertContext &c) {
+  bool fmod = c.intAttr("fmod", 0) != 0;
+  TC_ASSIGN_OR_RETURN(TensorType type, c.inputType(0));
+  if (!fmod && isFloating(type.dtype))
+    return c.error("fmod=0 is only defined for integers");
+  TC_ASSIGN_OR_RETURN(Value * value, binary(c, fmod ? "aten.fmod" : "aten.remainder"));
+  return c.setOutput(0, value);
+}
+
+/// Ops that are one registry op on the same inputs.
+template <const char *Op> Status direct(ConvertContext &c) {
+  std::vector<Value *> inputs;
+  for (size_t i = 0; i < c.numInputs(); ++i) {
+    TC_ASSIGN_OR_RETURN(Value * value, c.input(i));
+    inputs.push_back(value);
+  }
+  TC_ASSIGN_OR_RETURN(Value * value, c.emit(Op, std::move(inputs)));
+  return c.setOutput(0, value);
+}
+
+/// Max, Min, Sum, Mean over any number of broadcasting inputs.
+template <const char *Op, bool Average> Status variadic(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * value, c.input(0));
+  for (size_t i = 1; i < c.numInputs(); ++i) {
+    TC_ASSIGN_OR_RETURN(Value * next, c.input(i));
+    TC_ASSIGN_OR_RETURN(value, c.emit(Op, {value, next}));
+  }
+  if (Average) {
+    TC_ASSIGN_OR_RETURN(Value * count, c.scalar(double(c.numInputs()), value->type().dtype));
+    TC_ASSIGN_OR_RETURN(value, c.emit("aten.div", {value, count}));
+  } else if (c.numInputs() == 1) {
+    TC_ASSIGN_OR_RETURN(value, c.emit("aten.clone", {value}));
+  }
+  return c.setOutput(0, value);
+}
+
+Status convertClip(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * value, c.input(0));
+  DType dtype = value->type().dtype;
+  if (c.opset() < 11) {
+    AttrMap attrs;
+    attrs.emplace("min", Attribute(c.floatAttr("min", -std::numeric_limits<double>::infinity())));
+    attrs.emplace("max", Attribute(c.floatAttr("max", std::numeric_limits<double>::infinity())));
+    TC_ASSIGN_OR_RETURN(value, c.emit("aten.clamp", {value}, std::move(attrs)));
+    return c.setOutput(0, value);
+  }
+  // min and max are optional tensors; they need not be constants.
+  if (c.hasInput(1)) {
+    TC_ASSIGN_OR_RETURN(Value * low, c.input(1));
+    TC_ASSIGN_OR_RETURN(value, c.emit("aten.maximum", {value, low}));
+  }
+  if (c.hasInput(2)) {
+    TC_ASSIGN_OR_RETURN(Value * high, c.input(2));
+    TC_ASSIGN_OR_RETURN(value, c.emit("aten.minimum", {value, high}));
+  }
+  if (!c.hasInput(1) && !c.hasInput(2)) {
+    TC_ASSIGN_OR_RETURN(value, c.emit("aten.clone", {value}));
+  }
+  TC_ASSIGN_OR_RETURN(value, c.cast(value, dtype));
+  return c.setOutput(0, value);
+}
+
+// ---- Activations, composed from primitives -------------------------------------------------
+
+/// Small expression builder over one input so the activation formulas read like math.
+class Expr {
+public:
+  Expr(ConvertContext &c, Value *x) : c_(c), x_(x), dtype_(x->type().dtype) {}
+  Value *x() const { return x_; }
+  Expected<Value *> k(double value) { return c_.scalar(value, dtype_); }
+  Expected<Value *> op(std::string_view name, std::vector<Value *> operands, AttrMap attrs = {}) {
+    return c_.emit(name, std::move(operands), std::move(attrs));
+  }
+  /// a * value (value a constant).
+  Expected<Value *> scale(Value *a, double value) {
+    TC_ASSIGN_OR_RETURN(Value * factor, k(value));
+    return op("aten.mul", {a, factor});
+  }
+  Expected<Value *> addConstant(Value *a, double value) {
+    TC_ASSIGN_OR_RETURN(Value * term, k(value));
+    return op("aten.add", {a, term});
+  }
+  /// alpha * (exp(a) - 1)
+  Expected<Value *> expm1Scaled(Value *a, double alpha) {
+    TC_ASSIGN_OR_RETURN(Value * e, op("aten.exp", {a}));
+    TC_ASSIGN_OR_RETURN(Value * m, addConstant(e, -1.0));
+    return scale(m, alpha);
+  }
+  /// x > threshold (or >= when `orEqual`).
+  Expected<Value *> above(Value *a, double threshold, bool orEqual = false) {
+    TC_ASSIGN_OR_RETURN(Value * t, k(threshold));
+    return op(orEqual ? "aten.ge" : "aten.gt", {a, t});
+  }
+  Expected<Value *> clamp01(Value *a) {
+    AttrMap attrs;
+    attrs.emplace("min", Attribute(0.0));
+    attrs.emplace("max", Attribute(1.0));
+    return op("aten.clamp", {a}, std::move(attrs));
+  }
+
+private:
+  ConvertContext &c_;
+  Value *x_;
+  DType dtype_;
+};
+
+template <typename Build> Status activation(ConvertContext &c, Build build) {
+  TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
+  Expr e(c, x);
+  TC_ASSIGN_OR_RETURN(Value * value, build(e));
+  return c.setOutput(0, value);
+}
+
+Status convertElu(ConvertContext &c) {
+  double alpha = c.floatAttr("alpha", 1.0);
+  return activation(c, [&](Expr &e) -> Expected<Value *> {
+    TC_ASSIGN_OR_RETURN(Value * negative, e.expm1Scaled(e.x(), alpha));
+    TC_ASSIGN_OR_RETURN(Value * positive, e.above(e.x(), 0));
+    return e.op("aten.where", {positive, e.x(), negative});
+  });
+}
+
+Status convertSelu(ConvertContext &c) {
+  double alpha = c.floatAttr("alpha", 1.67326319217681884765625);
+  double gamma = c.floatAttr("gamma", 1.05070102214813232421875);
+  return activation(c, [&](Expr &e) -> Expected<Value *> {
+    TC_ASSIGN_OR_RETURN(Value * negative, e.expm1Scaled(e.x(), alpha));
+    TC_ASSIGN_OR_RETURN(Value * positive, e.above(e.x(), 0));
+    TC_ASSIGN_OR_RETURN(Value * selected, e.op("aten.where", {positive, e.x(), negative}));
+    return e.scale(selected, gamma);
+  });
+}
+
+Status convertCelu(ConvertContext &c) {
+  double alpha = c.floatAttr("alpha", 1.0);
+  return activation(c, [&](Expr &e) -> Expected<Value *> {
+    TC_ASSIGN_OR_RETURN(Value * scaled, e.scale(e.x(), 1.0 / alpha));
+    TC_ASSIGN_OR_RETURN(Value * negative, e.expm1Scaled(scaled, alpha));
+    TC_ASSIGN_OR_RETURN(Value * zero, e.k(0));
+    TC_ASSIGN_OR_RETURN(Value * low, e.op("aten.minimum", {negative, zero}));
+    TC_ASSIGN_OR_RETURN(Value * high, e.op("aten.maximum", {e.x(), zero}));
+    return e.op("aten.add", {high, low});
+  });
+}
+
+Status convertLeakyRelu(ConvertContext &c) {
+  double alpha = c.floatAttr("alpha", 0.01);
+  return activation(c, [&](Expr &e) -> Expected<Value *> {
+    TC_ASSIGN_OR_RETURN(Value * scaled, e.scale(e.x(), alpha));
+    TC_ASSIGN_OR_RETURN(Value * positive, e.above(e.x(), 0, true));
+    return e.op("aten.where", {positive, e.x(), scaled});
+  });
+}
+
+Status convertThresholdedRelu(ConvertContext &c) {
+  double alpha = c.floatAttr("alpha", 1.0);
+  return activation(c, [&](Expr &e) -> Expected<Value *> {
+    TC_ASSIGN_OR_RETURN(Value * keep, e.above(e.x(), alpha));
+    TC_ASSIGN_OR_RETURN(Value * zero, e.k(0));
+    return e.op("aten.where", {keep, e.x(), zero});
+  });
+}
+
+Status convertHardSigmoid(ConvertContext &c) {
+  double alpha = c.floatAttr("alpha", 0.2), beta = c.floatAttr("beta", 0.5);
+  return activation(c, [&](Expr &e) -> Expected<Value *> {
+    TC_ASSIGN_OR_RETURN(Value * scaled, e.scale(e.x(), alpha));
+    TC_ASSIGN_OR_RETURN(Value * shifted, e.addConstant(scaled, beta));
+    return e.clamp01(shifted);
+  });
+}
+
+Status convertHardSwish(ConvertContext &c) {
+  return activation(c, [&](Expr &e) -> Expected<Value *> {
+    TC_ASSIGN_OR_RETURN(Value * scaled, e.scale(e.x(), 1.0 / 6.0));
+    TC_ASSIGN_OR_RETURN(Value * shifted, e.addConstant(scaled, 0.5));
+    TC_ASSIGN_OR_RETURN(Value * gate, e.clamp01(shifted));
+    return e.op("aten.mul", {e.x(), gate});
+  });
+}
+
+/// softplus(x) = max(x, 0) + log(1 + exp(-|x|)), stable for large |x|.
+Expected<Value *> softplus(Expr &e, Value *x) {
+  TC_ASSIGN_OR_RETURN(Value * zero, e.k(0));
+  TC_ASSIGN_OR_RETURN(Value * relu, e.op("aten.maximum", {x, zero}));
+  TC_ASSIGN_OR_RETURN(Value * magnitude, e.op("aten.abs", {x}));
+  TC_ASSIGN_OR_RETURN(Value * negated, e.op("aten.neg", {magnitude}));
+  TC_ASSIGN_OR_RETURN(Value * exponent, e.op("aten.exp", {negated}));
+  TC_ASSIGN_OR_RETURN(Value * plusOne, e.addConstant(exponent, 1.0));
+  TC_ASSIGN_OR_RETURN(Value * logged, e.op("aten.log", {plusOne}));
+  return e.op("aten.add", {relu, logged});
+}
+
+Status convertSoftplus(ConvertContext &c) {
+  return activation(c, [&](Expr &e) { return softplus(e, e.x()); });
+}
+
+Status convertMish(ConvertContext &c) {
+  return activation(c, [&](Expr &e) -> Expected<Value *> {
+    TC_ASSIGN_OR_RETURN(Value * sp, softplus(e, e.x()));
+    TC_ASSIGN_OR_RETURN(Value * t, e.op("aten.tanh", {sp}));
+    return e.op("aten.mul", {e.x(), t});
+  });
+}
+
+Status convertSoftsign(ConvertContext &c) {
+  return activation(c, [&](Expr &e) -> Expected<Value *> {
+    TC_ASSIGN_OR_RETURN(Value * magnitude, e.op("aten.abs", {e.x()}));
+    TC_ASSIGN_OR_RETURN(Value * denominator, e.addConstant(magnitude, 1.0));
+    return e.op("aten.div", {e.x(), denominator});
+  });
+}
+
+Status convertShrink(ConvertContext &c) {
+  double bias = c.floatAttr("bias", 0.0), lambd = c.floatAttr("lambd", 0.5);
+  return activation(c, [&](Expr &e) -> Expected<Value *> {
+    TC_ASSIGN_OR_RETURN(Value * low, e.k(-lambd));
+    TC_ASSIGN_OR_RETURN(Value * isLow, e.op("aten.lt", {e.x(), low}));
+    TC_ASSIGN_OR_RETURN(Value * isHigh, e.above(e.x(), lambd));
+    TC_ASSIGN_OR_RETURN(Value * plus, e.addConstant(e.x(), bias));
+    TC_ASSIGN_OR_RETURN(Value * minus, e.addConstant(e.x(), -bias));
+    TC_ASSIGN_OR_RETURN(Value * zero, e.k(0));
+    TC_ASSIGN_OR_RETURN(Value * upper, e.op("aten.where", {isHigh, minus, zero}));
+    return e.op("aten.where", {isLow, plus, upper});
+  });
+}
+
+Status convertGelu(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
+  AttrMap attrs;
+  attrs.emplace("approximate", Attribute(c.stringAttr("approximate", "none")));
+  TC_ASSIGN_OR_RETURN(Value * value, c.emit("aten.gelu", {x}, std::move(attrs)));
+  return c.setOutput(0, value);
+}
+
+Status convertIsInf(ConvertContext &c) {
+  bool positive = c.intAttr("detect_positive", 1) != 0;
+  bool negative = c.intAttr("detect_negative", 1) != 0;
+  TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
+  Value *result = nullptr;
+  for (double infinity : {std::numeric_limits<double>::infinity(),
+                          -std::numeric_limits<double>::infinity()}) {
+    if ((infinity > 0 && !positive) || (infinity < 0 && !negative))
+      continue;
+    TC_ASSIGN_OR_RETURN(Value * bound, c.scalar(infinity, x->type().dtype));
+    TC_ASSIGN_OR_RETURN(Value * hit, c.emit("aten.eq", {x, bound}));
+    if (result) {
+      TC_ASSIGN_OR_RETURN(result, c.emit("aten.logical_or", {result, hit}));
+    } else {
+      result = hit;
+    }
+  }
+  if (!result) {
+    AttrMap attrs;
+    attrs.emplace("size", Attribute(x->type().shape));
+    attrs.emplace("fill_value", Attribute(false));
+    attrs.emplace("dtype", Attribute(DType::Bool));
+    TC_ASSIGN_OR_RETURN(result, c.emit("aten.full", {}, std::move(attrs)));
+  }
+  return c.setOutput(0, result);
+}
+
+Status convertBitShift(ConvertContext &c) {
+  std::string direction = c.stringAttr("direction", "");
+  if (direction != "LEFT" && direction != "RIGHT")
+    return c.error("direction must be LEFT or RIGHT");
+  TC_ASSIGN_OR_RETURN(Value * value, binary(c, direction == "LEFT" ? "aten.bitwise_left_shift"
+                                                                   : "aten.bitwise_right_shift"));
+  return c.setOutput(0, value);
+}
+
+// Op names as template arguments need linkage.
+constexpr char kAbs[] = "aten.abs", kNeg[] = "aten.neg", kExp[] = "aten.exp",
+               kLog[] = "aten.log", kSqrt[] = "aten.sqrt", kReciprocal[] = "aten.reciprocal",
+               kSigmoid[] = "aten.sigmoid", kTanh[] = "aten.tanh", kRelu[] = "aten.relu",
+               kErf[] = "aten.erf", kSin[] = "aten.sin", kCos[] = "aten.cos", kTan[] = "aten.tan",
+               kAsin[] = "aten.asin", kAcos[] = "aten.acos", kAtan[] = "aten.atan",
+               kSinh[] = "aten.sinh", kCosh[] = "aten.cosh", kAsinh[] = "aten.asinh",
+               kAcosh[] = "aten.acosh", kAtanh[] = "aten.atanh", kFloor[] = "aten.floor",
+               kCeil[] = "aten.ceil", kRound[] = "aten.round", kSign[] = "aten.sign",
+               kNot[] = "aten.logical_not", kIsNaN[] = "aten.isnan", kAnd[] = "aten.logical_and",
+               kOr[] = "aten.logical_or", kXor[] = "aten.logical_xor", kEqual[] = "aten.eq",
+               kLess[] = "aten.lt", kGreater[] = "aten.gt", kLessOrEqual[] = "aten.le",
+               kGreaterOrEqual[] = "aten.ge", kWhere[] = "aten.where", kMax[] = "aten.maximum",
+               kMin[] = "aten.minimum", kAdd[] = "aten.add", kBitwiseAnd[] = "aten.bitwise_and",
+               kBitwiseOr[] = "aten.bitwise_or", kBitwiseXor[] = "aten.bitwise_xor",
+               kBitwiseNot[] = "aten.bitwise_not";
+
+} // namespace
+
+void addElementwiseConverters(ConverterTable &table) {
+  table["Add"] = convertAdd;
+  table["Sub"] = convertSub;
+  table["Mul"] = convertMul;
+  table["Div"] = convertDiv;
+  table["Pow"] = convertPow;
+  table["Mod"] = convertMod;
+  table["Max"] = variadic<kMax, false>;
+  table["Min"] = variadic<kMin, false>;
+  table["Sum"] = variadic<kAdd, false>;
+  table["Mean"] = variadic<kAdd, true>;
+  table["Clip"] = convertClip;
+  table["Abs"] = direct<kAbs>;
+  table["Neg"] = direct<kNeg>;
+  table["Exp"] = direct<kExp>;
+  table["Log"] = direct<kLog>;
+  table["Sqrt"] = direct<kSqrt>;
+  table["Reciprocal"] = direct<kReciprocal>;
+  table["Sigmoid"] = direct<kSigmoid>;
+  table["Tanh"] = direct<kTanh>;
+  table["Relu"] = direct<kRelu>;
+  table["Erf"] = direct<kErf>;
+  table["Sin"] = direct<kSin>;
+  table["Cos"] = direct<kCos>;
+  table["Tan"] = direct<kTan>;
+  table["Asin"] = direct<kAsin>;
+  table["Acos"] = direct<kAcos>;
+  table["Atan"] = direct<kAtan>;
+  table["Sinh"] = direct<kSinh>;
+  table["Cosh"] = direct<kCosh>;
+  table["Asinh"] = direct<kAsinh>;
+  table["Acosh"] = direct<kAcosh>;
+  table["Atanh"] = direct<kAtanh>;
+  table["Floor"] = direct<kFloor>;
+  table["Ceil"] = direct<kCeil>;
+  table["Round"] = direct<kRound>;
+  table["Sign"] = direct<kSign>;
+  table["Not"] = direct<kNot>;
+  table["IsNaN"] = direct<kIsNaN>;
+  table["IsInf"] = convertIsInf;
+  table["And"] = direct<kAnd>;
+  table["Or"] = direct<kOr>;
+  table["Xor"] = direct<kXor>;
+  table["Equal"] = direct<kEqual>;
+  table["Less"] = direct<kLess>;
+  table["Greater"] = direct<kGreater>;
+  table["LessOrEqual"] = direct<kLessOrEqual>;
+  table["GreaterOrEqual"] = direct<kGreaterOrEqual>;
+  table["Where"] = direct<kWhere>;
+  table["BitwiseAnd"] = direct<kBitwiseAnd>;
+  table["BitwiseOr"] = direct<kBitwiseOr>;
+  table["BitwiseXor"] = direct<kBitwiseXor>;
+  table["BitwiseNot"] = direct<kBitwiseNot>;
+  table["BitShift"] = convertBitShift;
+  table["Elu"] = convertElu;
+  table["Selu"] = convertSelu;
+  table["Celu"] = convertCelu;
+  table["LeakyRelu"] = convertLeakyRelu;
+  table["ThresholdedRelu"] = convertThresholdedRelu;
+  table["HardSigmoid"] = convertHardSigmoid;
+  table["HardSwish"] = convertHardSwish;
+  table["Softplus"] = convertSoftplus;
+  table["Softsign"] = convertSoftsign;
+  table["Shrink"] = convertShrink;
+  table["Mish"] = convertMish;
+  table["Gelu"] = convertGelu;
+}
+
+} // namespace tensorc::onnx

@@ -1,0 +1,1178 @@
+// ONNX converters for neural-network ops: convolution, pooling, normalization, GEMM, quantization,
+// indexing/scatter, resampling and recurrent layers.
+#include "ConvertContext.h"
+#include "tensorc/Support/StrCat.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace tensorc::onnx {
+
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+Expected<Value *> binary(ConvertContext &c, const char *op, Value *a, Value *b) {
+  return c.emit(op, {a, b});
+}
+
+Expected<Value *> reshape(ConvertContext &c, Value *value, std::vector<SymInt> shape) {
+  AttrMap attrs;
+  attrs.emplace("shape", Attribute(std::move(shape)));
+  return c.emit("aten.reshape", {value}, std::move(attrs));
+}
+
+Expected<Value *> permute(ConvertContext &c, Value *value, const Ints &dims) {
+  AttrMap attrs;
+  attrs.emplace("dims", Attribute(dims));
+  return c.emit("aten.permute", {value}, std::move(attrs));
+}
+
+Expected<Value *> slice(ConvertContext &c, Value *value, int64_t dim, int64_t start, int64_t end) {
+  AttrMap attrs;
+  attrs.emplace("dim", Attribute(dim));
+  attrs.emplace("start", Attribute(start));
+  attrs.emplace("end", Attribute(end));
+  return c.emit("aten.slice", {value}, std::move(attrs));
+}
+
+Expected<Value *> squeezeDim(ConvertContext &c, Value *value, int64_t dim) {
+  AttrMap attrs;
+  attrs.emplace("dim", Attribute(Ints{dim}));
+  return c.emit("aten.squeeze", {value}, std::move(attrs));
+}
+
+Expected<Value *> unsqueezeDim(ConvertContext &c, Value *value, int64_t dim) {
+  AttrMap attrs;
+  attrs.emplace("dim", Attribute(dim));
+  return c.emit("aten.unsqueeze", {value}, std::move(attrs));
+}
+
+/// Reshapes a per-channel vector [C] (or a scalar) to broadcast against a rank-`rank` tensor
+/// along `axis`: [1, C, 1, 1].
+Expected<Value *> alongAxis(ConvertContext &c, Value *value, int64_t axis, size_t rank) {
+  const TensorType &type = value->type();
+  if (type.rank() != 1 || type.shape[0] == SymInt(1))
+    return value;
+  std::vector<SymInt> shape(rank, SymInt(1));
+  shape[size_t(axis)] = type.shape[0];
+  return reshape(c, value, std::move(shape));
+}
+
+// ---- Padding ---------------------------------------------------------------------------------
+
+/// Per spatial dim begin/end padding, resolved from `pads` or `auto_pad`.
+struct SpatialPads {
+  Ints begin, end;
+  bool symmetric() const { return begin == end; }
+};
+
+Expected<SpatialPads> resolvePads(ConvertContext &c, const TensorType &input, const Ints &kernel,
+                                  const Ints &strides, const Ints &dilations) {
+  size_t dims = kernel.size();
+  SpatialPads pads{Ints(dims, 0), Ints(dims, 0)};
+  std::string autoPad = c.stringAttr("auto_pad", "NOTSET");
+  if (autoPad == "NOTSET") {
+    Ints list = c.intsAttr("pads");
+    if (list.empty())
+      return pads;
+    if (list.size() != 2 * dims)
+      return c.error(strCat("'pads' must have ", 2 * dims, " entries, got ", list.size()));
+    for (size_t d = 0; d < dims; ++d) {
+      pads.begin[d] = list[d];
+      pads.end[d] = list[dims + d];
+    }
+    return pads;
+  }
+  if (autoPad == "VALID")
+    return pads;
+  if (autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER")
+    return c.error(strCat("unknown auto_pad '", autoPad, "'"));
+  size_t first = input.rank() - dims;
+  for (size_t d = 0; d < dims; ++d) {
+    std::optional<int64_t> in = input.shape[first + d].constant();
+    if (!in)
+      return c.error(
+          strCat("auto_pad ", autoPad, " needs a static spatial size, got ", input.str()));
+    int64_t out = (*in + strides[d] - 1) / strides[d];
+    int64_t total =
+        std::max<int64_t>(0, (out - 1) * strides[d] + (kernel[d] - 1) * dilations[d] + 1 - *in);
+    int64_t small = total / 2;
+    pads.begin[d] = autoPad == "SAME_UPPER" ? small : total - small;
+    pads.end[d] = total - pads.begin[d];
+  }
+  return pads;
+}
+
+/// Emits aten.pad of the trailing spatial dims with `value`.
+Expected<Value *> padSpatial(ConvertContext &c, Value *input, const SpatialPads &pads,
+                             double value) {
+  std::vector<int64_t> list;
+  for (size_t d = pads.begin.size(); d-- > 0;) {
+    list.push_back(pads.begin[d]);
+    list.push_back(pads.end[d]);
+  }
+  AttrMap attrs;
+  attrs.emplace("pad", Attribute(list));
+  attrs.emplace("mode", Attribute("constant"));
+  attrs.emplace("value", Attribute(value));
+  return c.emit("aten.pad", {input}, std::move(attrs));
+}
+
+Ints listOr(ConvertContext &c, const char *name, size_t dims, int64_t fill) {
+  Ints values = c.intsAttr(name);
+  if (values.empty())
+    values.assign(dims, fill);
+  return values;
+}
+
+// ---- Convolution -----------------------------------------------------------------------------
+
+Status convertConv(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
+  TC_ASSIGN_OR_RETURN(Value * w, c.input(1));
+  Value *bias = nullptr;
+  if (c.hasInput(2)) {
+    TC_ASSIGN_OR_RETURN(bias, c.input(2));
+  }
+  const TensorType &wType = w->type();
+  if (wType.rank() < 3)
+    return c.error(strCat("weight must have rank >= 3, got ", wType.str()));
+  size_t dims = wType.rank() - 2;
+  Ints kernel = c.intsAttr("kernel_shape");
+  if (kernel.empty()) {
+    std::optional<std::vector<int64_t>> shape = wType.staticShape();
+    if (!shape)
+      return c.error("the weight shape must be static");
+    kernel.assign(shape->begin() + 2, shape->end());
+  }
+  Ints strides = listOr(c, "strides", dims, 1), dilations = listOr(c, "dilations", dims, 1);
+  TC_ASSIGN_OR_RETURN(SpatialPads pads, resolvePads(c, x->type(), kernel, strides, dilations));
+  Ints padding = pads.begin;
+  if (!pads.symmetric()) {
+    TC_ASSIGN_OR_RETURN(x, padSpatial(c, x, pads, 0.0));
+    padding.assign(dims, 0);
+  }
+  AttrMap attrs;
+  attrs.emplace("stride", Attribute(strides));
+  attrs.emplace("padding", Attribute(padding));
+  attrs.emplace("dilation", Attribute(dilations));
+  attrs.emplace("groups", Attribute(c.intAttr("group", 1)));
+  TC_ASSIGN_OR_RETURN(Value * y, c.emit("aten.convolution", {x, w, bias}, std::move(attrs)));
+  return c.setOutput(0, y);
+}
+
+Status convertConvTranspose(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
+  TC_ASSIGN_OR_RETURN(Value * w, c.input(1));
+  std::optional<std::vector<int64_t>> wShape = w->type().staticShape();
+  if (!wShape || wShape->size() < 3)
+    return c.error(strCat("weight must be static with rank >= 3, got ", w->type().str()));
+  size_t dims = wShape->size() - 2;
+  const TensorType &xType = x->type();
+  if (xType.rank() != dims + 2)
+    return c.error(strCat("expected a ", dims + 2, "-D input, got ", xType.str()));
+  Ints kernel = c.intsAttr("kernel_shape");
+  if (kernel.empty())
+    kernel.assign(wShape->begin() + 2, wShape->end());
+  Ints strides = listOr(c, "strides", dims, 1), dilations = listOr(c, "dilations", dims, 1);
+  Ints outputPadding = listOr(c, "output_padding", dims, 0);
+  Ints outputShape = c.intsAttr("output_shape");
+  std::string autoPad = c.stringAttr("auto_pad", "NOTSET");
+  SpatialPads pads{Ints(dims, 0), Ints(dims, 0)};
+  Ints inSizes(dims);
+  for (size_t d = 0; d < dims; ++d) {
+    std::optional<int64_t> in = xType.shape[2 + d].constant();
+    if (!in)
+      return c.error(strCat("needs static spatial sizes, got ", xType.str()));
+    inSizes[d] = *in;
+  }
+  if (outputShape.size() > dims) // may include N and C
+    outputShape.erase(outputShape.begin(), outputShape.end() - int64_t(dims));
+  if (!outputShape.empty() || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    for (size_t d = 0; d < dims; ++d) {
+      int64_t target = outputShape.empty() ? inSizes[d] * strides[d] : outputShape[d];
+      int64_t total = strides[d] * (inSizes[d] - 1) + outputPadding[d] +
+                      (kernel[d] - 1) * dilations[d] + 1 - target;
+      int64_t half = total / 2;
+      bool lower = autoPad == "SAME_LOWER";
+      pads.begin[d] = lower ? total - half : half;
+      pads.end[d] = total - pads.begin[d];
+    }
+  } else if (autoPad == "NOTSET") {
+    Ints list = c.intsAttr("pads");
+    if (!list.empty()) {
+      if (list.size() != 2 * dims)
+        return c.error(strCat("'pads' must have ", 2 * dims, " entries"));
+      for (size_t d = 0; d < dims; ++d) {
+        pads.begin[d] = list[d];
+        pads.end[d] = list[dims + d];
+      }
+    }
+  } else if (autoPad != "VALID") {
+    return c.error(strCat("unknown auto_pad '", autoPad, "'"));
+  }
+  Value *bias = nullptr;
+  if (c.hasInput(2)) {
+    TC_ASSIGN_OR_RETURN(bias, c.input(2));
+  }
+  bool native = pads.symmetric();
+  for (size_t d = 0; d < dims; ++d)
+    native = native && pads.begin[d] >= 0 && outputPadding[d] < std::max(strides[d], dilations[d]);
+  AttrMap attrs;
+  attrs.emplace("stride", Attribute(strides));
+  attrs.emplace("dilation", Attribute(dilations));
+  attrs.emplace("transposed", Attribute(true));
+  attrs.emplace("groups", Attribute(c.intAttr("group", 1)));
+  if (native) {
+    attrs.emplace("padding", Attribute(pads.begin));
+    attrs.emplace("output_padding", Attribute(outputPadding));
+    TC_ASSIGN_OR_RETURN(Value * y, c.emit("aten.convolution", {x, w, bias}, std::move(attrs)));
+    return c.setOutput(0, y);
+  }
+  // General case: the full transposed convolution, then crop/extend each dim, then the bias.
+  attrs.emplace("padding", Attribute(Ints(dims, 0)));
+  attrs.emplace("output_padding", Attribute(Ints(dims, 0)));
+  TC_ASSIGN_OR_RETURN(Value * y, c.emit("aten.convolution", {x, w, nullptr}, std::move(attrs)));
+  SpatialPads extend{Ints(dims, 0), Ints(dims, 0)};
+  bool needExtend = false;
+  for (size_t d = 0; d < dims; ++d) {
+    int64_t full = strides[d] * (inSizes[d] - 1) + (kernel[d] - 1) * dilations[d] + 1;
+    int64_t size = full + outputPadding[d] - pads.begin[d] - pads.end[d];
+    int64_t start = std::max<int64_t>(pads.begin[d], 0), end = std::min(pads.begin[d] + size, full);
+    extend.begin[d] = start - pads.begin[d];
+    extend.end[d] = pads.begin[d] + size - end;
+    needExtend = needExtend || extend.begin[d] > 0 || extend.end[d] > 0;
+    if (start != 0 || end != full) {
+      TC_ASSIGN_OR_RETURN(y, slice(c, y, int64_t(2 + d), start, end));
+    }
+  }
+  if (needExtend) {
+    TC_ASSIGN_OR_RETURN(y, padSpatial(c, y, extend, 0.0));
+  }
+  if (bias) {
+    TC_ASSIGN_OR_RETURN(Value * b, alongAxis(c, bias, 1, dims + 2));
+    TC_ASSIGN_OR_RETURN(y, binary(c, "aten.add", y, b));
+  }
+  return c.setOutput(0, y);
+}
+
+// ---- Pooling ---------------------------------------------------------------------------------
+
+struct PoolSetup {
+  Ints kernel, strides, dilations;
+  SpatialPads pads;
+  bool ceilMode = false;
+};
+
+Expected<PoolSetup> readPool(ConvertContext &c, const TensorType &input) {
+  PoolSetup p;
+  p.kernel = c.intsAttr("kernel_shape");
+  if (p.kernel.empty())
+    return c.error("'kernel_shape' is required");
+  size_t dims = p.kernel.size();
+  if (input.rank() != dims + 2)
+    return c.error(strCat("expected a ", dims + 2, "-D input, got ", input.str()));
+  p.strides = listOr(c, "strides", dims, 1);
+  p.dilations = listOr(c, "dilations", dims, 1);
+  TC_ASSIGN_OR_RETURN(p.pads, resolvePads(c, input, p.kernel, p.strides, p.dilations));
+  p.ceilMode = c.intAttr("ceil_mode", 0) != 0;
+  return p;
+}
+
+/// Torch pooling takes symmetric padding of at most half the (dilated) kernel.
+bool nativePadding(const PoolSetup &p) {
+  if (!p.pads.symmetric())
+    return false;
+  for (size_t d = 0; d < p.kernel.size(); ++d)
+    if (p.pads.begin[d] * 2 > (p.kernel[d] - 1) * p.dilations[d] + 1)
+      return false;
+  return true;
+}
+
+double lowestValue(DType dtype) {
+  switch (dtype) {
+  case DType::U8:
+  case DType::Bool:
+    return 0;
+  case DType::I8:
+    return -128;
+  case DType::I16:
+    return -32768;
+  case DType::I32:
+    return -2147483648.0;
+  case DType::I64:
+    return double(std::numeric_limits<int64_t>::lowest());
+  default:
+    return -std::numeric_limits<double>::infinity();
+  }
+}
+
+Status convertMaxPool(ConvertContext &c) {
+  if (c.hasOutput(1))
+    return c.error("the Indices output of MaxPool is not supported");
+  if (c.intAttr("storage_order", 0) != 0)
+    return c.error("storage_order=1 is only meaningful for the Indices output (unsupported)");
+  TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
+  TC_ASSIGN_OR_RETURN(PoolSetup p, readPool(c, x->type()));
+  Ints padding = p.pads.begin;
+  if (!nativePadding(p)) {
+    TC_ASSIGN_OR_RETURN(x, padSpatial(c, x, p.pads, lowestValue(x->type().dtype)));
+    padding.assign(p.kernel.size(), 0);
+  }
+  AttrMap attrs;
+  attrs.emplace("kernel_size", Attribute(p.kernel));
+  attrs.emplace("stride", Attribute(p.strides));
+  attrs.emplace("padding", Attribute(padding));
+  attrs.emplace("dilation", Attribute(p.dilations));
+  attrs.emplace("ceil_mode", Attribute(p.ceilMode));
+  TC_ASSIGN_OR_RETURN(Value * y, c.emit("aten.max_pool", {x}, std::move(attrs)));
+  return c.setOutput(0, y);
+}
+
+Expected<Value *> avgPool(ConvertContext &c, Value *x, const PoolSetup &p, const Ints &padding,
+                          bool countIncludePad) {
+  AttrMap attrs;
+  attrs.emplace("kernel_size", Attribute(p.kernel));
+  attrs.emplace("stride", Attribute(p.strides));
+  attrs.emplace("padding", Attribute(padding));
+  attrs.emplace("ceil_mode", Attribute(p.ceilMode));
+  attrs.emplace("count_include_pad", Attribute(countIncludePad));
+  return c.emit("aten.avg_pool", {x}, std::move(attrs));
+}
+
+Status convertAveragePool(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
+  TC_ASSIGN_OR_RETURN(PoolSetup p, readPool(c, x->type()));
+  for (int64_t dilation : p.dilations)
+    if (dilation != 1)
+      return c.error("dilated AveragePool is not supported");
+  bool countIncludePad = c.intAttr("count_include_pad", 0) != 0;
+  if (nativePadding(p)) {
+    TC_ASSIGN_OR_RETURN(Value * y, avgPool(c, x, p, p.pads.begin, countIncludePad));
+    return c.setOutput(0, y);
+  }
+  Ints zero(p.kernel.size(), 0);
+  TC_ASSIGN_OR_RETURN(Value * padded, padSpatial(c, x, p.pads, 0.0));
+  TC_ASSIGN_OR_RETURN(Value * y, avgPool(c, padded, p, zero, true));
+  if (!countIncludePad) {
+    // Mean over the real elements: the padded sum over the count of real elements.
+    AttrMap fill;
+    fill.emplace("fill_value", Attribute(1.0));
+    TC_ASSIGN_OR_RETURN(Value * ones, c.emit("aten.full_like", {x}, std::move(fill)));
+    TC_ASSIGN_OR_RETURN(Value * mask, padSpatial(c, ones, p.pads, 0.0));
+    TC_ASSIGN_OR_RETURN(Value * fraction, avgPool(c, mask, p, zero, true));
+    TC_ASSIGN_OR_RETURN(y, binary(c, "aten.div", y, fraction));
+  }
+  return c.setOutput(0, y);
+}
+
+Status convertLpPool(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
+  TC_ASSIGN_OR_RETURN(PoolSetup p, readPool(c, x->type()));
+  DType dtype = x->type().dtype;
+  double power = double(c.intAttr("p", 2));
+  TC_ASSIGN_OR_RETURN(Value * magnitude, c.emit("aten.abs", {x}));
+  TC_ASSIGN_OR_RETURN(Value * exponent, c.scalar(power, dtype));
+  TC_ASSIGN_OR_RETURN(Value * powered, binary(c, "aten.pow", magnitude, exponent));
+  if (p.pads.begin != Ints(p.kernel.size(), 0) || p.pads.end != Ints(p.kernel.size(), 0)) {
+    TC_ASSIGN_OR_RETURN(powered, padSpatial(c, powered, p.pads, 0.0));
+  }
+  if (p.dilations != Ints(p.kernel.size(), 1))
+    return c.error("dilated LpPool is not supported");
+  TC_ASSIGN_OR_RETURN(Value * mean, avgPool(c, powered, p, Ints(p.kernel.size(), 0), true));
+  int64_t window = 1;
+  for (int64_t k : p.kernel)
+    window *= k;
+  TC_ASSIGN_OR_RETURN(Value * count, c.scalar(double(window), dtype));
+  TC_ASSIGN_OR_RETURN(Value * sum, binary(c, "aten.mul", mean, count));
+  TC_ASSIGN_OR_RETURN(Value * root, c.scalar(1.0 / power, dtype));
+  TC_ASSIGN_OR_RETURN(Value * y, binary(c, "aten.pow", sum, root));
+  return c.setOutput(0, y);
+}
+
+template <bool IsMax> Status convertGlobalPool(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
+  Ints dims;
+  for (size_t d = 2; d < x->type().rank(); ++d)
+    dims.push_back(int64_t(d));
+  AttrMap attrs;
+  attrs.emplace("dim", Attribute(dims));
+  attrs.emplace("keepdim", Attribute(true));
+  TC_ASSIGN_OR_RETURN(Value * y, c.emit(IsMax ? "aten.amax" : "aten.mean", {x}, std::move(attrs)));
+  return c.setOutput(0, y);
+}
+
+// ---- Normalization, PRelu ----------------------------------------------------------------------
+
+Status convertBatchNormalization(ConvertContext &c) {
+  if (c.intAttr("training_mode", 0) != 0 || c.numOutputs() > 1)
+    for (size_t i = 1; i < c.numOutputs(); ++i)
+      if (c.hasOutput(i) || c.intAttr("training_mode", 0) != 0)
+        return c.error("training-mode BatchNormalization (running statistics outputs) is not "
+                       "supported");
+  if (c.intAttr("spatial", 1) != 1)
+    return c.error("BatchNormalization with spatial=0 is not supported");
+  std::vector<Value *> inputs;
+  for (size_t i = 0; i < 5; ++i) {
+    TC_ASSIGN_OR_RETURN(Value * value, c.input(i));
+    inputs.push_back(value);
+  }
+  AttrMap attrs;
+  attrs.emplace("eps", Attribute(c.floatAttr("epsilon", 1e-5)));
+  TC_ASSIGN_OR_RETURN(Value * y, c.emit("aten.batch_norm", std::move(inputs), std::move(attrs)));
+  return c.setOutput(0, y);
+}
+
+Status convertPRelu(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
+  TC_ASSIGN_OR_RETURN(Value * slope, c.input(1));
+  // Opset < 7 slopes of shape [C] apply per channel.
+  if (slope->type().rank() == 1 && x->type().rank() > 2 && slope->type().shape[0] != SymInt(1) &&
+      x->type().shape.back() != slope->type().shape[0]) {
+    TC_ASSIGN_OR_RETURN(slope, alongAxis(c, slope, 1, x->type().rank()));
+  }
+  TC_ASSIGN_OR_RETURN(Value * zero, c.scalar(0, x->type().dtype));
+  TC_ASSIGN_OR_RETURN(Value * negative, binary(c, "aten.lt", x, zero));
+  TC_ASSIGN_OR_RETURN(Value * scaled, binary(c, "aten.mul", x, slope));
+  TC_ASSIGN_OR_RETURN(scaled, c.cast(scaled, x->type().dtype));
+  TC_ASSIGN_OR_RETURN(Value * y, c.emit("aten.where", {negative, scaled, x}));
+  return c.setOutput(0, y);
+}
+
+// ---- GEMM ------------------------------------------------------------------------------------
+
+Expected<Value *> transpose2d(ConvertContext &c, Value *value) {
+  return permute(c, value, Ints{1, 0});
+}
+
+Status convertGemm(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * a, c.input(0));
+  TC_ASSIGN_OR_RETURN(Value * b, c.input(1));
+  if (c.intAttr("transA", 0)) {
+    TC_ASSIGN_OR_RETURN(a, transpose2d(c, a));
+  }
+  if (c.intAttr("transB", 0)) {
+    TC_ASSIGN_OR_RETURN(b, transpose2d(c, b));
+  }
+  double alpha = c.floatAttr("alpha", 1.0), beta = c.floatAttr("beta", 1.0);
+  DType dtype = a->type().dtype;
+  TC_ASSIGN_OR_RETURN(Value * y, c.emit("aten.mm", {a, b}));
+  if (alpha != 1.0) {
+    TC_ASSIGN_OR_RETURN(Value * scale, c.scalar(alpha, dtype));
+    TC_ASSIGN_OR_RETURN(y, binary(c, "aten.mul", y, scale));
+  }
+  if (c.hasInput(2) && beta != 0.0) {
+    TC_ASSIGN_OR_RETURN(Value * bias, c.input(2));
+    if (beta != 1.0) {
+      TC_ASSIGN_OR_RETURN(Value * scale, c.scalar(beta, dtype));
+      TC_ASSIGN_OR_RETURN(bias, binary(c, "aten.mul", bias, scale));
+    }
+    TC_ASSIGN_OR_RETURN(y, binary(c, "aten.add", y, bias));
+  }
+  TC_ASSIGN_OR_RETURN(y, c.cast(y, dtype));
+  return c.setOutput(0, y);
+}
+
+Status convertMatMul(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * a, c.input(0));
+  TC_ASSIGN_OR_RETURN(Value * b, c.input(1));
+  TC_ASSIGN_OR_RETURN(Value * y, c.emit("aten.matmul", {a, b}));
+  return c.setOutput(0, y);
+}
+
+/// Input `i` minus zero point `zp` (input index, optional), computed in `dtype`. A per-row zero
+/// point of the left operand ([M]) is reshaped to [M, 1].
+Expected<Value *> centered(ConvertContext &c, size_t i, size_t zp, DType dtype, int64_t axis = -1,
+                           size_t rank = 0) {
+  TC_ASSIGN_OR_RETURN(Value * value, c.input(i));
+  TC_ASSIGN_OR_RETURN(value, c.cast(value, dtype));
+  if (!c.hasInput(zp))
+    return value;
+  TC_ASSIGN_OR_RETURN(Value * point, c.input(zp));
+  TC_ASSIGN_OR_RETURN(point, c.cast(point, dtype));
+  if (axis >= 0) {
+    TC_ASSIGN_OR_RETURN(point, alongAxis(c, point, axis, rank));
+  }
+  return binary(c, "aten.sub", value, point);
+}
+
+Status convertMatMulInteger(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(TensorType aType, c.inputType(0));
+  int64_t rowAxis = aType.rank() >= 2 ? int64_t(aType.rank()) - 2 : -1;
+  TC_ASSIGN_OR_RETURN(Value * a, centered(c, 0, 2, DType::I32, rowAxis, aType.rank()));
+  TC_ASSIGN_OR_RETURN(Value * b, centered(c, 1, 3, DType::I32));
+  TC_ASSIGN_OR_RETURN(Value * y, c.emit("aten.matmul", {a, b}));
+  return c.setOutput(0, y);
+}
+
+Expected<Value *> integerConv(ConvertContext &c, Value *x, Value *w) {
+  size_t dims = w->type().rank() - 2;
+  std::optional<std::vector<int64_t>> wShape = w->type().staticShape();
+  if (!wShape)
+    return c.error("the weight shape must be static");
+  Ints kernel = c.intsAttr("kernel_shape");
+  if (kernel.empty())
+    kernel.assign(wShape->begin() + 2, wShape->end());
+  Ints strides = listOr(c, "strides", dims, 1), dilations = listOr(c, "dilations", dims, 1);
+  TC_ASSIGN_OR_RETURN(SpatialPads pads, resolvePads(c, x->type(), kernel, strides, dilations));
+  Ints padding = pads.begin;
+  if (!pads.symmetric()) {
+    TC_ASSIGN_OR_RETURN(x, padSpatial(c, x, pads, 0.0));
+    padding.assign(dims, 0);
+  }
+  AttrMap attrs;
+  attrs.emplace("stride", Attribute(strides));
+  attrs.emplace("padding", Attribute(padding));
+  attrs.emplace("dilation", Attribute(dilations));
+  attrs.emplace("groups", Attribute(c.intAttr("group", 1)));
+  return c.emit("aten.convolution", {x, w, nullptr}, std::move(attrs));
+}
+
+Status convertConvInteger(ConvertContext &c) {
+  // Integer products summed in f64 are exact; the zero-point shift makes padding read zero.
+  TC_ASSIGN_OR_RETURN(TensorType wType, c.inputType(1));
+  TC_ASSIGN_OR_RETURN(Value * x, centered(c, 0, 2, DType::F64));
+  TC_ASSIGN_OR_RETURN(Value * w, centered(c, 1, 3, DType::F64, 0, wType.rank()));
+  TC_ASSIGN_OR_RETURN(Value * y, integerConv(c, x, w));
+  TC_ASSIGN_OR_RETURN(y, c.cast(y, DType::I32));
+  return c.setOutput(0, y);
+}
+
+// ---- Quantization ----------------------------------------------------------------------------
+
+std::pair<double, double> integerRange(DType dtype) {
+  switch (dtype) {
+  case DType::U8:
+    return {0, 255};
+  case DType::I8:
+    return {-128, 127};
+  case DType::I16:
+    return {-32768, 32767};
+  case DType::I32:
+    return {-2147483648.0, 2147483647.0};
+  default:
+    return {0, 0};
+  }
+}
+
+/// saturate(round_half_even(value) + zeroPoint) converted to `dtype`; `value` and `zeroPoint`
+/// are f32 (zeroPoint may be null).
+Expected<Value *> quantize(ConvertContext &c, Value *value, Value *zeroPoint, DType dtype) {
+  TC_ASSIGN_OR_RETURN(Value * y, c.emit("aten.round", {value}));
+  if (zeroPoint) {
+    TC_ASSIGN_OR_RETURN(y, binary(c, "aten.add", y, zeroPoint));
+  }
+  auto [lo, hi] = integerRange(dtype);
+  if (lo == hi)
+    return c.error(strCat("quantizing to ", dtypeName(dtype), " is not supported"));
+  AttrMap attrs;
+  attrs.emplace("min", Attribute(lo));
+  attrs.emplace("max", Attribute(hi));
+  TC_ASSIGN_OR_RETURN(y, c.emit("aten.clamp", {y}, std::move(attrs)));
+  return c.cast(y, dtype);
+}
+
+/// The axis a per-axis scale applies along (opset >= 13 attribute), normalized.
+int64_t quantAxis(ConvertContext &c, size_t rank) {
+  int64_t axis = c.intAttr("axis", 1);
+  return axis < 0 ? axis + int64_t(rank) : axis;
+}
+
+Status convertQuantizeLinear(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
+  TC_ASSIGN_OR_RETURN(Value * scale, c.input(1));
+  size_t rank = x->type().rank();
+  int64_t axis = quantAxis(c, rank);
+  DType computeType = x->type().dtype == DType::F64 ? DType::F64 : DType::F32;
+  TC_ASSIGN_OR_RETURN(x, c.cast(x, computeType));
+  TC_ASSIGN_OR_RETURN(scale, c.cast(scale, computeType));
+  TC_ASSIGN_OR_RETURN(scale, alongAxis(c, scale, axis, rank));
+  DType dtype = DType::U8;
+  Value *zeroPoint = nullptr;
+  if (c.hasInput(2)) {
+    TC_ASSIGN_OR_RETURN(zeroPoint, c.input(2));
+    dtype = zeroPoint->type().dtype;
+    TC_ASSIGN_OR_RETURN(zeroPoint, c.cast(zeroPoint, computeType));
+    TC_ASSIGN_OR_RETURN(zeroPoint, alongAxis(c, zeroPoint, axis, rank));
+  }
+  TC_ASSIGN_OR_RETURN(Value * scaled, binary(c, "aten.div", x, scale));
+  TC_ASSIGN_OR_RETURN(Value * y, quantize(c, scaled, zeroPoint, dtype));
+  return c.setOutput(0, y);
+}
+
+Status convertDequantizeLinear(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
+  TC_ASSIGN_OR_RETURN(Value * scale, c.input(1));
+  size_t rank = x->type().rank();
+  int64_t axis = quantAxis(c, rank);
+  DType outType = scale->type().dtype;
+  DType computeType = outType == DType::F64 ? DType::F64 : DType::F32;
+  TC_ASSIGN_OR_RETURN(Value * value, c.cast(x, computeType));
+  if (c.hasInput(2)) {
+    TC_ASSIGN_OR_RETURN(Value * zeroPoint, c.input(2));
+    TC_ASSIGN_OR_RETURN(zeroPoint, c.cast(zeroPoint, computeType));
+    TC_ASSIGN_OR_RETURN(zeroPoint, alongAxis(c, zeroPoint, axis, rank));
+    TC_ASSIGN_OR_RETURN(value, binary(c, "aten.sub", value, zeroPoint));
+  }
+  TC_ASSIGN_OR_RETURN(scale, c.cast(scale, computeType));
+  TC_ASSIGN_OR_RETURN(scale, alongAxis(c, scale, axis, rank));
+  TC_ASSIGN_OR_RETURN(Value * y, binary(c, "aten.mul", value, scale));
+  TC_ASSIGN_OR_RETURN(y, c.cast(y, outType));
+  return c.setOutput(0, y);
+}
+
+Status convertDynamicQuantizeLinear(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
+  TC_ASSIGN_OR_RETURN(Value * zero, c.scalar(0, DType::F32));
+  TC_ASSIGN_OR_RETURN(Value * low, c.emit("aten.amin", {x}));
+  TC_ASSIGN_OR_RETURN(low, binary(c, "aten.minimum", low, zero));
+  TC_ASSIGN_OR_RETURN(Value * high, c.emit("aten.amax", {x}));
+  TC_ASSIGN_OR_RETURN(high, binary(c, "aten.maximum", high, zero));
+  TC_ASSIGN_OR_RETURN(Value * range, binary(c, "aten.sub", high, low));
+  TC_ASSIGN_OR_RETURN(Value * levels, c.scalar(255, DType::F32));
+  TC_ASSIGN_OR_RETURN(Value * scale, binary(c, "aten.div", range, levels));
+  TC_ASSIGN_OR_RETURN(Value * negLow, c.emit("aten.neg", {low}));
+  TC_ASSIGN_OR_RETURN(Value * zpReal, binary(c, "aten.div", negLow, scale));
+  TC_ASSIGN_OR_RETURN(Value * zeroPoint, quantize(c, zpReal, nullptr, DType::U8));
+  TC_ASSIGN_OR_RETURN(Value * scaled, binary(c, "aten.div", x, scale));
+  TC_ASSIGN_OR_RETURN(Value * zpFloat, c.cast(zeroPoint, DType::F32));
+  TC_ASSIGN_OR_RETURN(Value * y, quantize(c, scaled, zpFloat, DType::U8));
+  TC_RETURN_IF_ERROR(c.setOutput(0, y));
+  if (c.hasOutput(1))
+    TC_RETURN_IF_ERROR(c.setOutput(1, scale));
+  if (c.hasOutput(2))
+    TC_RETURN_IF_ERROR(c.setOutput(2, zeroPoint));
+  return Status::ok();
+}
+
+/// round((int product) * aScale * bScale / yScale) + yZero, saturated: QLinearMatMul/QLinearConv.
+Expected<Value *> requantize(ConvertContext &c, Value *product, size_t aScale, size_t bScale,
+                             size_t yScale, size_t yZero, int64_t bAxis, size_t rank) {
+  TC_ASSIGN_OR_RETURN(Value * as, c.input(aScale));
+  TC_ASSIGN_OR_RETURN(Value * bs, c.input(bScale));
+  TC_ASSIGN_OR_RETURN(Value * ys, c.input(yScale));
+  TC_ASSIGN_OR_RETURN(as, c.cast(as, DType::F32));
+  TC_ASSIGN_OR_RETURN(bs, c.cast(bs, DType::F32));
+  TC_ASSIGN_OR_RETURN(ys, c.cast(ys, DType::F32));
+  if (bAxis >= 0) {
+    TC_ASSIGN_OR_RETURN(bs, alongAxis(c, bs, bAxis, rank));
+  }
+  TC_ASSIGN_OR_RETURN(Value * y, c.cast(product, DType::F32));
+  TC_ASSIGN_OR_RETURN(Value * factor, binary(c, "aten.mul", as, bs));
+  TC_ASSIGN_OR_RETURN(factor, binary(c, "aten.div", factor, ys));
+  TC_ASSIGN_OR_RETURN(y, binary(c, "aten.mul", y, factor));
+  DType dtype = DType::U8;
+  Value *zeroPoint = nullptr;
+  if (c.hasInput(yZero)) {
+    TC_ASSIGN_OR_RETURN(zeroPoint, c.input(yZero));
+    dtype = zeroPoint->type().dtype;
+    TC_ASSIGN_OR_RETURN(zeroPoint, c.cast(zeroPoint, DType::F32));
+  }
+  return quantize(c, y, zeroPoint, dtype);
+}
+
+Status convertQLinearMatMul(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(TensorType aType, c.inputType(0));
+  int64_t rowAxis = aType.rank() >= 2 ? int64_t(aType.rank()) - 2 : -1;
+  TC_ASSIGN_OR_RETURN(Value * a, centered(c, 0, 2, DType::I32, rowAxis, aType.rank()));
+  TC_ASSIGN_OR_RETURN(Value * b, centered(c, 3, 5, DType::I32));
+  TC_ASSIGN_OR_RETURN(Value * product, c.emit("aten.matmul", {a, b}));
+  TC_ASSIGN_OR_RETURN(Value * y, requantize(c, product, 1, 4, 6, 7, -1, 0));
+  return c.setOutput(0, y);
+}
+
+Status convertQLinearConv(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(TensorType wType, c.inputType(3));
+  TC_ASSIGN_OR_RETURN(Value * x, centered(c, 0, 2, DType::F64));
+  TC_ASSIGN_OR_RETURN(Value * w, centered(c, 3, 5, DType::F64, 0, wType.rank()));
+  TC_ASSIGN_OR_RETURN(Value * product, integerConv(c, x, w));
+  if (c.hasInput(8)) {
+    TC_ASSIGN_OR_RETURN(Value * bias, c.input(8));
+    TC_ASSIGN_OR_RETURN(bias, c.cast(bias, DType::F64));
+    TC_ASSIGN_OR_RETURN(bias, alongAxis(c, bias, 1, wType.rank()));
+    TC_ASSIGN_OR_RETURN(product, binary(c, "aten.add", product, bias));
+  }
+  TC_ASSIGN_OR_RETURN(Value * y, requantize(c, product, 1, 4, 6, 7, 1, wType.rank()));
+  return c.setOutput(0, y);
+}
+
+// ---- Indexing and scatter --------------------------------------------------------------------
+
+Status convertGatherND(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * data, c.input(0));
+  TC_ASSIGN_OR_RETURN(Value * indices, c.input(1));
+  AttrMap attrs;
+  attrs.emplace("batch_dims", Attribute(c.intAttr("batch_dims", 0)));
+  TC_ASSIGN_OR_RETURN(Value * y, c.emit("prims.gather_nd", {data, indices}, std::move(attrs)));
+  return c.setOutput(0, y);
+}
+
+Status convertScatterElements(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * data, c.input(0));
+  TC_ASSIGN_OR_RETURN(Value * indices, c.input(1));
+  TC_ASSIGN_OR_RETURN(Value * updates, c.input(2));
+  AttrMap attrs;
+  attrs.emplace("dim", Attribute(c.intAttr("axis", 0)));
+  attrs.emplace("reduce", Attribute(c.stringAttr("reduction", "none")));
+  TC_ASSIGN_OR_RETURN(Value * y,
+                      c.emit("aten.scatter", {data, indices, updates}, std::move(attrs)));
+  return c.setOutput(0, y);
+}
+
+Status convertScatterND(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * data, c.input(0));
+  TC_ASSIGN_OR_RETURN(Value * indices, c.input(1));
+  TC_ASSIGN_OR_RETURN(Value * updates, c.input(2));
+  AttrMap attrs;
+  attrs.emplace("reduce", Attribute(c.stringAttr("reduction", "none")));
+  TC_ASSIGN_OR_RETURN(Value * y,
+                      c.emit("prims.scatter_nd", {data, indices, updates}, std::move(attrs)));
+  return c.setOutput(0, y);
+}
+
+// ---- Resize ----------------------------------------------------------------------------------
+
+/// Float input `i` when present and non-empty.
+Expected<std::vector<double>> optionalFloats(ConvertContext &c, size_t i, const char *what) {
+  if (!c.hasInput(i))
+    return std::vector<double>{};
+  if (std::optional<Tensor> known = c.constantInput(i); known && known->numel() == 0)
+    return std::vector<double>{};
+  return c.constantFloats(i, what);
+}
+
+Status convertResize(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
+  const TensorType &type = x->type();
+  size_t rank = type.rank();
+  std::optional<std::vector<int64_t>> inShape = type.staticShape();
+  if (!inShape)
+    return c.error(strCat("needs a static input shape, got ", type.str()));
+  bool legacy = c.node().op_type() == "Upsample" || c.opset() < 11;
+  std::string mode = c.stringAttr("mode", "nearest");
+  if (mode == "bilinear" || mode == "trilinear")
+    mode = "linear";
+  std::string coordinates =
+      legacy ? "asymmetric" : c.stringAttr("coordinate_transformation_mode", "half_pixel");
+  std::string nearest = legacy ? "floor" : c.stringAttr("nearest_mode", "round_prefer_floor");
+  std::vector<double> scales, roi, sizeValues;
+  Ints sizes;
+  if (legacy) {
+    if (c.node().op_type() == "Upsample" && c.opset() < 9) {
+      scales = c.floatsAttr("scales");
+    } else {
+      TC_ASSIGN_OR_RETURN(scales, c.constantFloats(1, "scales"));
+    }
+  } else {
+    TC_ASSIGN_OR_RETURN(roi, optionalFloats(c, 1, "roi"));
+    TC_ASSIGN_OR_RETURN(scales, optionalFloats(c, 2, "scales"));
+    if (c.hasInput(3)) {
+      TC_ASSIGN_OR_RETURN(sizes, c.constantInts(3, "sizes"));
+    }
+  }
+  Ints axes = c.intsAttr("axes");
+  if (axes.empty())
+    for (size_t d = 0; d < rank; ++d)
+      axes.push_back(int64_t(d));
+  for (int64_t &axis : axes)
+    if (axis < 0)
+      axis += int64_t(rank);
+  size_t count = axes.size();
+  if (!scales.empty() && scales.size() != count)
+    return c.error(strCat("scales has ", scales.size(), " entries for ", count, " axes"));
+  if (!sizes.empty() && sizes.size() != count)
+    return c.error(strCat("sizes has ", sizes.size(), " entries for ", count, " axes"));
+  if (scales.empty() == sizes.empty())
+    return c.error("exactly one of scales and sizes must be given");
+  std::vector<double> fullScales(rank, 1.0), fullRoi(2 * rank, 0.0);
+  Ints outShape = *inShape;
+  for (size_t d = 0; d < rank; ++d)
+    fullRoi[rank + d] = 1.0;
+  if (!roi.empty()) {
+    if (roi.size() != 2 * count)
+      return c.error(strCat("roi has ", roi.size(), " entries for ", count, " axes"));
+    for (size_t i = 0; i < count; ++i) {
+      fullRoi[size_t(axes[i])] = roi[i];
+      fullRoi[rank + size_t(axes[i])] = roi[count + i];
+    }
+  }
+  if (!sizes.empty()) {
+    std::string policy = c.stringAttr("keep_aspect_ratio_policy", "stretch");
+    if (policy != "stretch") {
+      double scale = policy == "not_larger" ? std::numeric_limits<double>::infinity() : 0.0;
+      for (size_t i = 0; i < count; ++i) {
+        double ratio = double(sizes[i]) / double((*inShape)[size_t(axes[i])]);
+        scale = policy == "not_larger" ? std::min(scale, ratio) : std::max(scale, ratio);
+      }
+      for (size_t i = 0; i < count; ++i)
+        sizes[i] = int64_t(std::floor(scale * double((*inShape)[size_t(axes[i])]) + 0.5));
+      for (size_t i = 0; i < count; ++i)
+        fullScales[size_t(axes[i])] = scale;
+    } else {
+      for (size_t i = 0; i < count; ++i)
+        fullScales[size_t(axes[i])] = double(sizes[i]) / double((*inShape)[size_t(axes[i])]);
+    }
+    for (size_t i = 0; i < count; ++i)
+      outShape[size_t(axes[i])] = sizes[i];
+  } else {
+    for (size_t i = 0; i < count; ++i) {
+      size_t d = size_t(axes[i]);
+      fullScales[d] = scales[i];
+      double extent = coordinates == "tf_crop_and_resize" ? fullRoi[rank + d] - fullRoi[d] : 1.0;
+      outShape[d] = int64_t(std::floor(double((*inShape)[d]) * extent * scales[i]));
+    }
+  }
+  AttrMap attrs;
+  attrs.emplace("size", Attribute(outShape));
+  attrs.emplace("scales", Attribute(fullScales));
+  attrs.emplace("roi", Attribute(fullRoi));
+  attrs.emplace("mode", Attribute(mode));
+  attrs.emplace("coordinate_transformation_mode", Attribute(coordinates));
+  attrs.emplace("nearest_mode", Attribute(nearest));
+  attrs.emplace("cubic_coeff_a", Attribute(c.floatAttr("cubic_coeff_a", -0.75)));
+  attrs.emplace("exclude_outside", Attribute(c.intAttr("exclude_outside", 0) != 0));
+  attrs.emplace("extrapolation_value", Attribute(c.floatAttr("extrapolation_value", 0.0)));
+  attrs.emplace("antialias", Attribute(c.intAttr("antialias", 0) != 0));
+  TC_ASSIGN_OR_RETURN(Value * y, c.emit("prims.resize", {x}, std::move(attrs)));
+  return c.setOutput(0, y);
+}
+
+// ---- Recurrent layers --------------------------------------------------------------------------
+
+enum class CellKind { RNN, GRU, LSTM };
+
+/// Applies ONNX activation `name` (with its alpha/beta where it takes them).
+Expected<Value *> activate(ConvertContext &c, const std::string &name, Value *x, double alpha,
+                           double beta) {
+  DType dtype = x->type().dtype;
+  std::string lower = name;
+  std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+  if (lower == "sigmoid")
+    return c.emit("aten.sigmoid", {x});
+  if (lower == "tanh")
+    return c.emit("aten.tanh", {x});
+  if (lower == "relu")
+    return c.emit("aten.relu", {x});
+  if (lower == "affine" || lower == "scaledtanh" || lower == "hardsigmoid") {
+    TC_ASSIGN_OR_RETURN(Value * a, c.scalar(alpha, dtype));
+    TC_ASSIGN_OR_RETURN(Value * b, c.scalar(beta, dtype));
+    if (lower == "scaledtanh") {
+      TC_ASSIGN_OR_RETURN(Value * t, binary(c, "aten.mul", x, b));
+      TC_ASSIGN_OR_RETURN(t, c.emit("aten.tanh", {t}));
+      return binary(c, "aten.mul", t, a);
+    }
+    TC_ASSIGN_OR_RETURN(Value * t, binary(c, "aten.mul", x, a));
+    TC_ASSIGN_OR_RETURN(t, binary(c, "aten.add", t, b));
+    if (lower == "affine")
+      return t;
+    AttrMap attrs;
+    attrs.emplace("min", Attribute(0.0));
+    attrs.emplace("max", Attribute(1.0));
+    return c.emit("aten.clamp", {t}, std::move(attrs));
+  }
+  return c.error(strCat("activation '", name, "' is not supported"));
+}
+
+struct RnnSetup {
+  CellKind kind;
+  int64_t hidden = 0, gates = 1, dirs = 1, seq = 0;
+  std::vector<std::string> activations;
+  std::vector<double> alphas, betas;
+  std::optional<double> clip;
+  bool linearBeforeReset = false;
+};
+
+/// Direction `d` of a [dirs, ...] input as [...].
+Expected<Value *> directionOf(ConvertContext &c, Value *value, int64_t d) {
+  TC_ASSIGN_OR_RETURN(Value * part, slice(c, value, 0, d, d + 1));
+  return squeezeDim(c, part, 0);
+}
+
+/// Columns [gate * H, (gate + count) * H) of a [B, G*H] value.
+Expected<Value *> gateSlice(ConvertContext &c, Value *value, int64_t gate, int64_t count,
+                            int64_t hidden) {
+  return slice(c, value, int64_t(value->type().rank()) - 1, gate * hidden, (gate + count) * hidden);
+}
+
+Expected<Value *> act(ConvertContext &c, const RnnSetup &s, size_t index, Value *x) {
+  if (s.clip) {
+    AttrMap attrs;
+    attrs.emplace("min", Attribute(-*s.clip));
+    attrs.emplace("max", Attribute(*s.clip));
+    TC_ASSIGN_OR_RETURN(x, c.emit("aten.clamp", {x}, std::move(attrs)));
+  }
+  double alpha = index < s.alphas.size() ? s.alphas[index] : 0.0;
+  double beta = index < s.betas.size() ? s.betas[index] : 0.0;
+  return activate(c, s.activations[index], x, alpha, beta);
+}
+
+Status convertRecurrent(ConvertContext &c, CellKind kind) {
+  RnnSetup s;
+  s.kind = kind;
+  s.gates = kind == CellKind::RNN ? 1 : kind == CellKind::GRU ? 3 : 4;
+  s.hidden = c.intAttr("hidden_size", 0);
+  std::string direction = c.stringAttr("direction", "forward");
+  s.dirs = direction == "bidirectional" ? 2 : 1;
+  if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
+    return c.error(strCat("unknown direction '", direction, "'"));
+  if (c.hasAttr("clip"))
+    s.clip = c.floatAttr("clip", 0.0);
+  s.linearBeforeReset = c.intAttr("linear_before_reset", 0) != 0;
+  if (c.intAttr("input_forget", 0) != 0)
+    return c.error("input_forget=1 is not supported");
+  int64_t layout = c.intAttr("layout", 0);
+  std::vector<std::string> defaults = kind == CellKind::RNN ? std::vector<std::string>{"Tanh"}
+                                      : kind == CellKind::GRU
+                                          ? std::vector<std::string>{"Sigmoid", "Tanh"}
+                                          : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
+  if (c.hasAttr("activations")) {
+    const ::onnx::AttributeProto *attr = nullptr;
+    for (const ::onnx::AttributeProto &a : c.node().attribute())
+      if (a.name() == "activations")
+        attr = &a;
+    for (const std::string &name : attr->strings())
+      s.activations.push_back(name);
+  } else {
+    for (int64_t d = 0; d < s.dirs; ++d)
+      s.activations.insert(s.activations.end(), defaults.begin(), defaults.end());
+  }
+  size_t perDir = defaults.size();
+  if (s.activations.size() != perDir * size_t(s.dirs))
+    return c.error(
+        strCat("expected ", perDir * size_t(s.dirs), " activations, got ", s.activations.size()));
+  s.alphas = c.floatsAttr("activation_alpha");
+  s.betas = c.floatsAttr("activation_beta");
+
+  TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
+  TC_ASSIGN_OR_RETURN(Value * w, c.input(1));
+  TC_ASSIGN_OR_RETURN(Value * r, c.input(2));
+  if (layout == 1) {
+    TC_ASSIGN_OR_RETURN(x, permute(c, x, Ints{1, 0, 2}));
+  }
+  std::optional<int64_t> seq = x->type().shape[0].constant();
+  if (!seq)
+    return c.error(strCat("needs a static sequence length, got ", x->type().str()));
+  s.seq = *seq;
+  if (s.hidden == 0) {
+    std::optional<int64_t> rows = r->type().shape[2].constant();
+    if (!rows)
+      return c.error("hidden_size is required");
+    s.hidden = *rows;
+  }
+  if (c.hasInput(4)) {
+    TC_ASSIGN_OR_RETURN(Ints lens, c.constantInts(4, "sequence_lens"));
+    for (int64_t len : lens)
+      if (len != s.seq)
+        return c.error("sequence_lens shorter than the sequence are not supported");
+  }
+  DType dtype = x->type().dtype;
+  SymInt batch = x->type().shape[1];
+  int64_t H = s.hidden, G = s.gates;
+  auto initialState = [&](size_t i) -> Expected<Value *> {
+    if (c.hasInput(i)) {
+      TC_ASSIGN_OR_RETURN(Value * v, c.input(i));
+      if (layout == 1) {
+        TC_ASSIGN_OR_RETURN(v, permute(c, v, Ints{1, 0, 2}));
+      }
+      return v;
+    }
+    AttrMap attrs;
+    attrs.emplace("size", Attribute(std::vector<SymInt>{SymInt(s.dirs), batch, SymInt(H)}));
+    attrs.emplace("fill_value", Attribute(0.0));
+    attrs.emplace("dtype", Attribute(dtype));
+    return c.emit("aten.full", {}, std::move(attrs));
+  };
+  TC_ASSIGN_OR_RETURN(Value * h0, initialState(5));
+  Value *c0 = nullptr, *peep = nullptr;
+  if (kind == CellKind::LSTM) {
+    TC_ASSIGN_OR_RETURN(c0, initialState(6));
+    if (c.hasInput(7)) {
+      TC_ASSIGN_OR_RETURN(peep, c.input(7));
+    }
+  }
+  Value *bias = nullptr;
+  if (c.hasInput(3)) {
+    TC_ASSIGN_OR_RETURN(bias, c.input(3));
+  }
+  std::vector<Value *> ys, hs, cs;
+  for (int64_t d = 0; d < s.dirs; ++d) {
+    bool reverse = direction == "reverse" || d == 1;
+    RnnSetup ds = s;
+    ds.activations.assign(s.activations.begin() + int64_t(perDir) * d,
+                          s.activations.begin() + int64_t(perDir) * (d + 1));
+    if (s.alphas.size() >= perDir * size_t(d + 1))
+      ds.alphas.assign(s.alphas.begin() + int64_t(perDir) * d, s.alphas.end());
+    if (s.betas.size() >= perDir * size_t(d + 1))
+      ds.betas.assign(s.betas.begin() + int64_t(perDir) * d, s.betas.end());
+    TC_ASSIGN_OR_RETURN(Value * wd, directionOf(c, w, d));
+    TC_ASSIGN_OR_RETURN(wd, transpose2d(c, wd)); // [I, G*H]
+    TC_ASSIGN_OR_RETURN(Value * rd, directionOf(c, r, d));
+    TC_ASSIGN_OR_RETURN(rd, transpose2d(c, rd)); // [H, G*H]
+    Value *wb = nullptr, *rb = nullptr;
+    if (bias) {
+      TC_ASSIGN_OR_RETURN(Value * bd, directionOf(c, bias, d));
+      TC_ASSIGN_OR_RETURN(wb, slice(c, bd, 0, 0, G * H));
+      TC_ASSIGN_OR_RETURN(rb, slice(c, bd, 0, G * H, 2 * G * H));
+    }
+    Value *pi = nullptr, *po = nullptr, *pf = nullptr;
+    if (peep) {
+      TC_ASSIGN_OR_RETURN(Value * pd, directionOf(c, peep, d));
+      TC_ASSIGN_OR_RETURN(pi, slice(c, pd, 0, 0, H));
+      TC_ASSIGN_OR_RETURN(po, slice(c, pd, 0, H, 2 * H));
+      TC_ASSIGN_OR_RETURN(pf, slice(c, pd, 0, 2 * H, 3 * H));
+    }
+    TC_ASSIGN_OR_RETURN(Value * h, directionOf(c, h0, d));
+    Value *cell = nullptr;
+    if (c0) {
+      TC_ASSIGN_OR_RETURN(cell, directionOf(c, c0, d));
+    }
+    std::vector<Value *> steps(size_t(s.seq), nullptr);
+    for (int64_t i = 0; i < s.seq; ++i) {
+      int64_t t = reverse ? s.seq - 1 - i : i;
+      TC_ASSIGN_OR_RETURN(Value * xt, directionOf(c, x, t)); // dim 0 of [S, B, I]
+      TC_ASSIGN_OR_RETURN(Value * xw, c.emit("aten.mm", {xt, wd}));
+      if (wb) {
+        TC_ASSIGN_OR_RETURN(xw, binary(c, "aten.add", xw, wb));
+      }
+      TC_ASSIGN_OR_RETURN(Value * hr, c.emit("aten.mm", {h, rd}));
+      if (rb) {
+        TC_ASSIGN_OR_RETURN(hr, binary(c, "aten.add", hr, rb));
+      }
+      if (kind == CellKind::RNN) {
+        TC_ASSIGN_OR_RETURN(Value * sum, binary(c, "aten.add", xw, hr));
+        TC_ASSIGN_OR_RETURN(h, act(c, ds, 0, sum));
+      } else if (kind == CellKind::GRU) {
+        TC_ASSIGN_OR_RETURN(Value * xzr, gateSlice(c, xw, 0, 2, H));
+        TC_ASSIGN_OR_RETURN(Value * hzr, gateSlice(c, hr, 0, 2, H));
+        TC_ASSIGN_OR_RETURN(Value * zr, binary(c, "aten.add", xzr, hzr));
+        TC_ASSIGN_OR_RETURN(zr, act(c, ds, 0, zr));
+        TC_ASSIGN_OR_RETURN(Value * z, gateSlice(c, zr, 0, 1, H));
+        TC_ASSIGN_OR_RETURN(Value * rg, gateSlice(c, zr, 1, 1, H));
+        TC_ASSIGN_OR_RETURN(Value * xh, gateSlice(c, xw, 2, 1, H));
+        Value *hh = nullptr;
+        if (s.linearBeforeReset) {
+          TC_ASSIGN_OR_RETURN(Value * hrh, gateSlice(c, hr, 2, 1, H));
+          TC_ASSIGN_OR_RETURN(hh, binary(c, "aten.mul", rg, hrh));
+        } else {
+          TC_ASSIGN_OR_RETURN(Value * rh, binary(c, "aten.mul", rg, h));
+          TC_ASSIGN_OR_RETURN(Value * rdh, gateSlice(c, rd, 2, 1, H));
+          TC_ASSIGN_OR_RETURN(hh, c.emit("aten.mm", {rh, rdh}));
+          if (rb) {
+            TC_ASSIGN_OR_RETURN(Value * rbh, gateSlice(c, rb, 2, 1, H));
+            TC_ASSIGN_OR_RETURN(hh, binary(c, "aten.add", hh, rbh));
+          }
+        }
+        TC_ASSIGN_OR_RETURN(hh, binary(c, "aten.add", xh, hh));
+        TC_ASSIGN_OR_RETURN(hh, act(c, ds, 1, hh));
+        // h = (1 - z) * hh + z * h = hh + z * (h - hh)
+        TC_ASSIGN_OR_RETURN(Value * diff, binary(c, "aten.sub", h, hh));
+        TC_ASSIGN_OR_RETURN(diff, binary(c, "aten.mul", z, diff));
+        TC_ASSIGN_OR_RETURN(h, binary(c, "aten.add", hh, diff));
+      } else {
+        TC_ASSIGN_OR_RETURN(Value * g, binary(c, "aten.add", xw, hr));
+        TC_ASSIGN_OR_RETURN(Value * gi, gateSlice(c, g, 0, 1, H));
+        TC_ASSIGN_OR_RETURN(Value * go, gateSlice(c, g, 1, 1, H));
+        TC_ASSIGN_OR_RETURN(Value * gf, gateSlice(c, g, 2, 1, H));
+        TC_ASSIGN_OR_RETURN(Value * gc, gateSlice(c, g, 3, 1, H));
+        if (pi) {
+          TC_ASSIGN_OR_RETURN(Value * t1, binary(c, "aten.mul", pi, cell));
+          TC_ASSIGN_OR_RETURN(gi, binary(c, "aten.add", gi, t1));
+          TC_ASSIGN_OR_RETURN(Value * t2, binary(c, "aten.mul", pf, cell));
+          TC_ASSIGN_OR_RETURN(gf, binary(c, "aten.add", gf, t2));
+        }
+        TC_ASSIGN_OR_RETURN(Value * ig, act(c, ds, 0, gi));
+        TC_ASSIGN_OR_RETURN(Value * fg, act(c, ds, 0, gf));
+        TC_ASSIGN_OR_RETURN(Value * cg, act(c, ds, 1, gc));
+        TC_ASSIGN_OR_RETURN(Value * keep, binary(c, "aten.mul", fg, cell));
+        TC_ASSIGN_OR_RETURN(Value * write, binary(c, "aten.mul", ig, cg));
+        TC_ASSIGN_OR_RETURN(cell, binary(c, "aten.add", keep, write));
+        if (po) {
+          TC_ASSIGN_OR_RETURN(Value * t3, binary(c, "aten.mul", po, cell));
+          TC_ASSIGN_OR_RETURN(go, binary(c, "aten.add", go, t3));
+        }
+        TC_ASSIGN_OR_RETURN(Value * og, act(c, ds, 0, go));
+        TC_ASSIGN_OR_RETURN(Value * hc, act(c, ds, 2, cell));
+        TC_ASSIGN_OR_RETURN(h, binary(c, "aten.mul", og, hc));
+      }
+      TC_ASSIGN_OR_RETURN(steps[size_t(t)], unsqueezeDim(c, h, 0));
+    }
+    AttrMap catAttrs;
+    catAttrs.emplace("dim", Attribute(int64_t(0)));
+    TC_ASSIGN_OR_RETURN(Value * yd, c.emit("aten.cat", steps, std::move(catAttrs)));
+    TC_ASSIGN_OR_RETURN(yd, unsqueezeDim(c, yd, 1)); // [S, 1, B, H]
+    ys.push_back(yd);
+    TC_ASSIGN_OR_RETURN(Value * hd, unsqueezeDim(c, h, 0));
+    hs.push_back(hd);
+    if (cell) {
+      TC_ASSIGN_OR_RETURN(Value * cd, unsqueezeDim(c, cell, 0));
+      cs.push_back(cd);
+    }
+  }
+  auto concat = [&](std::vector<Value *> parts, int64_t dim) -> Expected<Value *> {
+    if (parts.size() == 1)
+      return parts[0];
+    AttrMap attrs;
+    attrs.emplace("dim", Attribute(dim));
+    return c.emit("aten.cat", std::move(parts), std::move(attrs));
+  };
+  TC_ASSIGN_OR_RETURN(Value * y, concat(ys, 1));
+  TC_ASSIGN_OR_RETURN(Value * yh, concat(hs, 0));
+  Value *yc = nullptr;
+  if (!cs.empty()) {
+    TC_ASSIGN_OR_RETURN(yc, concat(cs, 0));
+  }
+  if (layout == 1) {
+    TC_ASSIGN_OR_RETURN(y, permute(c, y, Ints{2, 0, 1, 3}));
+    TC_ASSIGN_OR_RETURN(yh, permute(c, yh, Ints{1, 0, 2}));
+    if (yc) {
+      TC_ASSIGN_OR_RETURN(yc, permute(c, yc, Ints{1, 0, 2}));
+    }
+  }
+  if (c.hasOutput(0))
+    TC_RETURN_IF_ERROR(c.setOutput(0, y));
+  if (c.hasOutput(1))
+    TC_RETURN_IF_ERROR(c.setOutput(1, yh));
+  if (c.hasOutput(2) && yc)
+    TC_RETURN_IF_ERROR(c.setOutput(2, yc));
+  return Status::ok();
+}
+
+Status convertRNN(ConvertContext &c) { return convertRecurrent(c, CellKind::RNN); }
+Status convertGRU(ConvertContext &c) { return convertRecurrent(c, CellKind::GRU); }
+Status convertLSTM(ConvertContext &c) { return convertRecurrent(c, CellKind::LSTM); }
+
+} // namespace
+
+void addNNConverters(ConverterTable &table) {
+  table["Conv"] = convertConv;
+  table["ConvTranspose"] = convertConvTranspose;
+  table["MaxPool"] = convertMaxPool;
+  table["AveragePool"] = convertAveragePool;
+  table["LpPool"] = convertLpPool;
+  table["GlobalAveragePool"] = convertGlobalPool<false>;
+  table["GlobalMaxPool"] = convertGlobalPool<true>;
+  table["BatchNormalization"] = convertBatchNormalization;
+  table["PRelu"] = convertPRelu;
+  table["Gemm"] = convertGemm;
+  table["MatMul"] = convertMatMul;
+  table["MatMulInteger"] = convertMatMulInteger;
+  table["ConvInteger"] = convertConvInteger;
+  table["QuantizeLinear"] = convertQuantizeLinear;
+  table["DequantizeLinear"] = convertDequantizeLinear;
+  table["DynamicQuantizeLinear"] = convertDynamicQuantizeLinear;
+  table["QLinearMatMul"] = convertQLinearMatMul;
+  table["QLinearConv"] = convertQLinearConv;
+  table["GatherND"] = convertGatherND;
+  table["ScatterElements"] = convertScatterElements;
+  table["Scatter"] = convertScatterElements;
+  table["ScatterND"] = convertScatterND;
+  table["Resize"] = convertResize;
+  table["Upsample"] = convertResize;
+  table["RNN"] = convertRNN;
+  table["GRU"] = convertGRU;
+  table["LSTM"] = convertLSTM;
+}
+
+} // namespace tensorc::onnx

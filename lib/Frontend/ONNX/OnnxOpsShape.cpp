@@ -1,0 +1,852 @@
+// ONNX converters for constants, shapes and data movement, with import-time shape arithmetic.
+#include "ConvertContext.h"
+#include "OnnxTensor.h"
+#include "tensorc/Support/StrCat.h"
+
+#include <algorithm>
+#include <climits>
+
+namespace tensorc::onnx {
+
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+Attribute intsAttr(const std::vector<SymInt> &values) { return Attribute(values); }
+Attribute intsAttr(const Ints &values) { return Attribute(values); }
+
+/// Maps a possibly negative axis into [0, rank); `what` names it in the error.
+Expected<int64_t> normalizeAxis(ConvertContext &c, int64_t axis, size_t rank,
+                                const std::string &what = "axis") {
+  int64_t r = int64_t(rank);
+  if (axis < -r || axis >= r)
+    return c.error(strCat(what, " ", axis, " is out of range for rank ", rank));
+  return axis < 0 ? axis + r : axis;
+}
+
+/// Passes an input through to output 0, keeping it symbolic when it is.
+Status forward(ConvertContext &c, size_t input = 0) {
+  if (std::optional<SymVector> vector = c.symbolicInput(input); vector && !c.constantInput(input))
+    return c.setSymbolicOutput(0, *vector);
+  TC_ASSIGN_OR_RETURN(Value * value, c.input(input));
+  return c.setOutput(0, value);
+}
+
+bool isSymbolicOnly(ConvertContext &c, size_t i) {
+  return c.symbolicInput(i).has_value() && !c.constantInput(i).has_value();
+}
+
+Status convertConstant(ConvertContext &c) {
+  Tensor tensor;
+  if (c.hasAttr("value")) {
+    TC_ASSIGN_OR_RETURN(tensor, c.tensorAttr("value"));
+  } else if (c.hasAttr("value_float")) {
+    tensor = Tensor::zerosUnchecked(DType::F32, {});
+    tensor.setDouble(0, c.floatAttr("value_float", 0));
+  } else if (c.hasAttr("value_int")) {
+    tensor = Tensor::zerosUnchecked(DType::I64, {});
+    tensor.setInt(0, c.intAttr("value_int", 0));
+  } else if (c.hasAttr("value_floats")) {
+    std::vector<double> values = c.floatsAttr("value_floats");
+    tensor = Tensor::zerosUnchecked(DType::F32, {int64_t(values.size())});
+    for (size_t i = 0; i < values.size(); ++i)
+      tensor.setDouble(int64_t(i), values[i]);
+  } else if (c.hasAttr("value_ints")) {
+    Ints values = c.intsAttr("value_ints");
+    tensor = Tensor::zerosUnchecked(DType::I64, {int64_t(values.size())});
+    for (size_t i = 0; i < values.size(); ++i)
+      tensor.setInt(int64_t(i), values[i]);
+  } else {
+    return c.error("only numeric tensor constants are supported (no string or sparse values)");
+  }
+  TC_ASSIGN_OR_RETURN(Value * value, c.constant(std::move(tensor)));
+  return c.setOutput(0, value);
+}
+
+Status convertConstantOfShape(ConvertContext &c) {
+  std::optional<SymVector> shape = c.symbolicInput(0);
+  if (!shape)
+    return c.error("the shape input must be known at import time");
+  Tensor fill = Tensor::zerosUnchecked(DType::F32, {1});
+  if (c.hasAttr("value")) {
+    TC_ASSIGN_OR_RETURN(fill, c.tensorAttr("value"));
+    if (fill.numel() != 1)
+      return c.error("'value' must hold exactly one element");
+  }
+  AttrMap attrs;
+  attrs.emplace("size", intsAttr(shape->elements));
+  if (isFloating(fill.dtype()))
+    attrs.emplace("fill_value", Attribute(fill.getDouble(0)));
+  else if (fill.dtype() == DType::Bool)
+    attrs.emplace("fill_value", Attribute(fill.getInt(0) != 0));
+  else
+    attrs.emplace("fill_value", Attribute(fill.getInt(0)));
+  attrs.emplace("dtype", Attribute(fill.dtype()));
+  TC_ASSIGN_OR_RETURN(Value * value, c.emit("aten.full", {}, std::move(attrs)));
+  return c.setOutput(0, value);
+}
+
+Status convertIdentity(ConvertContext &c) { return forward(c); }
+
+Status convertShape(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(TensorType type, c.inputType(0));
+  int64_t rank = int64_t(type.rank());
+  auto clampIndex = [&](int64_t index) {
+    if (index < 0)
+      index += rank;
+    return std::clamp<int64_t>(index, 0, rank);
+  };
+  int64_t start = clampIndex(c.intAttr("start", 0));
+  int64_t end = c.hasAttr("end") ? clampIndex(c.intAttr("end", rank)) : rank;
+  SymVector vector;
+  for (int64_t i = start; i < end; ++i)
+    vector.elements.push_back(type.shape[size_t(i)]);
+  return c.setSymbolicOutput(0, std::move(vector));
+}
+
+Status convertSize(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(TensorType type, c.inputType(0));
+  SymVector vector;
+  vector.scalar = true;
+  vector.elements.push_back(type.numel());
+  return c.setSymbolicOutput(0, std::move(vector));
+}
+
+Expected<std::vector<SymInt>> requireSymbolic(ConvertContext &c, size_t i, const char *what) {
+  std::optional<SymVector> vector = c.symbolicInput(i);
+  if (!vector)
+    return c.error(strCat(what, " (input ", i, ") must be known at import time"));
+  return vector->elements;
+}
+
+Status convertReshape(ConvertContext &c) {
+  std::vector<SymInt> shape;
+  if (c.opset() < 5) {
+    for (int64_t dim : c.intsAttr("shape"))
+      shape.emplace_back(dim);
+  } else {
+    TC_ASSIGN_OR_RETURN(shape, requireSymbolic(c, 1, "the target shape"));
+  }
+  TC_ASSIGN_OR_RETURN(TensorType type, c.inputType(0));
+  bool allowZero = c.intAttr("allowzero", 0) != 0;
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] == SymInt(0) && !allowZero) {
+      if (i >= type.rank())
+        return c.error(strCat("shape entry ", i, " is 0 (copy) but the input has rank ",
+                              type.rank()));
+      shape[i] = type.shape[i];
+    }
+  // Shape values reshaped between 0-d and 1-element 1-D stay symbolic.
+  if (isSymbolicOnly(c, 0)) {
+    SymVector vector = *c.symbolicInput(0);
+    if (shape.empty() && vector.elements.size() == 1) {
+      vector.scalar = true;
+      return c.setSymbolicOutput(0, std::move(vector));
+    }
+    if (shape.size() == 1 && (shape[0] == SymInt(-1) ||
+                              shape[0] == SymInt(int64_t(vector.elements.size())))) {
+      vector.scalar = false;
+      return c.setSymbolicOutput(0, std::move(vector));
+    }
+  }
+  TC_ASSIGN_OR_RETURN(Value * input, c.input(0));
+  AttrMap attrs;
+  attrs.emplace("shape", intsAttr(shape));
+  TC_ASSIGN_OR_RETURN(Value * value, c.emit("aten.reshape", {input}, std::move(attrs)));
+  return c.setOutput(0, value);
+}
+
+Status convertFlatten(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * input, c.input(0));
+  const TensorType &type = input->type();
+  int64_t axis = c.intAttr("axis", 1);
+  if (axis < 0)
+    axis += int64_t(type.rank());
+  if (axis < 0 || axis > int64_t(type.rank()))
+    return c.error(strCat("axis ", c.intAttr("axis", 1), " is out of range for rank ",
+                          type.rank()));
+  SymInt outer(1), inner(1);
+  for (size_t i = 0; i < type.rank(); ++i)
+    (int64_t(i) < axis ? outer : inner) = (int64_t(i) < axis ? outer : inner) * type.shape[i];
+  AttrMap attrs;
+  attrs.emplace("shape", intsAttr(std::vector<SymInt>{outer, inner}));
+  TC_ASSIGN_OR_RETURN(Value * value, c.emit("aten.reshape", {input}, std::move(attrs)));
+  return c.setOutput(0, value);
+}
+
+Expected<Ints> axesFromAttrOrInput(ConvertContext &c, int64_t inputSince) {
+  if (c.opset() < inputSince)
+    return c.intsAttr("axes");
+  if (!c.hasInput(1))
+    return Ints{};
+  return c.constantInts(1, "axes");
+}
+
+Status convertSqueeze(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Ints axes, axesFromAttrOrInput(c, 13));
+  if (isSymbolicOnly(c, 0)) {
+    SymVector vector = *c.symbolicInput(0);
+    if (!vector.scalar && vector.elements.size() == 1 &&
+        (axes.empty() || (axes.size() == 1 && (axes[0] == 0 || axes[0] == -1)))) {
+      vector.scalar = true;
+      return c.setSymbolicOutput(0, std::move(vector));
+    }
+  }
+  TC_ASSIGN_OR_RETURN(Value * input, c.input(0));
+  Ints dims;
+  for (int64_t axis : axes) {
+    TC_ASSIGN_OR_RETURN(int64_t dim, normalizeAxis(c, axis, input->type().rank()));
+    if (input->type().shape[size_t(dim)] != SymInt(1) && input->type().shape[size_t(dim)].isConstant())
+      return c.error(strCat("cannot squeeze axis ", axis, " of size ",
+                            input->type().shape[size_t(dim)]));
+    dims.push_back(dim);
+  }
+  AttrMap attrs;
+  attrs.emplace("dim", intsAttr(dims));
+  TC_ASSIGN_OR_RETURN(Value * value, c.emit("aten.squeeze", {input}, std::move(attrs)));
+  return c.setOutput(0, value);
+}
+
+Status convertUnsqueeze(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Ints axes, axesFromAttrOrInput(c, 13));
+  if (axes.empty())
+    return c.error("'axes' is required");
+  if (isSymbolicOnly(c, 0)) {
+    SymVector vector = *c.symbolicInput(0);
+    if (vector.scalar && axes.size() == 1 && (axes[0] == 0 || axes[0] == -1)) {
+      vector.scalar = false;
+      return c.setSymbolicOutput(0, std::move(vector));
+    }
+  }
+  TC_ASSIGN_OR_RETURN(Value * value, c.input(0));
+  size_t outRank = value->type().rank() + axes.size();
+  Ints dims;
+  for (int64_t axis : axes) {
+    TC_ASSIGN_OR_RETURN(int64_t dim, normalizeAxis(c, axis, outRank));
+    if (std::find(dims.begin(), dims.end(), dim) != dims.end())
+      return c.error(strCat("axis ", axis, " appears twice"));
+    dims.push_back(dim);
+  }
+  std::sort(dims.begin(), dims.end());
+  for (int64_t dim : dims) {
+    AttrMap attrs;
+    attrs.emplace("dim", Attribute(dim));
+    TC_ASSIGN_OR_RETURN(value, c.emit("aten.unsqueeze", {value}, std::move(attrs)));
+  }
+  return c.setOutput(0, value);
+}
+
+Status convertTranspose(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * input, c.input(0));
+  Ints perm = c.intsAttr("perm");
+  if (perm.empty())
+    for (size_t i = input->type().rank(); i-- > 0;)
+      perm.push_back(int64_t(i));
+  AttrMap attrs;
+  attrs.emplace("dims", intsAttr(perm));
+  TC_ASSIGN_OR_RETURN(Value * value, c.emit("aten.permute", {input}, std::move(attrs)));
+  return c.setOutput(0, value);
+}
+
+Status convertConcat(ConvertContext &c) {
+  int64_t axis = c.intAttr("axis", 0);
+  bool symbolic = false, allVectors = true;
+  for (size_t i = 0; i < c.numInputs(); ++i) {
+    std::optional<SymVector> vector = c.symbolicInput(i);
+    allVectors = allVectors && vector && !vector->scalar;
+    symbolic = symbolic || isSymbolicOnly(c, i);
+  }
+  if (symbolic && allVectors && (axis == 0 || axis == -1)) {
+    SymVector result;
+    for (size_t i = 0; i < c.numInputs(); ++i) {
+      SymVector part = *c.symbolicInput(i);
+      result.elements.insert(result.elements.end(), part.elements.begin(), part.elements.end());
+    }
+    return c.setSymbolicOutput(0, std::move(result));
+  }
+  std::vector<Value *> inputs;
+  for (size_t i = 0; i < c.numInputs(); ++i) {
+    if (!c.hasInput(i))
+      continue;
+    TC_ASSIGN_OR_RETURN(Value * value, c.input(i));
+    inputs.push_back(value);
+  }
+  if (inputs.empty())
+    return c.error("needs at least one input");
+  AttrMap attrs;
+  attrs.emplace("dim", Attribute(axis));
+  TC_ASSIGN_OR_RETURN(Value * value, c.emit("aten.cat", std::move(inputs), std::move(attrs)));
+  return c.setOutput(0, value);
+}
+
+/// Indices made non-negative for a dim of `size` (import time when constant, else at run time).
+Expected<Value *> wrapIndices(ConvertContext &c, Value *indices, const SymInt &size) {
+  TC_ASSIGN_OR_RETURN(indices, c.cast(indices, DType::I64));
+  std::optional<int64_t> dim = size.constant();
+  if (!dim)
+    return indices; // symbolic dim: negative indices are not supported
+  TC_ASSIGN_OR_RETURN(Value * zero, c.scalar(0, DType::I64));
+  TC_ASSIGN_OR_RETURN(Value * negative, c.emit("aten.lt", {indices, zero}));
+  TC_ASSIGN_OR_RETURN(Value * extent, c.scalar(double(*dim), DType::I64));
+  TC_ASSIGN_OR_RETURN(Value * wrapped, c.emit("aten.add", {indices, extent}));
+  return c.emit("aten.where", {negative, wrapped, indices});
+}
+
+Status convertGather(ConvertContext &c) {
+  int64_t axis = c.intAttr("axis", 0);
+  // Picking from a shape vector with constant indices stays symbolic.
+  if (isSymbolicOnly(c, 0)) {
+    SymVector data = *c.symbolicInput(0);
+    std::optional<Tensor> indices = c.constantInput(1);
+    if (indices && indices->rank() <= 1 && !data.scalar) {
+      SymVector result;
+      result.scalar = indices->rank() == 0;
+      int64_t n = int64_t(data.elements.size());
+      for (int64_t k = 0; k < indices->numel(); ++k) {
+        int64_t index = indices->getInt(k);
+        if (index < -n || index >= n)
+          return c.error(strCat("index ", index, " is out of range for ", n, " elements"));
+        result.elements.push_back(data.elements[size_t(index < 0 ? index + n : index)]);
+      }
+      return c.setSymbolicOutput(0, std::move(result));
+    }
+  }
+  TC_ASSIGN_OR_RETURN(Value * data, c.input(0));
+  TC_ASSIGN_OR_RETURN(Value * indices, c.input(1));
+  const TensorType &dataType = data->type();
+  TC_ASSIGN_OR_RETURN(int64_t dim, normalizeAxis(c, axis, dataType.rank()));
+  TC_ASSIGN_OR_RETURN(indices, wrapIndices(c, indices, dataType.shape[size_t(dim)]));
+  std::vector<SymInt> outShape(dataType.shape.begin(), dataType.shape.begin() + dim);
+  const Shape &indexShape = indices->type().shape;
+  outShape.insert(outShape.end(), indexShape.begin(), indexShape.end());
+  outShape.insert(outShape.end(), dataType.shape.begin() + dim + 1, dataType.shape.end());
+  AttrMap flatten;
+  flatten.emplace("shape", intsAttr(Ints{-1}));
+  TC_ASSIGN_OR_RETURN(Value * flat, c.emit("aten.reshape", {indices}, std::move(flatten)));
+  AttrMap select;
+  select.emplace("dim", Attribute(dim));
+  TC_ASSIGN_OR_RETURN(Value * picked, c.emit("aten.index_select", {data, flat}, std::move(select)));
+  AttrMap reshape;
+  reshape.emplace("shape", intsAttr(outShape));
+  TC_ASSIGN_OR_RETURN(Value * value, c.emit("aten.reshape", {picked}, std::move(reshape)));
+  return c.setOutput(0, value);
+}
+
+Status convertGatherElements(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * data, c.input(0));
+  TC_ASSIGN_OR_RETURN(Value * indices, c.input(1));
+  TC_ASSIGN_OR_RETURN(int64_t dim, normalizeAxis(c, c.intAttr("axis", 0), data->type().rank()));
+  TC_ASSIGN_OR_RETURN(indices, wrapIndices(c, indices, data->type().shape[size_t(dim)]));
+  AttrMap attrs;
+  attrs.emplace("dim", Attribute(dim));
+  TC_ASSIGN_OR_RETURN(Value * value, c.emit("aten.gather", {data, indices}, std::move(attrs)));
+  return c.setOutput(0, value);
+}
+
+/// One axis of an ONNX Slice, clamped as the spec says; for a negative step the selected
+/// indices are listed explicitly.
+struct AxisSlice {
+  int64_t start, end, step;
+};
+AxisSlice clampSlice(int64_t start, int64_t end, int64_t step, int64_t dim) {
+  if (start < 0)
+    start += dim;
+  if (end < 0 && end > INT64_MIN / 2)
+    end += dim;
+  if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, dim);
+    end = std::clamp<int64_t>(end, 0, dim);
+  } else {
+    start = std::clamp<int64_t>(start, 0, dim - 1);
+    end = std::clamp<int64_t>(end, -1, dim - 1);
+  }
+  return {start, end, step};
+}
+
+Status convertSlice(ConvertContext &c) {
+  Ints starts, ends, axes, steps;
+  if (c.opset() < 10) {
+    starts = c.intsAttr("starts");
+    ends = c.intsAttr("ends");
+    axes = c.intsAttr("axes");
+  } else {
+    TC_ASSIGN_OR_RETURN(starts, c.constantInts(1, "starts"));
+    TC_ASSIGN_OR_RETURN(ends, c.constantInts(2, "ends"));
+    if (c.hasInput(3)) {
+      TC_ASSIGN_OR_RETURN(axes, c.constantInts(3, "axes"));
+    }
+    if (c.hasInput(4)) {
+      TC_ASSIGN_OR_RETURN(steps, c.constantInts(4, "steps"));
+    }
+  }
+  if (ends.size() != starts.size())
+    return c.error("starts and ends differ in length");
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i)
+      axes.push_back(int64_t(i));
+  if (steps.empty())
+    steps.assign(starts.size(), 1);
+  if (axes.size() != starts.size() || steps.size() != starts.size())
+    return c.error("starts, ends, axes and steps differ in length");
+
+  if (isSymbolicOnly(c, 0)) {
+    SymVector data = *c.symbolicInput(0);
+    if (!data.scalar && starts.size() == 1 && (axes[0] == 0 || axes[0] == -1) && steps[0] != 0) {
+      AxisSlice s = clampSlice(starts[0], ends[0], steps[0], int64_t(data.elements.size()));
+      SymVector result;
+      for (int64_t i = s.start; s.step > 0 ? i < s.end : i > s.end; i += s.step)
+        result.elements.push_back(data.elements[size_t(i)]);
+      return c.setSymbolicOutput(0, std::move(result));
+    }
+  }
+  TC_ASSIGN_OR_RETURN(Value * value, c.input(0));
+  for (size_t i = 0; i < starts.size(); ++i) {
+    size_t rank = value->type().rank();
+    TC_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(c, axes[i], rank));
+    if (steps[i] == 0)
+      return c.error("slice step 0");
+    const SymInt &size = value->type().shape[size_t(axis)];
+    std::optional<int64_t> dim = size.constant();
+    if (!dim) {
+      // Symbolic extent: only what torch's slice can express without knowing it.
+      if (steps[i] < 0 || starts[i] < 0)
+        return c.error(strCat("slicing symbolic dim ", size,
+                              " needs a non-negative start and step"));
+      AttrMap attrs;
+      attrs.emplace("dim", Attribute(axis));
+      attrs.emplace("start", Attribute(starts[i]));
+      attrs.emplace("end", ends[i] >= (int64_t(1) << 31) ? Attribute() : Attribute(ends[i]));
+      attrs.emplace("step", Attribute(steps[i]));
+      TC_ASSIGN_OR_RETURN(value, c.emit("aten.slice", {value}, std::move(attrs)));
+      continue;
+    }
+    AxisSlice s = clampSlice(starts[i], ends[i], steps[i], *dim);
+    if (s.step > 0) {
+      AttrMap attrs;
+      attrs.emplace("dim", Attribute(axis));
+      attrs.emplace("start", Attribute(s.start));
+      attrs.emplace("end", Attribute(std::max(s.start, s.end)));
+      attrs.emplace("step", Attribute(s.step));
+      TC_ASSIGN_OR_RETURN(value, c.emit("aten.slice", {value}, std::move(attrs)));
+      continue;
+    }
+    Ints picked;
+    for (int64_t k = s.start; k > s.end; k += s.step)
+      picked.push_back(k);
+    Tensor indices = Tensor::zerosUnchecked(DType::I64, {int64_t(picked.size())});
+    for (size_t k = 0; k < picked.size(); ++k)
+      indices.setInt(int64_t(k), picked[k]);
+    TC_ASSIGN_OR_RETURN(Value * indexValue, c.constant(std::move(indices)));
+    AttrMap attrs;
+    attrs.emplace("dim", Attribute(axis));
+    TC_ASSIGN_OR_RETURN(value, c.emit("aten.index_select", {value, indexValue}, std::move(attrs)));
+  }
+  return c.setOutput(0, value);
+}
+
+Status convertSplit(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * input, c.input(0));
+  TC_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(c, c.intAttr("axis", 0), input->type().rank()));
+  Ints sizes;
+  if (c.opset() < 13)
+    sizes = c.intsAttr("split");
+  else if (c.hasInput(1)) {
+    TC_ASSIGN_OR_RETURN(sizes, c.constantInts(1, "split"));
+  }
+  if (sizes.empty()) {
+    std::optional<int64_t> dim = input->type().shape[size_t(axis)].constant();
+    if (!dim)
+      return c.error("splitting a symbolic dim needs explicit sizes");
+    int64_t parts = c.hasAttr("num_outputs") ? c.intAttr("num_outputs", 1) : int64_t(c.numOutputs());
+    if (parts <= 0)
+      return c.error("needs at least one output");
+    int64_t chunk = (*dim + parts - 1) / parts; // opset 18: the last part may be smaller
+    for (int64_t done = 0; done < *dim; done += chunk)
+      sizes.push_back(std::min(chunk, *dim - done));
+    while (int64_t(sizes.size()) < parts)
+      sizes.push_back(0);
+  }
+  AttrMap attrs;
+  attrs.emplace("split_sizes", intsAttr(sizes));
+  attrs.emplace("dim", Attribute(axis));
+  TC_ASSIGN_OR_RETURN(std::vector<Value *> parts,
+                      c.emitMulti("aten.split_with_sizes", {input}, std::move(attrs)));
+  if (parts.size() != c.numOutputs())
+    return c.error(strCat("splits into ", parts.size(), " parts but has ", c.numOutputs(),
+                          " outputs"));
+  for (size_t i = 0; i < parts.size(); ++i)
+    TC_RETURN_IF_ERROR(c.setOutput(i, parts[i]));
+  return Status::ok();
+}
+
+/// ONNX's bidirectional broadcast of `a` with `b` (Expand).
+Expected<std::vector<SymInt>> broadcast(ConvertContext &c, const Shape &a,
+                                        const std::vector<SymInt> &b) {
+  size_t rank = std::max(a.size(), b.size());
+  std::vector<SymInt> result(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    SymInt x = i < rank - a.size() ? SymInt(1) : a[i - (rank - a.size())];
+    SymInt y = i < rank - b.size() ? SymInt(1) : b[i - (rank - b.size())];
+    if (x == y || y == SymInt(1))
+      result[i] = x;
+    else if (x == SymInt(1))
+      result[i] = y;
+    else if (x.isConstant() && y.isConstant())
+      return c.error(strCat("cannot broadcast dim ", x, " to ", y));
+    else
+      result[i] = x.isConstant() ? x : y;
+  }
+  return result;
+}
+
+Status convertExpand(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * input, c.input(0));
+  TC_ASSIGN_OR_RETURN(std::vector<SymInt> shape, requireSymbolic(c, 1, "the shape"));
+  TC_ASSIGN_OR_RETURN(std::vector<SymInt> target, broadcast(c, input->type().shape, shape));
+  AttrMap attrs;
+  attrs.emplace("size", intsAttr(target));
+  TC_ASSIGN_OR_RETURN(Value * value, c.emit("aten.expand", {input}, std::move(attrs)));
+  return c.setOutput(0, value);
+}
+
+Status convertTile(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * input, c.input(0));
+  TC_ASSIGN_OR_RETURN(Ints repeats, c.constantInts(1, "repeats"));
+  const Shape &shape = input->type().shape;
+  if (repeats.size() != shape.size())
+    return c.error(strCat(repeats.size(), " repeats for rank ", shape.size()));
+  // [d0, d1] -> view [1, d0, 1, d1] -> expand [r0, d0, r1, d1] -> reshape [r0*d0, r1*d1].
+  std::vector<SymInt> interleaved, expanded, result;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    interleaved.insert(interleaved.end(), {SymInt(1), shape[i]});
+    expanded.insert(expanded.end(), {SymInt(repeats[i]), shape[i]});
+    result.push_back(SymInt(repeats[i]) * shape[i]);
+  }
+  AttrMap view, expand, reshape;
+  view.emplace("shape", intsAttr(interleaved));
+  expand.emplace("size", intsAttr(expanded));
+  reshape.emplace("shape", intsAttr(result));
+  TC_ASSIGN_OR_RETURN(Value * value, c.emit("aten.reshape", {input}, std::move(view)));
+  TC_ASSIGN_OR_RETURN(value, c.emit("aten.expand", {value}, std::move(expand)));
+  TC_ASSIGN_OR_RETURN(value, c.emit("aten.reshape", {value}, std::move(reshape)));
+  return c.setOutput(0, value);
+}
+
+Status convertRange(ConvertContext &c) {
+  std::optional<Tensor> start = c.constantInput(0), limit = c.constantInput(1),
+                        delta = c.constantInput(2);
+  if (!start || !limit || !delta)
+    return c.error("start, limit and delta must be known at import time");
+  DType dtype = start->dtype();
+  auto scalarAttr = [&](const Tensor &t) {
+    return isFloating(dtype) ? Attribute(t.getDouble(0)) : Attribute(t.getInt(0));
+  };
+  AttrMap attrs;
+  attrs.emplace("start", scalarAttr(*start));
+  attrs.emplace("end", scalarAttr(*limit));
+  attrs.emplace("step", scalarAttr(*delta));
+  attrs.emplace("dtype", Attribute(dtype));
+  TC_ASSIGN_OR_RETURN(Value * value, c.emit("aten.arange", {}, std::move(attrs)));
+  return c.setOutput(0, value);
+}
+
+Status castTo(ConvertContext &c, DType dtype) {
+  if (isSymbolicOnly(c, 0) && isIntegral(dtype))
+    return c.setSymbolicOutput(0, *c.symbolicInput(0));
+  TC_ASSIGN_OR_RETURN(Value * input, c.input(0));
+  TC_ASSIGN_OR_RETURN(Value * value, c.cast(input, dtype));
+  if (value == input) { // a cast to the same type still needs its own output value
+    TC_ASSIGN_OR_RETURN(value, c.emit("aten.clone", {input}));
+  }
+  return c.setOutput(0, value);
+}
+
+Status convertCast(ConvertContext &c) {
+  int64_t to = c.intAttr("to", 0);
+  std::optional<DType> dtype = dtypeFromOnnx(int32_t(to));
+  if (!dtype)
+    return c.error(strCat("casting to ", onnxTypeName(int32_t(to)), " is not supported"));
+  return castTo(c, *dtype);
+}
+
+Status convertCastLike(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(TensorType target, c.inputType(1));
+  return castTo(c, target.dtype);
+}
+
+Status convertPad(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * input, c.input(0));
+  size_t rank = input->type().rank();
+  Ints pads;
+  double value = 0;
+  if (c.opset() < 11) {
+    pads = c.intsAttr("pads", c.intsAttr("paddings"));
+    value = c.floatAttr("value", 0);
+  } else {
+    TC_ASSIGN_OR_RETURN(pads, c.constantInts(1, "pads"));
+    if (c.hasInput(2)) {
+      std::optional<Tensor> fill = c.constantInput(2);
+      if (!fill || fill->numel() != 1)
+        return c.error("constant_value must be a known scalar");
+      value = fill->getDouble(0);
+    }
+  }
+  Ints axes;
+  if (c.hasInput(3)) {
+    TC_ASSIGN_OR_RETURN(Ints given, c.constantInts(3, "axes"));
+    for (int64_t axis : given) {
+      TC_ASSIGN_OR_RETURN(int64_t dim, normalizeAxis(c, axis, rank));
+      axes.push_back(dim);
+    }
+  } else {
+    for (size_t i = 0; i < rank; ++i)
+      axes.push_back(int64_t(i));
+  }
+  if (pads.size() != 2 * axes.size())
+    return c.error(strCat(pads.size(), " pads for ", axes.size(), " axes"));
+  // ONNX: [b0, b1, ..., e0, e1, ...] over `axes`; torch: (last_b, last_e, prev_b, prev_e, ...).
+  Ints begin(rank, 0), end(rank, 0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    begin[size_t(axes[i])] = pads[i];
+    end[size_t(axes[i])] = pads[i + axes.size()];
+  }
+  Ints torchPads;
+  for (size_t i = rank; i-- > 0;)
+    torchPads.insert(torchPads.end(), {begin[i], end[i]});
+  std::string mode = c.stringAttr("mode", "constant");
+  std::string torchMode = mode == "edge" ? "replicate" : mode == "wrap" ? "circular" : mode;
+  if (torchMode != "constant" && torchMode != "reflect" && torchMode != "replicate" &&
+      torchMode != "circular")
+    return c.error("unknown pad mode '" + mode + "'");
+  AttrMap attrs;
+  attrs.emplace("pad", intsAttr(torchPads));
+  attrs.emplace("mode", Attribute(torchMode));
+  if (torchMode == "constant")
+    attrs.emplace("value", Attribute(value));
+  TC_ASSIGN_OR_RETURN(Value * out, c.emit("aten.pad", {input}, std::move(attrs)));
+  return c.setOutput(0, out);
+}
+
+/// DepthToSpace / SpaceToDepth as reshape -> permute -> reshape on static NCHW shapes.
+Status reshapePermuteReshape(ConvertContext &c, Value *input, const Ints &first, const Ints &perm,
+                             const Ints &last) {
+  AttrMap a, b, d;
+  a.emplace("shape", intsAttr(first));
+  b.emplace("dims", intsAttr(perm));
+  d.emplace("shape", intsAttr(last));
+  TC_ASSIGN_OR_RETURN(Value * value, c.emit("aten.reshape", {input}, std::move(a)));
+  TC_ASSIGN_OR_RETURN(value, c.emit("aten.permute", {value}, std::move(b)));
+  TC_ASSIGN_OR_RETURN(value, c.emit("aten.reshape", {value}, std::move(d)));
+  return c.setOutput(0, value);
+}
+
+Expected<Ints> staticNCHW(ConvertContext &c, Value *input) {
+  std::optional<Ints> shape = input->type().staticShape();
+  if (!shape || shape->size() != 4)
+    return c.error("needs a static 4-D input, got " + input->type().str());
+  return *shape;
+}
+
+Status convertDepthToSpace(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * input, c.input(0));
+  TC_ASSIGN_OR_RETURN(Ints s, staticNCHW(c, input));
+  int64_t b = c.intAttr("blocksize", 0);
+  if (b <= 0 || s[1] % (b * b) != 0)
+    return c.error(strCat("blocksize ", b, " does not divide ", s[1], " channels"));
+  int64_t n = s[0], ch = s[1] / (b * b), h = s[2], w = s[3];
+  if (c.stringAttr("mode", "DCR") == "CRD")
+    return reshapePermuteReshape(c, input, {n, ch, b, b, h, w}, {0, 1, 4, 2, 5, 3},
+                                 {n, ch, h * b, w * b});
+  return reshapePermuteReshape(c, input, {n, b, b, ch, h, w}, {0, 3, 4, 1, 5, 2},
+                               {n, ch, h * b, w * b});
+}
+
+Status convertSpaceToDepth(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * input, c.input(0));
+  TC_ASSIGN_OR_RETURN(Ints s, staticNCHW(c, input));
+  int64_t b = c.intAttr("blocksize", 0);
+  if (b <= 0 || s[2] % b != 0 || s[3] % b != 0)
+    return c.error(strCat("blocksize ", b, " does not divide the spatial dims"));
+  int64_t n = s[0], ch = s[1], h = s[2] / b, w = s[3] / b;
+  return reshapePermuteReshape(c, input, {n, ch, h, b, w, b}, {0, 3, 5, 1, 2, 4},
+                               {n, ch * b * b, h, w});
+}
+
+Status convertDropout(ConvertContext &c) {
+  if (c.hasInput(2)) {
+    std::optional<Tensor> training = c.constantInput(2);
+    if (!training || training->getInt(0) != 0)
+      return c.error("training-mode dropout is random and not supported");
+  }
+  TC_ASSIGN_OR_RETURN(Value * input, c.input(0));
+  TC_RETURN_IF_ERROR(c.setOutput(0, input));
+  if (c.hasOutput(1)) {
+    AttrMap attrs;
+    attrs.emplace("size", intsAttr(input->type().shape));
+    attrs.emplace("fill_value", Attribute(true));
+    attrs.emplace("dtype", Attribute(DType::Bool));
+    TC_ASSIGN_OR_RETURN(Value * mask, c.emit("aten.full", {}, std::move(attrs)));
+    TC_RETURN_IF_ERROR(c.setOutput(1, mask));
+  }
+  return Status::ok();
+}
+
+/// A static boolean mask over the last two dims: keep (i, j) when `keep(j - i)`.
+template <typename Keep>
+Expected<Value *> diagonalMask(ConvertContext &c, int64_t rows, int64_t cols, Keep keep) {
+  Tensor mask = Tensor::zerosUnchecked(DType::Bool, {rows, cols});
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      mask.setInt(i * cols + j, keep(j - i));
+  return c.constant(std::move(mask));
+}
+
+Status convertTrilu(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * input, c.input(0));
+  std::optional<Ints> shape = input->type().staticShape();
+  if (!shape || shape->size() < 2)
+    return c.error("needs a static input of rank >= 2, got " + input->type().str());
+  int64_t k = 0;
+  if (c.hasInput(1)) {
+    TC_ASSIGN_OR_RETURN(Ints given, c.constantInts(1, "k"));
+    k = given.empty() ? 0 : given[0];
+  }
+  bool upper = c.intAttr("upper", 1) != 0;
+  int64_t rows = (*shape)[shape->size() - 2], cols = shape->back();
+  TC_ASSIGN_OR_RETURN(Value * mask, diagonalMask(c, rows, cols, [&](int64_t diagonal) {
+                        return upper ? diagonal >= k : diagonal <= k;
+                      }));
+  TC_ASSIGN_OR_RETURN(Value * zero, c.scalar(0, input->type().dtype));
+  TC_ASSIGN_OR_RETURN(Value * value, c.emit("aten.where", {mask, input, zero}));
+  return c.setOutput(0, value);
+}
+
+Status convertEyeLike(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * input, c.input(0));
+  std::optional<Ints> shape = input->type().staticShape();
+  if (!shape || shape->size() != 2)
+    return c.error("needs a static 2-D input, got " + input->type().str());
+  DType dtype = input->type().dtype;
+  if (c.hasAttr("dtype")) {
+    std::optional<DType> given = dtypeFromOnnx(int32_t(c.intAttr("dtype", 1)));
+    if (!given)
+      return c.error("unsupported dtype");
+    dtype = *given;
+  }
+  int64_t k = c.intAttr("k", 0);
+  Tensor eye = Tensor::zerosUnchecked(dtype, *shape);
+  for (int64_t i = 0; i < (*shape)[0]; ++i)
+    if (i + k >= 0 && i + k < (*shape)[1])
+      eye.setInt(i * (*shape)[1] + i + k, 1);
+  TC_ASSIGN_OR_RETURN(Value * value, c.constant(std::move(eye)));
+  return c.setOutput(0, value);
+}
+
+Status convertOneHot(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * indices, c.input(0));
+  std::optional<Tensor> depthTensor = c.constantInput(1);
+  if (!depthTensor || depthTensor->numel() != 1)
+    return c.error("depth must be a scalar known at import time");
+  int64_t depth = int64_t(depthTensor->getDouble(0));
+  TC_ASSIGN_OR_RETURN(Value * values, c.input(2));
+  size_t outRank = indices->type().rank() + 1;
+  TC_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(c, c.intAttr("axis", -1), outRank));
+  TC_ASSIGN_OR_RETURN(indices, wrapIndices(c, indices, SymInt(depth)));
+  AttrMap unsqueeze;
+  unsqueeze.emplace("dim", Attribute(axis));
+  TC_ASSIGN_OR_RETURN(Value * expanded, c.emit("aten.unsqueeze", {indices}, std::move(unsqueeze)));
+  // classes: [depth] viewed so that it runs along `axis`.
+  Tensor classes = Tensor::zerosUnchecked(DType::I64, {depth});
+  for (int64_t i = 0; i < depth; ++i)
+    classes.setInt(i, i);
+  Ints classShape(outRank, 1);
+  classShape[size_t(axis)] = depth;
+  TC_ASSIGN_OR_RETURN(Value * classValue, c.constant(classes.reshaped(classShape)));
+  TC_ASSIGN_OR_RETURN(Value * hot, c.emit("aten.eq", {expanded, classValue}));
+  AttrMap sizes;
+  sizes.emplace("split_sizes", intsAttr(Ints{1, 1}));
+  sizes.emplace("dim", Attribute(int64_t(0)));
+  TC_ASSIGN_OR_RETURN(std::vector<Value *> offOn,
+                      c.emitMulti("aten.split_with_sizes", {values}, std::move(sizes)));
+  AttrMap squeezeOff, squeezeOn;
+  squeezeOff.emplace("dim", intsAttr(Ints{0}));
+  squeezeOn.emplace("dim", intsAttr(Ints{0}));
+  TC_ASSIGN_OR_RETURN(Value * off, c.emit("aten.squeeze", {offOn[0]}, std::move(squeezeOff)));
+  TC_ASSIGN_OR_RETURN(Value * on, c.emit("aten.squeeze", {offOn[1]}, std::move(squeezeOn)));
+  TC_ASSIGN_OR_RETURN(Value * value, c.emit("aten.where", {hot, on, off}));
+  return c.setOutput(0, value);
+}
+
+} // namespace
+
+Expected<bool> foldSymbolicBinary(ConvertContext &c, char op) {
+  if (!isSymbolicOnly(c, 0) && !isSymbolicOnly(c, 1))
+    return false;
+  std::optional<SymVector> a = c.symbolicInput(0), b = c.symbolicInput(1);
+  if (!a || !b)
+    return false;
+  size_t n = std::max(a->elements.size(), b->elements.size());
+  if ((a->elements.size() != n && a->elements.size() != 1) ||
+      (b->elements.size() != n && b->elements.size() != 1))
+    return false;
+  SymVector result;
+  result.scalar = a->scalar && b->scalar;
+  for (size_t i = 0; i < n; ++i) {
+    const SymInt &x = a->elements[a->elements.size() == 1 ? 0 : i];
+    const SymInt &y = b->elements[b->elements.size() == 1 ? 0 : i];
+    switch (op) {
+    case '+':
+      result.elements.push_back(x + y);
+      break;
+    case '-':
+      result.elements.push_back(x - y);
+      break;
+    case '*':
+      result.elements.push_back(x * y);
+      break;
+    case '/': {
+      std::optional<int64_t> divisor = y.constant();
+      if (!divisor || *divisor <= 0)
+        return false;
+      result.elements.push_back(SymInt::floorDiv(x, *divisor));
+      break;
+    }
+    default:
+      return false;
+    }
+  }
+  TC_RETURN_IF_ERROR(c.setSymbolicOutput(0, std::move(result)));
+  return true;
+}
+
+void addShapeConverters(ConverterTable &table) {
+  table["Constant"] = convertConstant;
+  table["ConstantOfShape"] = convertConstantOfShape;
+  table["Identity"] = convertIdentity;
+  table["Shape"] = convertShape;
+  table["Size"] = convertSize;
+  table["Reshape"] = convertReshape;
+  table["Flatten"] = convertFlatten;
+  table["Squeeze"] = convertSqueeze;
+  table["Unsqueeze"] = convertUnsqueeze;
+  table["Transpose"] = convertTranspose;
+  table["Concat"] = convertConcat;
+  table["Gather"] = convertGather;
+  table["GatherElements"] = convertGatherElements;
+  table["Slice"] = convertSlice;
+  table["Split"] = convertSplit;
+  table["Expand"] = convertExpand;
+  table["Tile"] = convertTile;
+  table["Range"] = convertRange;
+  table["Cast"] = convertCast;
+  table["CastLike"] = convertCastLike;
+  table["Pad"] = convertPad;
+  table["DepthToSpace"] = convertDepthToSpace;
+  table["SpaceToDepth"] = convertSpaceToDepth;
+  table["Dropout"] = convertDropout;
+  table["Trilu"] = convertTrilu;
+  table["EyeLike"] = convertEyeLike;
+  table["OneHot"] = convertOneHot;
+}
+
+} // namespace tensorc::onnx

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Malformed and hostile ONNX models: each must be rejected with a clear message, exit status 1
+and no crash (run it against an ASan/UBSan build too: `make test-asan`).
+
+The models are generated here with onnx.helper into a temporary directory, including external
+data files, symlinks and hard links that try to leave the model's directory.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def model_with(initializers=(), nodes=None, inputs=None, outputs=None, opset=17):
+    nodes = nodes if nodes is not None else [helper.make_node("Add", ["x", "w"], ["y"])]
+    inputs = inputs if inputs is not None else [
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])]
+    outputs = outputs if outputs is not None else [
+        helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])]
+    graph = helper.make_graph(nodes, "g", inputs, outputs, list(initializers))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def external(name, location, offset=None, length=None, dims=(2,)):
+    tensor = TensorProto(name=name, data_type=TensorProto.FLOAT, dims=list(dims))
+    tensor.data_location = TensorProto.EXTERNAL
+    for key, value in (("location", location), ("offset", offset), ("length", length)):
+        if value is not None:
+            entry = tensor.external_data.add()
+            entry.key, entry.value = key, str(value)
+    return tensor
+
+
+def save(directory, name, model):
+    path = os.path.join(directory, name)
+    os.makedirs(path, exist_ok=True)
+    with open(os.path.join(path, "model.onnx"), "wb") as f:
+        f.write(model.SerializeToString() if isinstance(model, onnx.ModelProto) else model)
+    return path
+
+
+def build_cases(root):
+    """Returns [(name, model path, expected message fragment)]."""
+    cases = []
+    good = model_with([numpy_helper.from_array(np.ones(2, np.float32), "w")])
+    outside = os.path.join(root, "outside.bin")
+    with open(outside, "wb") as f:
+        f.write(np.arange(4, dtype=np.float32).tobytes())
+
+    def add(name, model, message, setup=None):
+        path = save(root, name, model)
+        if setup:
+            setup(path)
+        cases.append((name, os.path.join(path, "model.onnx"), message))
+
+    raw = good.SerializeToString()
+    add("truncated", raw[: len(raw) // 2], "not a valid ONNX model")
+    add("garbage", b"\xff\xfe this is not a protobuf \x00\x01" * 8, "not a valid ONNX model")
+    add("empty_file", b"", "the model has no graph")
+    add("dotdot_location", model_with([external("w", "../outside.bin")]),
+        "initializer 'w': external data location '../outside.bin' escapes the model directory")
+    add("absolute_location", model_with([external("w", outside)]),
+        "is an absolute path")
+    add("symlink_escape", model_with([external("w", "link.bin")]),
+        "resolves outside the model directory",
+        lambda p: os.symlink(outside, os.path.join(p, "link.bin")))
+    add("hardlink_escape", model_with([external("w", "hard.bin")]),
+        "has several hard links",
+        lambda p: os.link(outside, os.path.join(p, "hard.bin")))
+
+    def write_data(p):
+        with open(os.path.join(p, "data.bin"), "wb") as f:
+            f.write(np.zeros(2, np.float32).tobytes())
+
+    add("offset_past_end", model_with([external("w", "data.bin", offset=4, length=8)]),
+        "lies outside 'data.bin'", write_data)
+    add("offset_overflow",
+        model_with([external("w", "data.bin", offset=2**64 - 4, length=8)]),
+        "offset '18446744073709551612' is not a non-negative integer", write_data)
+    add("length_mismatch", model_with([external("w", "data.bin", length=4)]),
+        "external data holds 4 bytes, the tensor needs 8", write_data)
+    add("missing_external_file", model_with([external("w", "nope.bin")]),
+        "external data 'nope.bin'")
+    short = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[2], raw_data=b"\0\0\0\0")
+    add("raw_data_short", model_with([short]),
+        "initializer 'w': raw_data holds 4 bytes, f32[2] needs 8")
+    huge = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[2**40, 2**40],
+                       raw_data=b"\0" * 8)
+    add("overflowing_dims", model_with([huge]), "element count overflows 64 bits")
+    negative = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[-2], raw_data=b"")
+    add("negative_dim", model_with([negative]), "negative dimension -2")
+    typed = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[3], float_data=[1.0])
+    add("float_data_short", model_with([typed]),
+        "float_data holds 1 values, the shape needs 3")
+    strings = helper.make_tensor("w", TensorProto.STRING, [1], [b"a"])
+    add("string_initializer", model_with([strings]), "unsupported element type STRING")
+    untyped = onnx.ValueInfoProto(name="x")
+    add("input_without_type", model_with([numpy_helper.from_array(np.ones(2, np.float32), "w")],
+                                         inputs=[untyped]),
+        "graph input 'x' has no tensor type")
+    shapeless = helper.make_tensor_value_info("x", TensorProto.FLOAT, None)
+    add("input_without_shape",
+        model_with([numpy_helper.from_array(np.ones(2, np.float32), "w")], inputs=[shapeless]),
+        "graph input 'x' has no shape")
+    add("unsupported_ops",
+        model_with(nodes=[helper.make_node("FooOp", ["x"], ["a"]),
+                          helper.make_node("FooOp", ["a"], ["b"]),
+                          helper.make_node("BarOp", ["b"], ["y"], domain="com.example")]),
+        "unsupported op types: FooOp (2), com.example::BarOp (1)")
+    add("not_topological",
+        model_with(nodes=[helper.make_node("Relu", ["a"], ["y"]),
+                          helper.make_node("Relu", ["x"], ["a"])]),
+        "node 'y' (Relu): input 'a' is not defined before use")
+    add("output_shape_mismatch",
+        model_with(nodes=[helper.make_node("Relu", ["x"], ["y"])],
+                   outputs=[helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])]),
+        "output 'y' is declared with dim 0 = 3 but computes f32[2]")
+    add("bad_broadcast",
+        model_with([numpy_helper.from_array(np.ones(3, np.float32), "w")]),
+        "do not broadcast")
+    add("future_opset", model_with(opset=99), "opset 99 is newer than tensorc supports")
+    return cases
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--tensorc", required=True)
+    args = parser.parse_args()
+    passed = failed = 0
+    with tempfile.TemporaryDirectory() as root:
+        for name, path, message in build_cases(root):
+            result = subprocess.run([args.tensorc, "inspect", path, "--stage", "import"],
+                                    capture_output=True, text=True, timeout=60)
+            problems = []
+            if result.returncode != 1:
+                problems.append(f"exit status {result.returncode} (want 1)")
+            if message not in result.stderr:
+                problems.append(f"message lacks {message!r}")
+            if "Sanitizer" in result.stderr or "runtime error" in result.stderr:
+                problems.append("sanitizer report")
+            if result.stdout:
+                problems.append("printed a graph")
+            if problems:
+                failed += 1
+                print(f"FAIL {name}: {'; '.join(problems)}\n  stderr: {result.stderr.strip()}")
+            else:
+                passed += 1
+                print(f"ok   {name}: {result.stderr.strip()}")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
