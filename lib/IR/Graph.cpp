@@ -122,7 +122,8 @@ Expected<Value *> Graph::addInput(const std::string &name, TensorType type) {
 
 Expected<Node *> Graph::addNode(const OpDef &op, std::vector<Value *> inputs, AttrMap attrs,
                                 const std::string &nameHint,
-                                const std::vector<std::string> &resultNames) {
+                                const std::vector<std::string> &resultNames,
+                                const std::vector<TensorType> *declaredTypes) {
   std::string name = uniqueName(nameHint.empty() ? opShortName(op) : nameHint);
   std::vector<const TensorType *> inputTypes;
   for (Value *input : inputs) {
@@ -145,6 +146,21 @@ Expected<Node *> Graph::addNode(const OpDef &op, std::vector<Value *> inputs, At
         return makeError("%", name, " = ", op.name, ": result name '%", resultName,
                          "' is taken or not an identifier");
   }
+
+  // Data-dependent dims get symbols named after the node: deterministic, unique in the graph.
+  for (size_t i = 0; i < types->size(); ++i)
+    for (size_t d = 0; d < (*types)[i].shape.size(); ++d)
+      if (isDataDependentDim((*types)[i].shape[d])) {
+        const SymInt *declared =
+            declaredTypes && i < declaredTypes->size() && d < (*declaredTypes)[i].rank()
+                ? &(*declaredTypes)[i].shape[d]
+                : nullptr;
+        (*types)[i].shape[d] =
+            declared && declared->symbolName()
+                ? *declared
+                : SymInt::symbol(types->size() == 1 ? strCat(name, "_d", d)
+                                                    : strCat(name, "_", i, "_d", d));
+      }
 
   auto node = std::make_unique<Node>();
   node->op_ = &op;

@@ -16,6 +16,9 @@ std::string_view opIdName(OpId id) {
   return "?";
 }
 
+SymInt dataDependentDim() { return SymInt::symbol("?"); }
+bool isDataDependentDim(const SymInt &dim) { return dim.symbolName() == std::optional<std::string>("?"); }
+
 const Attribute &AttrReader::attr(const std::string &name) const {
   static const Attribute none;
   auto it = attrs_.find(name);

@@ -37,6 +37,13 @@ Status verifyGraph(const Graph &graph) {
       return makeError(node->describe(), ": has ", node->numOutputs(), " results, inference gives ",
                        types->size());
     for (size_t i = 0; i < types->size(); ++i) {
+      // A data-dependent dim matches whatever symbol the graph gave it.
+      TensorType &inferred = (*types)[i];
+      const TensorType &stored = node->output(i)->type();
+      if (inferred.rank() == stored.rank())
+        for (size_t d = 0; d < inferred.rank(); ++d)
+          if (isDataDependentDim(inferred.shape[d]))
+            inferred.shape[d] = stored.shape[d];
       if ((*types)[i] != node->output(i)->type())
         return makeError(node->describe(), ": result %", node->output(i)->name(), " has type ",
                          node->output(i)->type().str(), " but inference gives ",

@@ -72,6 +72,10 @@ Expected<std::vector<Tensor>> evaluateOp(const OpDef &op, const std::vector<cons
   std::vector<Tensor> outputs;
   for (const TensorType &type : outputTypes) {
     std::optional<std::vector<int64_t>> shape = type.staticShape();
+    if (!shape && op.dataDependentShape) {
+      outputs.emplace_back(); // the kernel allocates it
+      continue;
+    }
     if (!shape)
       return makeError(op.name, ": result shape ", type.str(), " is not concrete");
     TC_ASSIGN_OR_RETURN(Tensor output, Tensor::zeros(type.dtype, std::move(*shape)));
@@ -81,7 +85,13 @@ Expected<std::vector<Tensor>> evaluateOp(const OpDef &op, const std::vector<cons
   Status status = op.kernel(context);
   if (!status)
     return status.takeError().withContext(op.name);
-  return context.takeOutputs();
+  std::vector<Tensor> results = context.takeOutputs();
+  for (size_t i = 0; i < results.size(); ++i)
+    if (!results[i].defined() || results[i].dtype() != outputTypes[i].dtype ||
+        results[i].rank() != outputTypes[i].rank())
+      return makeError("internal: ", op.name, " result ", i, " does not match ",
+                       outputTypes[i].str());
+  return results;
 }
 
 Expected<std::vector<Tensor>> interpret(const Graph &graph, const std::vector<Tensor> &userInputs) {

@@ -439,6 +439,33 @@ struct SinFn {
 struct CosFn {
   template <typename S> S operator()(S x) const { return std::cos(x); }
 };
+struct TanFn {
+  template <typename S> S operator()(S x) const { return std::tan(x); }
+};
+struct AsinFn {
+  template <typename S> S operator()(S x) const { return std::asin(x); }
+};
+struct AcosFn {
+  template <typename S> S operator()(S x) const { return std::acos(x); }
+};
+struct AtanFn {
+  template <typename S> S operator()(S x) const { return std::atan(x); }
+};
+struct SinhFn {
+  template <typename S> S operator()(S x) const { return std::sinh(x); }
+};
+struct CoshFn {
+  template <typename S> S operator()(S x) const { return std::cosh(x); }
+};
+struct AsinhFn {
+  template <typename S> S operator()(S x) const { return std::asinh(x); }
+};
+struct AcoshFn {
+  template <typename S> S operator()(S x) const { return std::acosh(x); }
+};
+struct AtanhFn {
+  template <typename S> S operator()(S x) const { return std::atanh(x); }
+};
 struct SiluFn {
   template <typename S> S operator()(S x) const { return x / (S(1) + std::exp(-x)); }
 };
@@ -507,6 +534,32 @@ template <typename Fn> Status sameTypeKernel(KernelContext &ctx) {
 
 Status logicalNotKernel(KernelContext &ctx) {
   mapPredicate(ctx, [](auto x) { return !(x != 0); });
+  return Status::ok();
+}
+
+/// Bitwise ops take integers and bool only.
+Expected<std::vector<TensorType>> inferBitwiseNot(const InferContext &ctx) {
+  if (isFloating(ctx.input(0).dtype))
+    return makeError("bitwise ops need integer or bool tensors, got ",
+                     dtypeName(ctx.input(0).dtype));
+  return std::vector<TensorType>{ctx.input(0)};
+}
+
+struct BitwiseNotFn {
+  template <typename S> S operator()(S x) const {
+    if constexpr (std::is_integral_v<S>)
+      return ~x;
+    else
+      return x; // unreachable: inference rejects floats
+  }
+};
+
+Status bitwiseNotKernel(KernelContext &ctx) {
+  if (ctx.input(0).dtype() == DType::Bool) {
+    mapPredicate(ctx, [](auto x) { return !(x != 0); });
+    return Status::ok();
+  }
+  mapSameType(ctx, BitwiseNotFn{});
   return Status::ok();
 }
 
@@ -860,6 +913,41 @@ template <Logical L> Status logicalKernel(KernelContext &ctx) {
   });
 }
 
+enum class Bitwise { And, Or, Xor, LeftShift, RightShift };
+
+Expected<std::vector<TensorType>> inferBitwise(const InferContext &ctx) {
+  for (size_t i = 0; i < 2; ++i)
+    if (isFloating(ctx.input(i).dtype))
+      return makeError("bitwise ops need integer or bool tensors, got ",
+                       dtypeName(ctx.input(i).dtype));
+  return inferArithmetic(ctx);
+}
+
+/// Computed in int64 and narrowed on store, so shifts wrap at the element width. Shifting by a
+/// negative amount or by 64 or more gives 0 (or the sign for an arithmetic right shift).
+template <Bitwise B> Status bitwiseKernel(KernelContext &ctx) {
+  return runBinary(ctx, ctx.output(0).dtype(), [](auto a, auto b) {
+    using S = decltype(a);
+    if constexpr (!std::is_integral_v<S>) {
+      return a; // unreachable: inference rejects floats
+    } else {
+      switch (B) {
+      case Bitwise::And:
+        return S(a & b);
+      case Bitwise::Or:
+        return S(a | b);
+      case Bitwise::Xor:
+        return S(a ^ b);
+      case Bitwise::LeftShift:
+        return (b < 0 || b >= 64) ? S(0) : S(uint64_t(a) << b);
+      case Bitwise::RightShift:
+        return (b < 0 || b >= 64) ? S(a < 0 ? -1 : 0) : S(a >> b);
+      }
+      return a;
+    }
+  });
+}
+
 // ---- where ------------------------------------------------------------------------------------
 
 Expected<std::vector<TensorType>> inferWhere(const InferContext &ctx) {
@@ -926,6 +1014,15 @@ Status registerElementwiseOps(OpRegistry &registry) {
       {OpId::Erf, inferFloatMath, floatMathKernel<ErfFn>},
       {OpId::Sin, inferFloatMath, floatMathKernel<SinFn>},
       {OpId::Cos, inferFloatMath, floatMathKernel<CosFn>},
+      {OpId::Tan, inferFloatMath, floatMathKernel<TanFn>},
+      {OpId::Asin, inferFloatMath, floatMathKernel<AsinFn>},
+      {OpId::Acos, inferFloatMath, floatMathKernel<AcosFn>},
+      {OpId::Atan, inferFloatMath, floatMathKernel<AtanFn>},
+      {OpId::Sinh, inferFloatMath, floatMathKernel<SinhFn>},
+      {OpId::Cosh, inferFloatMath, floatMathKernel<CoshFn>},
+      {OpId::Asinh, inferFloatMath, floatMathKernel<AsinhFn>},
+      {OpId::Acosh, inferFloatMath, floatMathKernel<AcoshFn>},
+      {OpId::Atanh, inferFloatMath, floatMathKernel<AtanhFn>},
       {OpId::Floor, inferSameTypeNoBool, sameTypeKernel<FloorFn>},
       {OpId::Ceil, inferSameTypeNoBool, sameTypeKernel<CeilFn>},
       {OpId::Round, inferSameTypeNoBool, sameTypeKernel<RoundFn>},
@@ -933,6 +1030,7 @@ Status registerElementwiseOps(OpRegistry &registry) {
       {OpId::Relu, inferSameTypeNoBool, sameTypeKernel<ReluFn>},
       {OpId::Silu, inferFloatMath, floatMathKernel<SiluFn>},
       {OpId::LogicalNot, inferPredicate, logicalNotKernel},
+      {OpId::BitwiseNot, inferBitwiseNot, bitwiseNotKernel},
       {OpId::IsNan, inferPredicate, isNanKernel},
   };
   for (const Unary &op : unaryOps)
@@ -985,6 +1083,11 @@ Status registerElementwiseOps(OpRegistry &registry) {
       {OpId::LogicalAnd, inferBoolResult, logicalKernel<Logical::And>},
       {OpId::LogicalOr, inferBoolResult, logicalKernel<Logical::Or>},
       {OpId::LogicalXor, inferBoolResult, logicalKernel<Logical::Xor>},
+      {OpId::BitwiseAnd, inferBitwise, bitwiseKernel<Bitwise::And>},
+      {OpId::BitwiseOr, inferBitwise, bitwiseKernel<Bitwise::Or>},
+      {OpId::BitwiseXor, inferBitwise, bitwiseKernel<Bitwise::Xor>},
+      {OpId::BitwiseLeftShift, inferBitwise, bitwiseKernel<Bitwise::LeftShift>},
+      {OpId::BitwiseRightShift, inferBitwise, bitwiseKernel<Bitwise::RightShift>},
   };
   for (const Binary &op : binaryOps)
     TC_RETURN_IF_ERROR(registry.add(makeOp(op.id, selfOther(), op.infer, op.kernel)));

@@ -24,5 +24,8 @@ Status registerCreationOps(OpRegistry &registry);
 Status registerScanOps(OpRegistry &registry);
 /// Indexing, scatter and resampling: gather_nd, scatter, resize.
 Status registerIndexingOps(OpRegistry &registry);
+/// Data-dependent and miscellaneous ops: nonzero, unique, compress, non_max_suppression,
+/// grid_sample, max_pool_with_indices, reverse_sequence, roi_align, det, dft, stft.
+Status registerMiscOps(OpRegistry &registry);
 
 } // namespace tensorc::ops

@@ -16,7 +16,7 @@ const OpRegistry &registry() {
                        ops::registerLinearAlgebraOps, ops::registerConvolutionOps,
                        ops::registerNormalizationOps, ops::registerViewOps,
                        ops::registerCreationOps, ops::registerScanOps,
-                       ops::registerIndexingOps}) {
+                       ops::registerIndexingOps, ops::registerMiscOps}) {
       Status status = group(built);
       if (!status) {
         std::cerr << status.message() << "\n";

@@ -79,10 +79,13 @@ public:
   Expected<Value *> addInput(const std::string &name, TensorType type);
   /// Checked constructor: fills attribute defaults, checks arity and attribute kinds, infers the
   /// result types, and names the node (`nameHint` made unique). A multi-result node names its
-  /// results `<node>_<i>` unless `resultNames` gives them. Errors name the node and op.
+  /// results `<node>_<i>` unless `resultNames` gives them. A data-dependent dim gets a fresh
+  /// symbol `<node>_d<k>`, or the symbol `declaredTypes` has there (a parsed graph keeps its
+  /// names). Errors name the node and op.
   Expected<Node *> addNode(const OpDef &op, std::vector<Value *> inputs, AttrMap attrs,
                            const std::string &nameHint = "",
-                           const std::vector<std::string> &resultNames = {});
+                           const std::vector<std::string> &resultNames = {},
+                           const std::vector<TensorType> *declaredTypes = nullptr);
   /// Renames a value (and its node, when it is the node's only result); errors if the name is
   /// taken or not an identifier.
   Status renameValue(Value *value, const std::string &name);

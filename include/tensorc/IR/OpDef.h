@@ -107,6 +107,10 @@ struct OpDef {
   std::vector<ParamSpec> params;
   InferFn infer = nullptr;
   KernelFn kernel = nullptr;
+  /// Result dims that depend on the data (nonzero, unique) are inferred as dataDependentDim();
+  /// the graph names each one with a fresh symbol, and the kernel allocates such results itself
+  /// (KernelContext::output(i) is undefined until it does).
+  bool dataDependentShape = false;
 
   const ParamSpec *findParam(std::string_view paramName) const;
   size_t numTensorParams() const;
@@ -130,6 +134,10 @@ private:
   std::map<std::string, const OpDef *, std::less<>> byName_;
   std::map<OpId, const OpDef *> byId_;
 };
+
+/// The placeholder an inference function returns for a dim only the data decides.
+SymInt dataDependentDim();
+bool isDataDependentDim(const SymInt &dim);
 
 /// The op's name in OpList.def, for every id.
 std::string_view opIdName(OpId id);

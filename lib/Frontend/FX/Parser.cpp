@@ -680,7 +680,8 @@ private:
       }
     }
     Expected<Node *> node =
-        graph_.addNode(op, std::move(inputs), std::move(attrs), nameToken.text, resultNames);
+        graph_.addNode(op, std::move(inputs), std::move(attrs), nameToken.text, resultNames,
+                       &declared);
     if (!node)
       return failAt(target, node.error().message());
     if ((*node)->numOutputs() != declared.size())

@@ -89,6 +89,7 @@ public:
 
 private:
   const ::onnx::AttributeProto *findAttr(const std::string &name) const;
+  std::string valueHint(std::string_view op) const;
   ImportState &state_;
   const ::onnx::NodeProto &node_;
   int64_t opset_;
@@ -103,6 +104,7 @@ void addElementwiseConverters(ConverterTable &table);
 void addReductionConverters(ConverterTable &table);
 void addNNConverters(ConverterTable &table);
 void addShapeConverters(ConverterTable &table);
+void addMiscConverters(ConverterTable &table); // last: wraps some converters of the others
 
 /// Shape arithmetic at import time: when inputs 0 and 1 are integer vectors known element by
 /// element and at least one element is symbolic, computes `op` ('+', '-', '*', '/' floor) with

@@ -225,14 +225,21 @@ Status ConvertContext::checkAttrs(std::initializer_list<const char *> known) con
   return Status::ok();
 }
 
+std::string ConvertContext::valueHint(std::string_view op) const {
+  // "<first output>_<op>": readable, and leaves the ONNX output's own name for setOutput.
+  std::string base = node_.output_size() && !node_.output(0).empty() ? node_.output(0)
+                                                                     : node_.op_type();
+  size_t dot = op.rfind('.');
+  return strCat(base, "_", dot == std::string_view::npos ? op : op.substr(dot + 1));
+}
+
 Expected<std::vector<Value *>> ConvertContext::emitMulti(std::string_view op,
                                                          std::vector<Value *> inputs,
                                                          AttrMap attrs) {
   const OpDef *def = state_.registry.lookup(op);
   if (!def)
     return error(strCat("internal: no registry op ", op));
-  std::string hint = node_.output_size() && !node_.output(0).empty() ? node_.output(0)
-                                                                     : node_.op_type();
+  std::string hint = valueHint(op);
 
   // Fold when every operand is known and the results are small.
   bool foldable = !hasSymbolicInts(attrs);
@@ -276,8 +283,7 @@ Expected<Value *> ConvertContext::emit(std::string_view op, std::vector<Value *>
 
 Expected<Value *> ConvertContext::constant(Tensor tensor) {
   const OpDef *def = state_.registry.get(OpId::Constant);
-  std::string hint = node_.output_size() && !node_.output(0).empty() ? node_.output(0)
-                                                                     : node_.op_type();
+  std::string hint = valueHint("constant");
   AttrMap attrs;
   attrs.emplace("value", Attribute(tensor));
   Expected<Node *> node = state_.graph.addNode(*def, {}, std::move(attrs), hint);
@@ -332,6 +338,7 @@ const ConverterTable &converterTable() {
     addReductionConverters(t);
     addNNConverters(t);
     addShapeConverters(t);
+    addMiscConverters(t);
     return t;
   }();
   return table;

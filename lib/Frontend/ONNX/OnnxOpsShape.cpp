@@ -675,8 +675,10 @@ Status convertSpaceToDepth(ConvertContext &c) {
 Status convertDropout(ConvertContext &c) {
   if (c.hasInput(2)) {
     std::optional<Tensor> training = c.constantInput(2);
-    if (!training || training->getInt(0) != 0)
-      return c.error("training-mode dropout is random and not supported");
+    std::optional<Tensor> ratio = c.hasInput(1) ? c.constantInput(1) : std::nullopt;
+    bool zeroRatio = ratio && ratio->numel() == 1 && ratio->getDouble(0) == 0.0;
+    if ((!training || training->getInt(0) != 0) && !zeroRatio)
+      return c.error("training-mode dropout with a non-zero ratio is random and not supported");
   }
   TC_ASSIGN_OR_RETURN(Value * input, c.input(0));
   TC_RETURN_IF_ERROR(c.setOutput(0, input));
