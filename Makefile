@@ -6,7 +6,7 @@ PYTHON ?= python3
 TENSORC := $(BUILD_DIR)/tools/tensorc/tensorc
 DEMO_MODEL := models/mlp.fx
 
-.PHONY: all deps configure build models demo test clean
+.PHONY: all deps configure build models demo test test-asan clean
 
 all: build
 
@@ -31,5 +31,14 @@ demo: deps build models
 test: deps build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
+# The whole test suite again on an AddressSanitizer + UndefinedBehaviorSanitizer build: hostile
+# inputs (malformed models, bad external data) must be rejected without memory errors.
+ASAN_BUILD_DIR ?= build-asan
+test-asan: deps
+	@cmake -S . -B $(ASAN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DTENSORC_SANITIZE=address,undefined > /dev/null
+	@cmake --build $(ASAN_BUILD_DIR) -j $(JOBS)
+	@cd $(ASAN_BUILD_DIR) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
+
 clean:
-	rm -rf $(BUILD_DIR) models/*.safetensors
+	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR) models/*.safetensors

@@ -1,4 +1,5 @@
 // Elementwise ops: constants, unary math, binary arithmetic and comparisons, where, clamp, casts.
+#include "DecomposeHelpers.h"
 #include "OpGroups.h"
 #include "OpHelpers.h"
 
@@ -984,6 +985,60 @@ Status whereKernel(KernelContext &ctx) {
   return Status::ok();
 }
 
+// ---- Decompositions ---------------------------------------------------------------------------
+// Scalars become 0-d constants, which promote weakly: the tensor operand keeps its dtype.
+
+/// gelu(x) = 0.5 * x * (1 + erf(x / sqrt(2))), or with approximate='tanh'
+/// 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))).
+DecomposeResult decomposeGelu(RewriteContext &rewrite, const OpRegistry &registry) {
+  DecomposeBuilder b(rewrite, registry);
+  Value *x = b.operand(0);
+  Value *inner = nullptr;
+  if (AttrReader(b.node().attrs()).getString("approximate") == "tanh") {
+    TC_ASSIGN_OR_RETURN(Value * square, b.mul(x, x));
+    TC_ASSIGN_OR_RETURN(Value * cube, b.mul(square, x));
+    TC_ASSIGN_OR_RETURN(Value * scaledCube, b.binaryScalar(OpId::Mul, cube, 0.044715));
+    TC_ASSIGN_OR_RETURN(Value * sum, b.add(x, scaledCube));
+    TC_ASSIGN_OR_RETURN(Value * scaled, b.binaryScalar(OpId::Mul, sum, 0.7978845608028654));
+    TC_ASSIGN_OR_RETURN(inner, b.unary(OpId::Tanh, scaled));
+  } else {
+    TC_ASSIGN_OR_RETURN(Value * scaled, b.binaryScalar(OpId::Mul, x, 0.7071067811865476));
+    TC_ASSIGN_OR_RETURN(inner, b.unary(OpId::Erf, scaled));
+  }
+  TC_ASSIGN_OR_RETURN(Value * onePlus, b.binaryScalar(OpId::Add, inner, 1.0));
+  TC_ASSIGN_OR_RETURN(Value * half, b.binaryScalar(OpId::Mul, x, 0.5));
+  TC_ASSIGN_OR_RETURN(Value * result, b.mul(half, onePlus));
+  return replaceWith(result);
+}
+
+/// silu(x) = x * sigmoid(x); integer inputs compute in the result's float dtype.
+DecomposeResult decomposeSilu(RewriteContext &rewrite, const OpRegistry &registry) {
+  DecomposeBuilder b(rewrite, registry);
+  TC_ASSIGN_OR_RETURN(Value * x, b.cast(b.operand(0), b.resultType().dtype));
+  TC_ASSIGN_OR_RETURN(Value * sigmoid, b.unary(OpId::Sigmoid, x));
+  TC_ASSIGN_OR_RETURN(Value * result, b.mul(x, sigmoid));
+  return replaceWith(result);
+}
+
+/// clamp(x, min, max) = minimum(maximum(x, min), max) in the result dtype: maximum/minimum
+/// propagate NaN from either side, as clamp does (and min > max gives max). A bool result keeps
+/// the node.
+DecomposeResult decomposeClamp(RewriteContext &rewrite, const OpRegistry &registry) {
+  DecomposeBuilder b(rewrite, registry);
+  DType dtype = b.resultType().dtype;
+  if (dtype == DType::Bool)
+    return keepNode();
+  TC_ASSIGN_OR_RETURN(Value * result, b.cast(b.operand(0), dtype));
+  AttrReader attrs(b.node().attrs());
+  for (auto [bound, op] : {std::pair{"min", OpId::Maximum}, std::pair{"max", OpId::Minimum}}) {
+    if (attrs.isNone(bound))
+      continue;
+    TC_ASSIGN_OR_RETURN(Value * limit, b.scalar(attrs.attr(bound), dtype));
+    TC_ASSIGN_OR_RETURN(result, b.binary(op, result, limit));
+  }
+  return replaceWith(result);
+}
+
 // ---- Registration -----------------------------------------------------------------------------
 
 std::vector<ParamSpec> selfOnly() { return {tensorParam("self")}; }
@@ -1028,22 +1083,26 @@ Status registerElementwiseOps(OpRegistry &registry) {
       {OpId::Round, inferSameTypeNoBool, sameTypeKernel<RoundFn>},
       {OpId::Sign, inferSameType, sameTypeKernel<SignFn>},
       {OpId::Relu, inferSameTypeNoBool, sameTypeKernel<ReluFn>},
-      {OpId::Silu, inferFloatMath, floatMathKernel<SiluFn>},
       {OpId::LogicalNot, inferPredicate, logicalNotKernel},
       {OpId::BitwiseNot, inferBitwiseNot, bitwiseNotKernel},
       {OpId::IsNan, inferPredicate, isNanKernel},
   };
   for (const Unary &op : unaryOps)
     TC_RETURN_IF_ERROR(registry.add(makeOp(op.id, selfOnly(), op.infer, op.kernel)));
+  TC_RETURN_IF_ERROR(registry.add(withDecompose(
+      makeOp(OpId::Silu, selfOnly(), inferFloatMath, floatMathKernel<SiluFn>), decomposeSilu)));
 
-  TC_RETURN_IF_ERROR(registry.add(makeOp(
-      OpId::Gelu, {tensorParam("self"), attrParam("approximate", AttrKind::String, "none", true)},
-      inferGelu, geluKernel)));
-  TC_RETURN_IF_ERROR(
-      registry.add(makeOp(OpId::Clamp,
-                          {tensorParam("self"), optionalAttrParam("min", AttrKind::Scalar),
-                           optionalAttrParam("max", AttrKind::Scalar)},
-                          inferClamp, clampKernel)));
+  TC_RETURN_IF_ERROR(registry.add(withDecompose(
+      makeOp(OpId::Gelu,
+             {tensorParam("self"), attrParam("approximate", AttrKind::String, "none", true)},
+             inferGelu, geluKernel),
+      decomposeGelu)));
+  TC_RETURN_IF_ERROR(registry.add(
+      withDecompose(makeOp(OpId::Clamp,
+                           {tensorParam("self"), optionalAttrParam("min", AttrKind::Scalar),
+                            optionalAttrParam("max", AttrKind::Scalar)},
+                           inferClamp, clampKernel),
+                    decomposeClamp)));
   TC_RETURN_IF_ERROR(registry.add(makeOp(OpId::ConvertElementType,
                                          {tensorParam("self"), attrParam("dtype", AttrKind::DType)},
                                          inferConvert, convertKernel)));

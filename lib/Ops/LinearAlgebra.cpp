@@ -1,4 +1,5 @@
 // Matrix products (aten.mm, bmm, addmm, matmul) and the blocked GEMM behind them and convolution.
+#include "DecomposeHelpers.h"
 #include "DenseKernels.h"
 #include "OpGroups.h"
 #include "OpHelpers.h"
@@ -524,6 +525,87 @@ Status runAddmm(KernelContext &ctx) {
                          });
 }
 
+// ---- Decompositions ---------------------------------------------------------------------------
+
+/// addmm(self, a, b) = beta * self + alpha * (a @ b), skipping multiplications by 1; beta = 0
+/// ignores self (NaN included), as the kernel does.
+DecomposeResult decomposeAddmm(RewriteContext &rewrite, const OpRegistry &registry) {
+  DecomposeBuilder b(rewrite, registry);
+  AttrReader attrs(b.node().attrs());
+  const Attribute &alpha = attrs.attr("alpha"), &beta = attrs.attr("beta");
+  DType dtype = b.resultType().dtype;
+  if (!isFloating(dtype) && (alpha.isFloat() || beta.isFloat()))
+    return keepNode();
+  TC_ASSIGN_OR_RETURN(Value * product, b.emit(OpId::Mm, {b.operand(1), b.operand(2)}));
+  if (alpha.asScalar() != 1.0) {
+    TC_ASSIGN_OR_RETURN(Value * scale, b.scalar(alpha, dtype));
+    TC_ASSIGN_OR_RETURN(product, b.mul(product, scale));
+  }
+  if (beta.asScalar() == 0.0)
+    return replaceWith(product);
+  Value *self = b.operand(0);
+  if (beta.asScalar() != 1.0) {
+    TC_ASSIGN_OR_RETURN(Value * scale, b.scalar(beta, dtype));
+    TC_ASSIGN_OR_RETURN(self, b.mul(self, scale));
+  }
+  TC_ASSIGN_OR_RETURN(Value * result, b.add(product, self));
+  return replaceWith(result);
+}
+
+/// matmul by the operand ranks: with a matrix or vector on the right, the left operand's leading
+/// dims fold into the rows of one mm ([1, k] for a vector); otherwise both sides expand to the
+/// broadcast batch (static, or already equal) and flatten it for bmm. The product is viewed back
+/// to the result's shape.
+DecomposeResult decomposeMatmul(RewriteContext &rewrite, const OpRegistry &registry) {
+  DecomposeBuilder b(rewrite, registry);
+  Value *lhs = b.operand(0), *rhs = b.operand(1);
+  const Shape &lhsShape = lhs->type().shape, &rhsShape = rhs->type().shape;
+  const Shape &outShape = b.resultType().shape;
+  if (rhsShape.size() <= 2) {
+    SymInt rows(1);
+    for (size_t i = 0; i + 1 < lhsShape.size(); ++i)
+      rows = rows * lhsShape[i];
+    TC_ASSIGN_OR_RETURN(Value * matrix, b.view(lhs, {rows, lhsShape.back()}));
+    if (rhsShape.size() == 1) {
+      TC_ASSIGN_OR_RETURN(rhs, b.view(rhs, {rhsShape[0], SymInt(1)}));
+    }
+    TC_ASSIGN_OR_RETURN(Value * product, b.emit(OpId::Mm, {matrix, rhs}));
+    TC_ASSIGN_OR_RETURN(Value * result, b.view(product, outShape));
+    return replaceWith(result);
+  }
+
+  bool vectorLhs = lhsShape.size() == 1;
+  Shape lhsBatch(lhsShape.begin(), lhsShape.end() - (vectorLhs ? 1 : 2));
+  Shape rhsBatch(rhsShape.begin(), rhsShape.end() - 2);
+  Shape batch(outShape.begin(), outShape.end() - (vectorLhs ? 1 : 2));
+  SymInt batchSize(1);
+  bool staticBatch = true;
+  for (const SymInt &dim : batch) {
+    batchSize = batchSize * dim;
+    staticBatch = staticBatch && dim.isConstant();
+  }
+  if (!staticBatch && !(lhsBatch == batch && rhsBatch == batch))
+    return keepNode(); // broadcasting symbolic batch dims could retype
+  SymInt n = vectorLhs ? SymInt(1) : lhsShape[lhsShape.size() - 2];
+  const SymInt &k = lhsShape.back(), &kOther = rhsShape[rhsShape.size() - 2], &m = rhsShape.back();
+  auto batched = [&](Value *operand, const SymInt &rows, const SymInt &cols) -> Expected<Value *> {
+    Value *matrices = operand;
+    if (operand->type().rank() == 1) {
+      TC_ASSIGN_OR_RETURN(matrices, b.view(operand, {rows, cols}));
+    }
+    Shape full = batch;
+    full.push_back(rows);
+    full.push_back(cols);
+    TC_ASSIGN_OR_RETURN(Value * expanded, b.expand(matrices, full));
+    return b.view(expanded, {batchSize, rows, cols});
+  };
+  TC_ASSIGN_OR_RETURN(Value * lhs3, batched(lhs, n, k));
+  TC_ASSIGN_OR_RETURN(Value * rhs3, batched(rhs, kOther, m));
+  TC_ASSIGN_OR_RETURN(Value * product, b.emit(OpId::Bmm, {lhs3, rhs3}));
+  TC_ASSIGN_OR_RETURN(Value * result, b.view(product, outShape));
+  return replaceWith(result);
+}
+
 } // namespace
 
 void gemm(int64_t m, int64_t n, int64_t k, float alpha, MatrixView<float> a, MatrixView<float> b,
@@ -573,14 +655,16 @@ Status registerLinearAlgebraOps(OpRegistry &registry) {
       makeOp(OpId::Mm, {tensorParam("self"), tensorParam("mat2")}, inferMm, runMatmul)));
   TC_RETURN_IF_ERROR(registry.add(
       makeOp(OpId::Bmm, {tensorParam("self"), tensorParam("mat2")}, inferBmm, runBmm)));
-  TC_RETURN_IF_ERROR(registry.add(
+  TC_RETURN_IF_ERROR(registry.add(withDecompose(
       makeOp(OpId::Addmm,
              {tensorParam("self"), tensorParam("mat1"), tensorParam("mat2"),
               attrParam("beta", AttrKind::Scalar, Attribute(int64_t(1)), /*kwargOnly=*/true),
               attrParam("alpha", AttrKind::Scalar, Attribute(int64_t(1)), /*kwargOnly=*/true)},
-             inferAddmm, runAddmm)));
-  TC_RETURN_IF_ERROR(registry.add(
-      makeOp(OpId::Matmul, {tensorParam("self"), tensorParam("other")}, inferMatmul, runMatmul)));
+             inferAddmm, runAddmm),
+      decomposeAddmm)));
+  TC_RETURN_IF_ERROR(registry.add(withDecompose(
+      makeOp(OpId::Matmul, {tensorParam("self"), tensorParam("other")}, inferMatmul, runMatmul),
+      decomposeMatmul)));
   return Status::ok();
 }
 

@@ -317,8 +317,7 @@ Expected<Types> inferGridSample(const InferContext &ctx) {
   TC_RETURN_IF_ERROR(parseSamplePadding(ctx.getString("padding_mode")).status());
   TC_RETURN_IF_ERROR(checkFloating(input, "grid_sample input"));
   size_t spatial = input.rank() < 3 ? 0 : input.rank() - 2;
-  if (spatial == 0 || grid.rank() != spatial + 2 ||
-      grid.shape.back() != SymInt(int64_t(spatial)))
+  if (spatial == 0 || grid.rank() != spatial + 2 || grid.shape.back() != SymInt(int64_t(spatial)))
     return makeError("grid_sample expects input [N, C, D1..Dk] and grid [N, O1..Ok, k], got ",
                      input.str(), " and ", grid.str());
   Shape out{input.shape[0], input.shape[1]};
@@ -355,9 +354,8 @@ void cubicCoefficients(double t, double out[4]) {
 }
 
 /// The (index, weight) taps of one coordinate along one dim; index -1 reads zero.
-std::vector<std::pair<int64_t, double>> sampleTaps(double normalized, int64_t size,
-                                                   SampleMode mode, SamplePadding padding,
-                                                   bool alignCorners) {
+std::vector<std::pair<int64_t, double>> sampleTaps(double normalized, int64_t size, SampleMode mode,
+                                                   SamplePadding padding, bool alignCorners) {
   double low = alignCorners ? 0 : -0.5, high = alignCorners ? double(size - 1) : double(size) - 0.5;
   double x = alignCorners ? (normalized + 1) / 2 * double(size - 1)
                           : ((normalized + 1) * double(size) - 1) / 2;
@@ -614,9 +612,9 @@ Expected<Types> inferRoiAlign(const InferContext &ctx) {
     return makeError("roi_align coordinate_transformation_mode must be half_pixel or "
                      "output_half_pixel, got '",
                      transform, "'");
-  return Types{TensorType(input.dtype, {rois.shape[0], input.shape[1],
-                                        SymInt(ctx.getInt("output_height")),
-                                        SymInt(ctx.getInt("output_width"))})};
+  return Types{
+      TensorType(input.dtype, {rois.shape[0], input.shape[1], SymInt(ctx.getInt("output_height")),
+                               SymInt(ctx.getInt("output_width"))})};
 }
 
 /// One bilinear sample: four input offsets within a plane and their weights.
@@ -852,8 +850,8 @@ Expected<Types> inferStft(const InferContext &ctx) {
                      " entries");
   int64_t frames = (*samples - length) / step + 1;
   int64_t bins = ctx.getBool("onesided") ? length / 2 + 1 : length;
-  return Types{TensorType(signal.dtype, {signal.shape[0], SymInt(frames), SymInt(bins),
-                                         SymInt(int64_t(2))})};
+  return Types{TensorType(signal.dtype,
+                          {signal.shape[0], SymInt(frames), SymInt(bins), SymInt(int64_t(2))})};
 }
 
 Status stftKernel(KernelContext &ctx) {
@@ -869,8 +867,8 @@ Status stftKernel(KernelContext &ctx) {
           [&](int64_t n) {
             double w = ctx.hasInput(1) ? ctx.input(1).getDouble(n) : 1.0;
             int64_t at = (b * samples + f * step + n) * parts;
-            return std::pair<double, double>{
-                w * signal.getDouble(at), parts == 2 ? w * signal.getDouble(at + 1) : 0.0};
+            return std::pair<double, double>{w * signal.getDouble(at),
+                                             parts == 2 ? w * signal.getDouble(at + 1) : 0.0};
           },
           [&](int64_t k, double re, double im) {
             int64_t at = ((b * frames + f) * bins + k) * 2;
@@ -893,29 +891,29 @@ Status registerMiscOps(OpRegistry &registry) {
   };
   TC_RETURN_IF_ERROR(registry.add(
       dataDependent(makeOp(OpId::NonZero, {tensorParam("self")}, inferNonZero, nonZeroKernel))));
-  TC_RETURN_IF_ERROR(registry.add(dataDependent(
-      makeOp(OpId::Unique,
-             {tensorParam("self"), optionalAttrParam("axis", AttrKind::Int), boolAttr("sorted", true)},
-             inferUnique, uniqueKernel))));
-  TC_RETURN_IF_ERROR(registry.add(dataDependent(
-      makeOp(OpId::Compress,
-             {tensorParam("self"), tensorParam("condition"), optionalAttrParam("axis", AttrKind::Int)},
-             inferCompress, compressKernel))));
   TC_RETURN_IF_ERROR(registry.add(dataDependent(makeOp(
-      OpId::NonMaxSuppression,
-      {tensorParam("boxes"), tensorParam("scores"),
-       attrParam("max_output_boxes_per_class", AttrKind::Int, Attribute(int64_t(0))),
-       attrParam("iou_threshold", AttrKind::Float, Attribute(0.0)),
-       optionalAttrParam("score_threshold", AttrKind::Float),
-       attrParam("center_point_box", AttrKind::Int, Attribute(int64_t(0)))},
-      inferNonMaxSuppression, nonMaxSuppressionKernel))));
-  TC_RETURN_IF_ERROR(registry.add(
-      makeOp(OpId::GridSample,
-             {tensorParam("self"), tensorParam("grid"),
-              attrParam("mode", AttrKind::String, Attribute("linear")),
-              attrParam("padding_mode", AttrKind::String, Attribute("zeros")),
-              boolAttr("align_corners", false)},
-             inferGridSample, gridSampleKernel)));
+      OpId::Unique,
+      {tensorParam("self"), optionalAttrParam("axis", AttrKind::Int), boolAttr("sorted", true)},
+      inferUnique, uniqueKernel))));
+  TC_RETURN_IF_ERROR(registry.add(dataDependent(makeOp(
+      OpId::Compress,
+      {tensorParam("self"), tensorParam("condition"), optionalAttrParam("axis", AttrKind::Int)},
+      inferCompress, compressKernel))));
+  TC_RETURN_IF_ERROR(registry.add(dataDependent(
+      makeOp(OpId::NonMaxSuppression,
+             {tensorParam("boxes"), tensorParam("scores"),
+              attrParam("max_output_boxes_per_class", AttrKind::Int, Attribute(int64_t(0))),
+              attrParam("iou_threshold", AttrKind::Float, Attribute(0.0)),
+              optionalAttrParam("score_threshold", AttrKind::Float),
+              attrParam("center_point_box", AttrKind::Int, Attribute(int64_t(0)))},
+             inferNonMaxSuppression, nonMaxSuppressionKernel))));
+  TC_RETURN_IF_ERROR(
+      registry.add(makeOp(OpId::GridSample,
+                          {tensorParam("self"), tensorParam("grid"),
+                           attrParam("mode", AttrKind::String, Attribute("linear")),
+                           attrParam("padding_mode", AttrKind::String, Attribute("zeros")),
+                           boolAttr("align_corners", false)},
+                          inferGridSample, gridSampleKernel)));
   TC_RETURN_IF_ERROR(registry.add(
       makeOp(OpId::MaxPoolWithIndices,
              {tensorParam("self"), attrParam("kernel_size", AttrKind::Ints),
@@ -923,12 +921,12 @@ Status registerMiscOps(OpRegistry &registry) {
               attrParam("dilation", AttrKind::Ints), boolAttr("ceil_mode", false),
               attrParam("storage_order", AttrKind::Int, Attribute(int64_t(0)))},
              inferMaxPoolWithIndices, maxPoolWithIndicesKernel)));
-  TC_RETURN_IF_ERROR(registry.add(
-      makeOp(OpId::ReverseSequence,
-             {tensorParam("self"), tensorParam("lengths"),
-              attrParam("batch_axis", AttrKind::Int, Attribute(int64_t(1))),
-              attrParam("time_axis", AttrKind::Int, Attribute(int64_t(0)))},
-             inferReverseSequence, reverseSequenceKernel)));
+  TC_RETURN_IF_ERROR(
+      registry.add(makeOp(OpId::ReverseSequence,
+                          {tensorParam("self"), tensorParam("lengths"),
+                           attrParam("batch_axis", AttrKind::Int, Attribute(int64_t(1))),
+                           attrParam("time_axis", AttrKind::Int, Attribute(int64_t(0)))},
+                          inferReverseSequence, reverseSequenceKernel)));
   TC_RETURN_IF_ERROR(registry.add(makeOp(
       OpId::RoiAlign,
       {tensorParam("self"), tensorParam("rois"), tensorParam("batch_indices"),
@@ -939,19 +937,17 @@ Status registerMiscOps(OpRegistry &registry) {
        attrParam("spatial_scale", AttrKind::Float, Attribute(1.0)),
        attrParam("coordinate_transformation_mode", AttrKind::String, Attribute("half_pixel"))},
       inferRoiAlign, roiAlignKernel)));
-  TC_RETURN_IF_ERROR(
-      registry.add(makeOp(OpId::Det, {tensorParam("self")}, inferDet, detKernel)));
+  TC_RETURN_IF_ERROR(registry.add(makeOp(OpId::Det, {tensorParam("self")}, inferDet, detKernel)));
+  TC_RETURN_IF_ERROR(registry.add(makeOp(OpId::Dft,
+                                         {tensorParam("self"), attrParam("axis", AttrKind::Int),
+                                          attrParam("length", AttrKind::Int),
+                                          boolAttr("inverse", false), boolAttr("onesided", false)},
+                                         inferDft, dftKernel)));
   TC_RETURN_IF_ERROR(registry.add(makeOp(
-      OpId::Dft,
-      {tensorParam("self"), attrParam("axis", AttrKind::Int), attrParam("length", AttrKind::Int),
-       boolAttr("inverse", false), boolAttr("onesided", false)},
-      inferDft, dftKernel)));
-  TC_RETURN_IF_ERROR(registry.add(
-      makeOp(OpId::Stft,
-             {tensorParam("signal"), optionalTensorParam("window"),
-              attrParam("frame_step", AttrKind::Int), attrParam("frame_length", AttrKind::Int),
-              boolAttr("onesided", true)},
-             inferStft, stftKernel)));
+      OpId::Stft,
+      {tensorParam("signal"), optionalTensorParam("window"), attrParam("frame_step", AttrKind::Int),
+       attrParam("frame_length", AttrKind::Int), boolAttr("onesided", true)},
+      inferStft, stftKernel)));
   return Status::ok();
 }
 

@@ -1,4 +1,5 @@
 // Normalization: aten.batch_norm (inference and training statistics) and aten.layer_norm.
+#include "DecomposeHelpers.h"
 #include "DenseKernels.h"
 #include "OpGroups.h"
 #include "OpHelpers.h"
@@ -209,23 +210,104 @@ Status runLayerNorm(KernelContext &ctx) {
       });
 }
 
+// ---- Decompositions ---------------------------------------------------------------------------
+// Parameters are cast to the input's dtype first: a dimensioned f32 weight would otherwise
+// promote an f16 input's result to f32.
+
+/// layer_norm(x) = (x - mean) * rsqrt(var + eps) * weight + bias over the normalized dims, when
+/// they are static (mean and the biased var divide by their element count).
+DecomposeResult decomposeLayerNorm(RewriteContext &rewrite, const OpRegistry &registry) {
+  DecomposeBuilder b(rewrite, registry);
+  AttrReader attrs(b.node().attrs());
+  Value *x = b.operand(0);
+  const TensorType &type = x->type();
+  size_t normalizedRank = attrs.getInts("normalized_shape").size();
+  std::vector<int64_t> dims;
+  for (size_t i = type.rank() - normalizedRank; i < type.rank(); ++i)
+    dims.push_back(int64_t(i));
+  Shape trailing(type.shape.end() - int64_t(normalizedRank), type.shape.end());
+  for (size_t index : {size_t(1), size_t(2)})
+    if (b.operand(index) && b.operand(index)->type().shape != trailing)
+      return keepNode(); // a symbolic dim meeting a constant one: broadcasting would retype
+  std::optional<int64_t> count = staticCount(type.shape, dims);
+  if (!count)
+    return keepNode();
+  // The biased variance reuses the centered values: var = mean((x - mean)^2).
+  Attribute dim(dims);
+  TC_ASSIGN_OR_RETURN(Value * mean, b.emit(OpId::Mean, {x}, {{"dim", dim}, {"keepdim", true}}));
+  TC_ASSIGN_OR_RETURN(Value * centered, b.sub(x, mean));
+  TC_ASSIGN_OR_RETURN(Value * squares, b.mul(centered, centered));
+  TC_ASSIGN_OR_RETURN(Value * sum, b.reduce(OpId::Sum, squares, dim, true));
+  TC_ASSIGN_OR_RETURN(Value * var, b.binaryScalar(OpId::Div, sum, double(*count)));
+  TC_ASSIGN_OR_RETURN(Value * shifted, b.binaryScalar(OpId::Add, var, attrs.getFloat("eps")));
+  TC_ASSIGN_OR_RETURN(Value * rstd, b.unary(OpId::Rsqrt, shifted));
+  TC_ASSIGN_OR_RETURN(Value * result, b.mul(centered, rstd));
+  if (Value *weight = b.operand(1)) {
+    TC_ASSIGN_OR_RETURN(Value * cast, b.cast(weight, type.dtype));
+    TC_ASSIGN_OR_RETURN(result, b.mul(result, cast));
+  }
+  if (Value *bias = b.operand(2)) {
+    TC_ASSIGN_OR_RETURN(Value * cast, b.cast(bias, type.dtype));
+    TC_ASSIGN_OR_RETURN(result, b.add(result, cast));
+  }
+  return replaceWith(result);
+}
+
+/// Inference batch_norm: (x - mean) * rsqrt(var + eps) * weight + bias, with the per-channel
+/// vectors viewed as [C, 1, ...]. training=True (batch statistics) keeps the node.
+DecomposeResult decomposeBatchNorm(RewriteContext &rewrite, const OpRegistry &registry) {
+  DecomposeBuilder b(rewrite, registry);
+  AttrReader attrs(b.node().attrs());
+  Value *x = b.operand(0);
+  const TensorType &type = x->type();
+  if (attrs.getBool("training") || !b.operand(3) || !b.operand(4))
+    return keepNode();
+  const SymInt &channels = type.shape[1];
+  for (size_t index = 1; index <= 4; ++index)
+    if (b.operand(index) && b.operand(index)->type().shape[0] != channels)
+      return keepNode(); // a symbolic dim meeting a constant one: broadcasting would retype
+  Shape perChannel(type.rank() - 1, SymInt(1));
+  perChannel[0] = channels;
+  auto channelVector = [&](size_t index) -> Expected<Value *> {
+    TC_ASSIGN_OR_RETURN(Value * cast, b.cast(b.operand(index), type.dtype));
+    return b.view(cast, perChannel);
+  };
+  TC_ASSIGN_OR_RETURN(Value * mean, channelVector(3));
+  TC_ASSIGN_OR_RETURN(Value * var, channelVector(4));
+  TC_ASSIGN_OR_RETURN(Value * shifted, b.binaryScalar(OpId::Add, var, attrs.getFloat("eps")));
+  TC_ASSIGN_OR_RETURN(Value * rstd, b.unary(OpId::Rsqrt, shifted));
+  TC_ASSIGN_OR_RETURN(Value * centered, b.sub(x, mean));
+  TC_ASSIGN_OR_RETURN(Value * result, b.mul(centered, rstd));
+  if (b.operand(1)) {
+    TC_ASSIGN_OR_RETURN(Value * weight, channelVector(1));
+    TC_ASSIGN_OR_RETURN(result, b.mul(result, weight));
+  }
+  if (b.operand(2)) {
+    TC_ASSIGN_OR_RETURN(Value * bias, channelVector(2));
+    TC_ASSIGN_OR_RETURN(result, b.add(result, bias));
+  }
+  return replaceWith(result);
+}
+
 } // namespace
 
 Status registerNormalizationOps(OpRegistry &registry) {
-  TC_RETURN_IF_ERROR(registry.add(
+  TC_RETURN_IF_ERROR(registry.add(withDecompose(
       makeOp(OpId::BatchNorm,
              {tensorParam("input"), optionalTensorParam("weight"), optionalTensorParam("bias"),
               optionalTensorParam("running_mean"), optionalTensorParam("running_var"),
               attrParam("training", AttrKind::Bool, Attribute(false)),
               attrParam("momentum", AttrKind::Float, Attribute(0.1)),
               attrParam("eps", AttrKind::Float, Attribute(1e-05))},
-             inferBatchNorm, runBatchNorm)));
-  TC_RETURN_IF_ERROR(
-      registry.add(makeOp(OpId::LayerNorm,
-                          {tensorParam("input"), attrParam("normalized_shape", AttrKind::Ints),
-                           optionalTensorParam("weight"), optionalTensorParam("bias"),
-                           attrParam("eps", AttrKind::Float, Attribute(1e-05))},
-                          inferLayerNorm, runLayerNorm)));
+             inferBatchNorm, runBatchNorm),
+      decomposeBatchNorm)));
+  TC_RETURN_IF_ERROR(registry.add(
+      withDecompose(makeOp(OpId::LayerNorm,
+                           {tensorParam("input"), attrParam("normalized_shape", AttrKind::Ints),
+                            optionalTensorParam("weight"), optionalTensorParam("bias"),
+                            attrParam("eps", AttrKind::Float, Attribute(1e-05))},
+                           inferLayerNorm, runLayerNorm),
+                    decomposeLayerNorm)));
   return Status::ok();
 }
 

@@ -1,4 +1,5 @@
 // Reductions: sum, mean, prod, amax/amin, argmax/argmin, var, softmax and log_softmax.
+#include "DecomposeHelpers.h"
 #include "OpGroups.h"
 #include "OpHelpers.h"
 
@@ -407,6 +408,72 @@ template <bool IsLog> Status softmaxKernel(KernelContext &ctx) {
   return Status::ok();
 }
 
+// ---- Decompositions ---------------------------------------------------------------------------
+// mean and var divide by the element count, so they decompose only when the reduced dims are
+// static; softmax subtracts the row max first, as the kernel does.
+
+/// mean(x) = sum(x) / N.
+DecomposeResult decomposeMean(RewriteContext &rewrite, const OpRegistry &registry) {
+  DecomposeBuilder b(rewrite, registry);
+  AttrReader attrs(b.node().attrs());
+  TC_ASSIGN_OR_RETURN(std::vector<int64_t> dims, attrs.getStaticInts("dim"));
+  std::optional<int64_t> count = staticCount(b.operand(0)->type().shape, dims);
+  if (!count)
+    return keepNode();
+  TC_ASSIGN_OR_RETURN(Value * x, b.cast(b.operand(0), b.resultType().dtype));
+  TC_ASSIGN_OR_RETURN(Value * sum,
+                      b.reduce(OpId::Sum, x, attrs.attr("dim"), attrs.getBool("keepdim")));
+  TC_ASSIGN_OR_RETURN(Value * mean, b.binaryScalar(OpId::Div, sum, double(*count)));
+  return replaceWith(mean);
+}
+
+/// var(x) = sum((x - mean(x))^2) / max(0, N - correction).
+DecomposeResult decomposeVar(RewriteContext &rewrite, const OpRegistry &registry) {
+  DecomposeBuilder b(rewrite, registry);
+  AttrReader attrs(b.node().attrs());
+  Value *x = b.operand(0);
+  TC_ASSIGN_OR_RETURN(std::vector<int64_t> dims, attrs.getStaticInts("dim"));
+  std::optional<int64_t> count = staticCount(x->type().shape, dims);
+  if (!count)
+    return keepNode();
+  const Attribute &dim = attrs.attr("dim");
+  TC_ASSIGN_OR_RETURN(Value * mean, b.emit(OpId::Mean, {x}, {{"dim", dim}, {"keepdim", true}}));
+  TC_ASSIGN_OR_RETURN(Value * centered, b.sub(x, mean));
+  TC_ASSIGN_OR_RETURN(Value * squares, b.mul(centered, centered));
+  TC_ASSIGN_OR_RETURN(Value * sum, b.reduce(OpId::Sum, squares, dim, attrs.getBool("keepdim")));
+  double divisor = std::max(0.0, double(*count) - attrs.getScalar("correction"));
+  TC_ASSIGN_OR_RETURN(Value * var, b.binaryScalar(OpId::Div, sum, divisor));
+  return replaceWith(var);
+}
+
+/// softmax(x) = exp(x - max) / sum(exp(x - max)); log_softmax(x) = (x - max) - log(sum(...)).
+/// A `dtype` casts the input first.
+template <bool IsLog>
+DecomposeResult decomposeSoftmax(RewriteContext &rewrite, const OpRegistry &registry) {
+  DecomposeBuilder b(rewrite, registry);
+  AttrReader attrs(b.node().attrs());
+  const TensorType &type = b.operand(0)->type();
+  if (type.rank() == 0)
+    return keepNode();
+  TC_ASSIGN_OR_RETURN(size_t axis, normalizeDim(attrs.getInt("dim"), type.rank()));
+  if (type.shape[axis].constant() == 0)
+    return keepNode(); // amax has no identity for an empty row
+  Attribute dim(std::vector<int64_t>{int64_t(axis)});
+  TC_ASSIGN_OR_RETURN(Value * x, b.cast(b.operand(0), b.resultType().dtype));
+  TC_ASSIGN_OR_RETURN(Value * max, b.reduce(OpId::Amax, x, dim, true));
+  TC_ASSIGN_OR_RETURN(Value * shifted, b.sub(x, max));
+  TC_ASSIGN_OR_RETURN(Value * exp, b.unary(OpId::Exp, shifted));
+  TC_ASSIGN_OR_RETURN(Value * sum, b.reduce(OpId::Sum, exp, dim, true));
+  if constexpr (IsLog) {
+    TC_ASSIGN_OR_RETURN(Value * logSum, b.unary(OpId::Log, sum));
+    TC_ASSIGN_OR_RETURN(Value * result, b.sub(shifted, logSum));
+    return replaceWith(result);
+  } else {
+    TC_ASSIGN_OR_RETURN(Value * result, b.div(exp, sum));
+    return replaceWith(result);
+  }
+}
+
 } // namespace
 
 Status registerReductionOps(OpRegistry &registry) {
@@ -425,8 +492,9 @@ Status registerReductionOps(OpRegistry &registry) {
   TC_RETURN_IF_ERROR(
       registry.add(makeOp(OpId::Prod, {self(), dimList(), keepdim(false), dtype(true)},
                           inferSumProd, sumProdKernel<true>)));
-  TC_RETURN_IF_ERROR(registry.add(
-      makeOp(OpId::Mean, {self(), dimList(), keepdim(false), dtype(true)}, inferMean, meanKernel)));
+  TC_RETURN_IF_ERROR(registry.add(withDecompose(
+      makeOp(OpId::Mean, {self(), dimList(), keepdim(false), dtype(true)}, inferMean, meanKernel),
+      decomposeMean)));
   TC_RETURN_IF_ERROR(registry.add(makeOp(OpId::Amax, {self(), dimList(), keepdim(false)},
                                          inferAmaxAmin, amaxAminKernel<true>)));
   TC_RETURN_IF_ERROR(registry.add(makeOp(OpId::Amin, {self(), dimList(), keepdim(false)},
@@ -436,16 +504,19 @@ Status registerReductionOps(OpRegistry &registry) {
       makeOp(OpId::Argmax, {self(), optionalDim(), keepdim(false)}, inferArg, argKernel<true>)));
   TC_RETURN_IF_ERROR(registry.add(
       makeOp(OpId::Argmin, {self(), optionalDim(), keepdim(false)}, inferArg, argKernel<false>)));
-  TC_RETURN_IF_ERROR(registry.add(
+  TC_RETURN_IF_ERROR(registry.add(withDecompose(
       makeOp(OpId::Var,
              {self(), dimList(), attrParam("correction", AttrKind::Scalar, int64_t(1), true),
               keepdim(true)},
-             inferVar, varKernel)));
+             inferVar, varKernel),
+      decomposeVar)));
   auto dim = [] { return attrParam("dim", AttrKind::Int); };
-  TC_RETURN_IF_ERROR(registry.add(
-      makeOp(OpId::Softmax, {self(), dim(), dtype(false)}, inferSoftmax, softmaxKernel<false>)));
-  return registry.add(
-      makeOp(OpId::LogSoftmax, {self(), dim(), dtype(false)}, inferSoftmax, softmaxKernel<true>));
+  TC_RETURN_IF_ERROR(registry.add(withDecompose(
+      makeOp(OpId::Softmax, {self(), dim(), dtype(false)}, inferSoftmax, softmaxKernel<false>),
+      decomposeSoftmax<false>)));
+  return registry.add(withDecompose(
+      makeOp(OpId::LogSoftmax, {self(), dim(), dtype(false)}, inferSoftmax, softmaxKernel<true>),
+      decomposeSoftmax<true>));
 }
 
 } // namespace tensorc::ops

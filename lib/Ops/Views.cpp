@@ -1,5 +1,6 @@
 // View and data-movement ops: view, reshape, permute, transpose, t, expand, squeeze, unsqueeze,
 // slice, cat, split_with_sizes, gather, index_select, pad, embedding, clone.
+#include "DecomposeHelpers.h"
 #include "OpGroups.h"
 #include "OpHelpers.h"
 
@@ -832,6 +833,48 @@ Status padKernel(KernelContext &ctx) {
 
 Expected<Types> inferSameType(const InferContext &ctx) { return Types{ctx.input(0)}; }
 
+// ---- Decompositions ---------------------------------------------------------------------------
+// Every view op here copies, so reshape and view are one op, and t/transpose are permutes.
+
+/// A permute by `perm`, or the input itself when `perm` is the identity.
+DecomposeResult permuteOrSelf(DecomposeBuilder &b, const std::vector<size_t> &perm) {
+  bool identity = true;
+  std::vector<int64_t> dims;
+  for (size_t i = 0; i < perm.size(); ++i) {
+    identity = identity && perm[i] == i;
+    dims.push_back(int64_t(perm[i]));
+  }
+  if (identity)
+    return replaceWith(b.operand(0));
+  TC_ASSIGN_OR_RETURN(Value * result, b.emit(OpId::Permute, {b.operand(0)}, {{"dims", dims}}));
+  return replaceWith(result);
+}
+
+/// transpose(x, d0, d1) = permute(x, identity with d0 and d1 swapped).
+DecomposeResult decomposeTranspose(RewriteContext &rewrite, const OpRegistry &registry) {
+  DecomposeBuilder b(rewrite, registry);
+  AttrReader attrs(b.node().attrs());
+  TC_ASSIGN_OR_RETURN(
+      std::vector<size_t> perm,
+      transposition(attrs.getInt("dim0"), attrs.getInt("dim1"), b.operand(0)->type().rank()));
+  return permuteOrSelf(b, perm);
+}
+
+/// t(x) = permute(x, [1, 0]); a vector or 0-d tensor is its own transpose.
+DecomposeResult decomposeT(RewriteContext &rewrite, const OpRegistry &registry) {
+  DecomposeBuilder b(rewrite, registry);
+  TC_ASSIGN_OR_RETURN(std::vector<size_t> perm, matrixTransposition(b.operand(0)->type().rank()));
+  return permuteOrSelf(b, perm);
+}
+
+/// reshape(x, shape) = view(x, shape).
+DecomposeResult decomposeReshape(RewriteContext &rewrite, const OpRegistry &registry) {
+  DecomposeBuilder b(rewrite, registry);
+  TC_ASSIGN_OR_RETURN(Value * result,
+                      b.emit(OpId::View, {b.operand(0)}, {{"size", b.node().attr("shape")}}));
+  return replaceWith(result);
+}
+
 } // namespace
 
 Status registerViewOps(OpRegistry &registry) {
@@ -839,17 +882,22 @@ Status registerViewOps(OpRegistry &registry) {
   TC_RETURN_IF_ERROR(registry.add(makeOp(
       OpId::View, {tensorParam("self"), attrParam("size", AttrKind::Ints)},
       [](const InferContext &ctx) { return inferViewLike(ctx, "size"); }, copyKernel)));
-  TC_RETURN_IF_ERROR(registry.add(makeOp(
-      OpId::Reshape, {tensorParam("self"), attrParam("shape", AttrKind::Ints)},
-      [](const InferContext &ctx) { return inferViewLike(ctx, "shape"); }, copyKernel)));
+  TC_RETURN_IF_ERROR(registry.add(withDecompose(
+      makeOp(
+          OpId::Reshape, {tensorParam("self"), attrParam("shape", AttrKind::Ints)},
+          [](const InferContext &ctx) { return inferViewLike(ctx, "shape"); }, copyKernel),
+      decomposeReshape)));
   TC_RETURN_IF_ERROR(
       registry.add(makeOp(OpId::Permute, {tensorParam("self"), attrParam("dims", AttrKind::Ints)},
                           inferPermute, permuteKernel)));
-  TC_RETURN_IF_ERROR(registry.add(makeOp(
-      OpId::Transpose,
-      {tensorParam("self"), attrParam("dim0", AttrKind::Int), attrParam("dim1", AttrKind::Int)},
-      inferTranspose, transposeKernel)));
-  TC_RETURN_IF_ERROR(registry.add(makeOp(OpId::T, {tensorParam("self")}, inferT, tKernel)));
+  TC_RETURN_IF_ERROR(
+      registry.add(withDecompose(makeOp(OpId::Transpose,
+                                        {tensorParam("self"), attrParam("dim0", AttrKind::Int),
+                                         attrParam("dim1", AttrKind::Int)},
+                                        inferTranspose, transposeKernel),
+                                 decomposeTranspose)));
+  TC_RETURN_IF_ERROR(registry.add(
+      withDecompose(makeOp(OpId::T, {tensorParam("self")}, inferT, tKernel), decomposeT)));
   TC_RETURN_IF_ERROR(
       registry.add(makeOp(OpId::Expand, {tensorParam("self"), attrParam("size", AttrKind::Ints)},
                           inferExpand, expandKernel)));

@@ -27,8 +27,7 @@ Tensor runOne(std::string_view name, const std::vector<Tensor> &inputs, AttrMap 
   return results.empty() ? Tensor() : results[0];
 }
 
-std::string runError(std::string_view name, const std::vector<Tensor> &inputs,
-                     AttrMap attrs = {}) {
+std::string runError(std::string_view name, const std::vector<Tensor> &inputs, AttrMap attrs = {}) {
   Expected<std::vector<Tensor>> results = runOp(name, inputs, std::move(attrs));
   EXPECT_FALSE(results.hasValue()) << name << " unexpectedly succeeded";
   return results ? "" : results.error().message();
@@ -80,8 +79,9 @@ TEST(OpsMisc, UniqueAxis) {
   EXPECT_EQ(toDoubles(out[1]), (Doubles{1, 0}));
   EXPECT_EQ(toDoubles(out[2]), (Doubles{1, 0, 1}));
   EXPECT_EQ(toDoubles(out[3]), (Doubles{1, 2}));
-  EXPECT_NE(runError("prims.unique", {x}, attrs({{"axis", Attribute(int64_t(2))}})).find("out of range"),
-            std::string::npos);
+  EXPECT_NE(
+      runError("prims.unique", {x}, attrs({{"axis", Attribute(int64_t(2))}})).find("out of range"),
+      std::string::npos);
 }
 
 // compress keeps the slices whose condition is true; a shorter condition drops the rest.
@@ -133,9 +133,9 @@ TEST(OpsMisc, GridSample) {
   };
   EXPECT_DOUBLE_EQ(sample(0, 0, {}), 2.5); // the center averages all four pixels
   EXPECT_DOUBLE_EQ(sample(-1, -1, attrs({{"align_corners", Attribute(true)}})), 1);
-  EXPECT_DOUBLE_EQ(sample(1, -1, attrs({{"align_corners", Attribute(true)},
-                                        {"mode", Attribute("nearest")}})),
-                   2);
+  EXPECT_DOUBLE_EQ(
+      sample(1, -1, attrs({{"align_corners", Attribute(true)}, {"mode", Attribute("nearest")}})),
+      2);
   // Half a pixel outside the corner: zeros padding mixes in three zeros, border clamps.
   EXPECT_DOUBLE_EQ(sample(-1, -1, {}), 0.25);
   EXPECT_DOUBLE_EQ(sample(-1, -1, attrs({{"padding_mode", Attribute("border")}})), 1);
@@ -199,9 +199,9 @@ TEST(OpsMisc, Det) {
   expectNear(toDoubles(runOne("prims.det", {x})), {-2, 6});
   Tensor swap = makeTensor(DType::F32, {3, 3}, {0, 1, 0, 1, 0, 0, 0, 0, 1});
   expectNear(toDoubles(runOne("prims.det", {swap})), {-1});
-  EXPECT_NE(runError("prims.det", {makeTensor(DType::F32, {2, 3}, {1, 2, 3, 4, 5, 6})})
-                .find("square"),
-            std::string::npos);
+  EXPECT_NE(
+      runError("prims.det", {makeTensor(DType::F32, {2, 3}, {1, 2, 3, 4, 5, 6})}).find("square"),
+      std::string::npos);
 }
 
 // DFT of [1, 2, 3, 4] is [10, -2+2i, -2, -2-2i]; the inverse gives the signal back.

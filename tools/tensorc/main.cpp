@@ -7,6 +7,8 @@
 #include "tensorc/Support/Log.h"
 #include "tensorc/Support/Safetensors.h"
 #include "tensorc/Support/StrCat.h"
+#include "tensorc/Frontend/FX/FxParser.h"
+#include "tensorc/Transforms/PassRegistry.h"
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -67,6 +69,30 @@ int runInspect(const InspectOptions &options, const OpRegistry &registry) {
   if (!options.outDir.empty())
     std::cerr << "tensorc: wrote " << index << " stage dump(s) to " << options.outDir << "\n";
   return 0;
+}
+
+struct OptOptions {
+  std::string model;
+  std::string passes;
+  std::string output;
+};
+
+int runOpt(const OptOptions &options, const OpRegistry &registry) {
+  PipelineOptions pipeline;
+  pipeline.stopAfter = "verify";
+  Expected<Graph> graph = runPipeline(options.model, registry, pipeline);
+  if (!graph)
+    return fail(graph.error().message());
+  PassContext context{registry};
+  Status status = runPasses(*graph, options.passes, context);
+  if (!status)
+    return fail(strCat(options.model, ": ", status.message()));
+  if (options.output.empty()) {
+    std::cout << printGraph(*graph);
+    return 0;
+  }
+  Status saved = fx::saveFxFile(*graph, options.output);
+  return saved ? 0 : fail(saved.message());
 }
 
 struct RunOptions {
@@ -142,6 +168,20 @@ int main(int argc, char **argv) {
   inspectCommand->add_option("-o,--output-dir", inspect.outDir,
                              "Write one numbered file per stage (01_import.fx, ...) to DIR");
 
+  OptOptions opt;
+  std::vector<std::string> passNames;
+  for (const PassInfo &pass : allPasses())
+    passNames.push_back(pass.name + " (" + pass.description + ")");
+  CLI::App *optCommand = app.add_subcommand(
+      "opt", "Run graph passes on a model and print the result (like mlir-opt)");
+  optCommand->add_option("model", opt.model, "Model file (.fx or .onnx)")->required();
+  optCommand
+      ->add_option("--passes", opt.passes,
+                   "Comma-separated passes to run in order: " + join(passNames, ", "))
+      ->required();
+  optCommand->add_option("-o,--output", opt.output,
+                         "Write FX-text (and its .safetensors weights) here instead of stdout");
+
   RunOptions run;
   CLI::App *runCommand = app.add_subcommand("run", "Run a model");
   runCommand->add_option("model", run.model, "Model file (.fx or .onnx)")->required();
@@ -169,5 +209,7 @@ int main(int argc, char **argv) {
     return runInspect(inspect, *registry);
   if (*runCommand)
     return runRun(run, *registry);
+  if (*optCommand)
+    return runOpt(opt, *registry);
   return fail("no command given (see --help)");
 }

@@ -99,6 +99,14 @@ private:
 using InferFn = Expected<std::vector<TensorType>> (*)(const InferContext &);
 using KernelFn = Status (*)(KernelContext &);
 
+class RewriteContext;
+class OpRegistry;
+/// A decomposition rule: emits primitive ops computing the node's results through the
+/// RewriteContext and returns them, or std::nullopt to keep the node (e.g. a case the rule does
+/// not handle). Results must have the node's exact result types.
+using DecomposeFn = Expected<std::optional<std::vector<class Value *>>> (*)(RewriteContext &,
+                                                                            const OpRegistry &);
+
 /// One op, defined once: schema, inference, reference kernel; later stages fill the optional
 /// rule slots (decomposition, gradient, lowering) in the same definition.
 struct OpDef {
@@ -111,6 +119,8 @@ struct OpDef {
   /// the graph names each one with a fresh symbol, and the kernel allocates such results itself
   /// (KernelContext::output(i) is undefined until it does).
   bool dataDependentShape = false;
+  /// Decomposition into more primitive ops (the Decompose pass); nullptr for primitives.
+  DecomposeFn decompose = nullptr;
 
   const ParamSpec *findParam(std::string_view paramName) const;
   size_t numTensorParams() const;

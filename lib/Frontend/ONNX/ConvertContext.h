@@ -79,6 +79,15 @@ public:
   /// `value` converted to `dtype` (no node when it already has it).
   Expected<Value *> cast(Value *value, DType dtype);
 
+  // ---- Subgraphs -----------------------------------------------------------------------------
+  /// The GRAPH attribute `name` (If's branches, Loop's and Scan's body).
+  Expected<const ::onnx::GraphProto *> graphAttr(const std::string &name) const;
+  /// Converts `body` in place, its inputs bound to `inputs` (outer values stay visible, as ONNX
+  /// scoping says), and returns its outputs. Each call emits a fresh copy: Loop and Scan unroll
+  /// by calling it once per iteration.
+  Expected<std::vector<Value *>> inlineGraph(const ::onnx::GraphProto &body,
+                                             const std::vector<Value *> &inputs);
+
   // ---- Outputs -------------------------------------------------------------------------------
   size_t numOutputs() const { return size_t(node_.output_size()); }
   bool hasOutput(size_t i) const;

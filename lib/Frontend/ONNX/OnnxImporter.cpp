@@ -35,7 +35,10 @@ public:
   /// Values already renamed after an ONNX output.
   std::set<const Value *> named;
   size_t freshSymbols = 0;
+  int64_t opset = 0;
 };
+
+Status convertNodes(const ::onnx::GraphProto &graph, ImportState &state);
 
 namespace {
 
@@ -331,6 +334,93 @@ Status ConvertContext::setSymbolicOutput(size_t i, SymVector vector) {
   return Status::ok();
 }
 
+Expected<const ::onnx::GraphProto *> ConvertContext::graphAttr(const std::string &name) const {
+  const auto *attr = findAttr(name);
+  if (!attr || !attr->has_g())
+    return error(strCat("missing graph attribute '", name, "'"));
+  return &attr->g();
+}
+
+Expected<std::vector<Value *>> ConvertContext::inlineGraph(const ::onnx::GraphProto &body,
+                                                           const std::vector<Value *> &inputs) {
+  if (size_t(body.input_size()) != inputs.size())
+    return error(strCat("the subgraph takes ", body.input_size(), " inputs, given ",
+                        inputs.size()));
+  // The names the body defines shadow outer ones while it is converted; restore them after.
+  std::vector<std::string> defined;
+  for (const auto &info : body.input())
+    defined.push_back(info.name());
+  for (const auto &proto : body.initializer())
+    defined.push_back(proto.name());
+  for (const auto &node : body.node())
+    for (const std::string &output : node.output())
+      if (!output.empty())
+        defined.push_back(output);
+  std::map<std::string, Value *> savedValues;
+  std::map<std::string, SymVector> savedSymbolic;
+  for (const std::string &name : defined) {
+    if (auto it = state_.values.find(name); it != state_.values.end()) {
+      savedValues.emplace(name, it->second);
+      state_.values.erase(it);
+    }
+    if (auto it = state_.symbolic.find(name); it != state_.symbolic.end()) {
+      savedSymbolic.emplace(name, it->second);
+      state_.symbolic.erase(it);
+    }
+  }
+  auto restore = [&] {
+    for (const std::string &name : defined) {
+      state_.values.erase(name);
+      state_.symbolic.erase(name);
+    }
+    for (auto &[name, value] : savedValues)
+      state_.values[name] = value;
+    for (auto &[name, vector] : savedSymbolic)
+      state_.symbolic[name] = vector;
+  };
+
+  for (size_t i = 0; i < inputs.size(); ++i)
+    state_.values[body.input(int(i)).name()] = inputs[i];
+  for (const auto &proto : body.initializer()) {
+    Expected<Tensor> tensor = tensorFromProto(proto, state_.modelDir,
+                                              "subgraph initializer '" + proto.name() + "'");
+    if (!tensor) {
+      restore();
+      return error(tensor.error().message());
+    }
+    Expected<Value *> value = constant(std::move(*tensor));
+    if (!value) {
+      restore();
+      return value.takeError();
+    }
+    state_.values[proto.name()] = *value;
+  }
+  Status converted = convertNodes(body, state_);
+  std::vector<Value *> outputs;
+  for (int i = 0; converted && i < body.output_size(); ++i) {
+    const std::string &name = body.output(i).name();
+    if (auto it = state_.values.find(name); it != state_.values.end()) {
+      outputs.push_back(it->second);
+      continue;
+    }
+    auto symbolic = state_.symbolic.find(name);
+    if (symbolic == state_.symbolic.end() || !allConstant(symbolic->second)) {
+      converted = error(strCat("subgraph output '", name, "' has no tensor value"));
+      break;
+    }
+    Expected<Value *> value = constant(tensorFromSymVector(symbolic->second));
+    if (!value) {
+      converted = value.takeError();
+      break;
+    }
+    outputs.push_back(*value);
+  }
+  restore();
+  if (!converted)
+    return converted.takeError().withContext(describe() + ": in its subgraph");
+  return outputs;
+}
+
 const ConverterTable &converterTable() {
   static const ConverterTable table = [] {
     ConverterTable t;
@@ -433,6 +523,52 @@ Status checkDeclaredOutput(const ::onnx::ValueInfoProto &info, const Value &valu
   return Status::ok();
 }
 
+/// Op types with no converter, in `graph` and the subgraphs of its attributes.
+void collectUnsupported(const ::onnx::GraphProto &graph, std::map<std::string, int> &unsupported) {
+  const ConverterTable &table = converterTable();
+  for (const auto &node : graph.node()) {
+    std::string key = isDefaultDomain(node.domain()) ? node.op_type()
+                                                     : node.domain() + "::" + node.op_type();
+    if (!isDefaultDomain(node.domain()) || !table.count(node.op_type()))
+      ++unsupported[key];
+    for (const auto &attr : node.attribute()) {
+      if (attr.has_g())
+        collectUnsupported(attr.g(), unsupported);
+      for (const auto &subgraph : attr.graphs())
+        collectUnsupported(subgraph, unsupported);
+    }
+  }
+}
+
+} // namespace
+
+/// Converts the nodes of `graph` in order (the top graph or an inlined subgraph).
+Status convertNodes(const ::onnx::GraphProto &graph, ImportState &state) {
+  const ConverterTable &table = converterTable();
+  for (const auto &node : graph.node()) {
+    ConvertContext context(state, node, state.opset);
+    for (const std::string &input : node.input())
+      if (!input.empty() && !state.values.count(input) && !state.symbolic.count(input))
+        return context.error(strCat("input '", input,
+                                    "' is not defined before use (nodes must be in topological "
+                                    "order)"));
+    auto converter = table.find(node.op_type());
+    if (converter == table.end() || !isDefaultDomain(node.domain()))
+      return context.error("unsupported op");
+    Status converted = converter->second(context);
+    if (!converted)
+      return converted;
+    for (int i = 0; i < node.output_size(); ++i)
+      if (!node.output(i).empty() && !state.values.count(node.output(i)) &&
+          !state.symbolic.count(node.output(i)))
+        return context.error(strCat("internal: output '", node.output(i), "' was not produced"));
+    log::debug("import", strCat("converted ", context.describe()));
+  }
+  return Status::ok();
+}
+
+namespace {
+
 Status importGraph(const ::onnx::ModelProto &model, const ImportOptions &options,
                    ImportState &state) {
   const ::onnx::GraphProto &graph = model.graph();
@@ -449,13 +585,7 @@ Status importGraph(const ::onnx::ModelProto &model, const ImportOptions &options
 
   // Every op type must be known before anything is converted: report them all at once.
   std::map<std::string, int> unsupported;
-  const ConverterTable &table = converterTable();
-  for (const auto &node : graph.node()) {
-    std::string key = isDefaultDomain(node.domain()) ? node.op_type()
-                                                     : node.domain() + "::" + node.op_type();
-    if (!isDefaultDomain(node.domain()) || !table.count(node.op_type()))
-      ++unsupported[key];
-  }
+  collectUnsupported(graph, unsupported);
   if (!unsupported.empty()) {
     std::vector<std::string> items;
     for (const auto &[op, count] : unsupported)
@@ -521,22 +651,8 @@ Status importGraph(const ::onnx::ModelProto &model, const ImportOptions &options
     state.values[name] = value;
   }
 
-  for (const auto &node : graph.node()) {
-    ConvertContext context(state, node, opset);
-    for (const std::string &input : node.input())
-      if (!input.empty() && !state.values.count(input) && !state.symbolic.count(input))
-        return context.error(strCat("input '", input,
-                                    "' is not defined before use (nodes must be in topological "
-                                    "order)"));
-    Status converted = table.find(node.op_type())->second(context);
-    if (!converted)
-      return converted;
-    for (int i = 0; i < node.output_size(); ++i)
-      if (!node.output(i).empty() && !state.values.count(node.output(i)) &&
-          !state.symbolic.count(node.output(i)))
-        return context.error(strCat("internal: output '", node.output(i), "' was not produced"));
-    log::debug("import", strCat("converted ", context.describe()));
-  }
+  state.opset = opset;
+  TC_RETURN_IF_ERROR(convertNodes(graph, state));
 
   std::vector<Value *> outputs;
   for (const auto &info : graph.output()) {

@@ -1,0 +1,53 @@
+// Rewriter: rebuilds a graph node by node, letting a pass replace any node with new ones.
+#pragma once
+
+#include "tensorc/IR/Graph.h"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tensorc {
+
+/// What a rewrite callback sees for one node of the source graph: its operands already mapped
+/// into the graph being built, and a way to emit replacement nodes there.
+class RewriteContext {
+public:
+  RewriteContext(Graph &target, const Node &node, std::vector<Value *> operands)
+      : target_(target), node_(node), operands_(std::move(operands)) {}
+
+  /// The source node being rewritten.
+  const Node &node() const { return node_; }
+  /// Operand i of the source node, mapped into the new graph (nullptr for None).
+  Value *operand(size_t i) const { return operands_[i]; }
+  const std::vector<Value *> &operands() const { return operands_; }
+  Graph &graph() { return target_; }
+
+  /// Emits `op` into the new graph; names derive from the source node ("<node>_<op>").
+  Expected<Value *> emit(const OpDef &op, std::vector<Value *> inputs, AttrMap attrs = {});
+  Expected<std::vector<Value *>> emitMulti(const OpDef &op, std::vector<Value *> inputs,
+                                           AttrMap attrs = {});
+  /// A prims.constant node holding `tensor`.
+  Expected<Value *> constant(const OpDef &constantOp, Tensor tensor);
+
+private:
+  Graph &target_;
+  const Node &node_;
+  std::vector<Value *> operands_;
+};
+
+/// Returns replacement values for the node's results, or std::nullopt to copy the node as it is.
+/// Replacement values must have the results' types (checked).
+using RewriteFn = std::function<Expected<std::optional<std::vector<Value *>>>(RewriteContext &)>;
+
+/// Builds a new graph from `source`: placeholders and weights are copied, each node is offered
+/// to `rewrite`, results keep their names where the replacement's name is free, and the outputs
+/// follow. Nodes whose results nothing uses are kept (DCE removes them).
+Expected<Graph> rewriteGraph(const Graph &source, const RewriteFn &rewrite);
+
+/// Users of each value (node inputs; graph outputs count as a use with a nullptr user).
+std::map<const Value *, std::vector<const Node *>> computeUsers(const Graph &graph);
+
+} // namespace tensorc

@@ -1,0 +1,117 @@
+// Graph rebuilding with per-node replacement, and use lists.
+#include "tensorc/IR/Rewriter.h"
+
+#include "tensorc/Support/StrCat.h"
+
+#include <set>
+
+namespace tensorc {
+
+namespace {
+std::string shortName(const OpDef &op) {
+  size_t dot = op.name.rfind('.');
+  return dot == std::string::npos ? op.name : op.name.substr(dot + 1);
+}
+} // namespace
+
+Expected<std::vector<Value *>> RewriteContext::emitMulti(const OpDef &op,
+                                                         std::vector<Value *> inputs,
+                                                         AttrMap attrs) {
+  Expected<Node *> node = target_.addNode(op, std::move(inputs), std::move(attrs),
+                                          strCat(node_.name(), "_", shortName(op)));
+  if (!node)
+    return node.takeError().withContext(strCat("rewriting ", node_.describe()));
+  return (*node)->outputs();
+}
+
+Expected<Value *> RewriteContext::emit(const OpDef &op, std::vector<Value *> inputs,
+                                       AttrMap attrs) {
+  TC_ASSIGN_OR_RETURN(std::vector<Value *> results,
+                      emitMulti(op, std::move(inputs), std::move(attrs)));
+  return results.front();
+}
+
+Expected<Value *> RewriteContext::constant(const OpDef &constantOp, Tensor tensor) {
+  AttrMap attrs;
+  attrs.emplace("value", Attribute(std::move(tensor)));
+  return emit(constantOp, {}, std::move(attrs));
+}
+
+Expected<Graph> rewriteGraph(const Graph &source, const RewriteFn &rewrite) {
+  Graph target;
+  std::map<const Value *, Value *> mapped;
+  for (const auto &input : source.inputs()) {
+    TC_ASSIGN_OR_RETURN(Value * value, target.addInput(input->name(), input->type()));
+    mapped[input.get()] = value;
+  }
+  target.weights() = source.weights();
+
+  for (const auto &node : source.nodes()) {
+    std::vector<Value *> operands;
+    for (const Value *input : node->inputs())
+      operands.push_back(input ? mapped.at(input) : nullptr);
+    size_t nodesBefore = target.nodes().size();
+    RewriteContext context(target, *node, operands);
+    TC_ASSIGN_OR_RETURN(std::optional<std::vector<Value *>> replacement, rewrite(context));
+
+    if (!replacement) {
+      std::vector<std::string> resultNames;
+      std::vector<TensorType> types;
+      for (const Value *output : node->outputs()) {
+        types.push_back(output->type());
+        if (node->numOutputs() > 1)
+          resultNames.push_back(target.hasName(output->name())
+                                    ? target.uniqueName(output->name())
+                                    : output->name());
+      }
+      Expected<Node *> copy = target.addNode(node->op(), operands, node->attrs(), node->name(),
+                                             resultNames, &types);
+      if (!copy)
+        return copy.takeError();
+      for (size_t i = 0; i < node->numOutputs(); ++i)
+        mapped[node->output(i)] = (*copy)->output(i);
+      continue;
+    }
+
+    if (replacement->size() != node->numOutputs())
+      return makeError("internal: rewriting ", node->describe(), " gave ", replacement->size(),
+                       " values for ", node->numOutputs(), " results");
+    std::set<const Value *> fresh;
+    for (size_t i = nodesBefore; i < target.nodes().size(); ++i)
+      for (Value *output : target.nodes()[i]->outputs())
+        fresh.insert(output);
+    std::set<const Value *> renamed;
+    for (size_t i = 0; i < node->numOutputs(); ++i) {
+      Value *value = (*replacement)[i];
+      const Value *original = node->output(i);
+      if (!value || value->type() != original->type())
+        return makeError("internal: rewriting ", node->describe(), " changed result %",
+                         original->name(), " from ", original->type().str(), " to ",
+                         value ? value->type().str() : std::string("None"));
+      // The replacement takes the original name when it is new and the name is free.
+      if (fresh.count(value) && !renamed.count(value) && !target.hasName(original->name()) &&
+          target.renameValue(value, original->name()).isOk())
+        renamed.insert(value);
+      mapped[original] = value;
+    }
+  }
+
+  std::vector<Value *> outputs;
+  for (const Value *output : source.outputs())
+    outputs.push_back(mapped.at(output));
+  target.setOutputs(std::move(outputs));
+  return target;
+}
+
+std::map<const Value *, std::vector<const Node *>> computeUsers(const Graph &graph) {
+  std::map<const Value *, std::vector<const Node *>> users;
+  for (const auto &node : graph.nodes())
+    for (const Value *input : node->inputs())
+      if (input)
+        users[input].push_back(node.get());
+  for (const Value *output : graph.outputs())
+    users[output].push_back(nullptr);
+  return users;
+}
+
+} // namespace tensorc

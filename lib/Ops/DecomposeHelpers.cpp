@@ -1,0 +1,78 @@
+// Emission helpers shared by the decomposition rules in lib/Ops/*.cpp.
+#include "DecomposeHelpers.h"
+
+#include "OpHelpers.h"
+
+namespace tensorc::ops {
+
+Expected<Value *> DecomposeBuilder::emit(OpId id, std::vector<Value *> inputs, AttrMap attrs) {
+  const OpDef *op = registry_.get(id);
+  if (!op)
+    return makeError("decomposing ", node().describe(), ": the registry has no ", opIdName(id));
+  return rewrite_.emit(*op, std::move(inputs), std::move(attrs));
+}
+
+namespace {
+DType scalarDType(DType like) {
+  return like == DType::F16 || like == DType::BF16 ? DType::F32 : like;
+}
+} // namespace
+
+Expected<Value *> DecomposeBuilder::scalar(double value, DType like) {
+  TC_ASSIGN_OR_RETURN(Tensor tensor, Tensor::zeros(scalarDType(like), {}));
+  tensor.setDouble(0, value);
+  return rewrite_.constant(*registry_.get(OpId::Constant), std::move(tensor));
+}
+
+Expected<Value *> DecomposeBuilder::scalar(const Attribute &value, DType like) {
+  if (isFloating(like) || value.isFloat())
+    return scalar(value.asScalar(), like);
+  TC_ASSIGN_OR_RETURN(Tensor tensor, Tensor::zeros(scalarDType(like), {}));
+  tensor.setInt(0, value.isBool() ? int64_t(value.asBool()) : value.asInt());
+  return rewrite_.constant(*registry_.get(OpId::Constant), std::move(tensor));
+}
+
+Expected<Value *> DecomposeBuilder::binaryScalar(OpId id, Value *x, double value) {
+  TC_ASSIGN_OR_RETURN(Value * constant, scalar(value, x->type().dtype));
+  return binary(id, x, constant);
+}
+
+Expected<Value *> DecomposeBuilder::cast(Value *x, DType dtype) {
+  if (x->type().dtype == dtype)
+    return x;
+  return emit(OpId::ConvertElementType, {x}, {{"dtype", Attribute(dtype)}});
+}
+
+Expected<Value *> DecomposeBuilder::view(Value *x, Shape shape) {
+  if (x->type().shape == shape)
+    return x;
+  return emit(OpId::View, {x}, {{"size", Attribute(std::move(shape))}});
+}
+
+Expected<Value *> DecomposeBuilder::expand(Value *x, Shape shape) {
+  if (x->type().shape == shape)
+    return x;
+  return emit(OpId::Expand, {x}, {{"size", Attribute(std::move(shape))}});
+}
+
+Expected<Value *> DecomposeBuilder::reduce(OpId id, Value *x, const Attribute &dims, bool keepdim) {
+  return emit(id, {x}, {{"dim", dims}, {"keepdim", Attribute(keepdim)}});
+}
+
+std::optional<int64_t> staticCount(const Shape &shape, const std::vector<int64_t> &dims) {
+  if (shape.empty())
+    return 1; // a 0-d tensor reduces over its one element
+  Expected<std::vector<size_t>> normalized = normalizeDims(dims, shape.size(), true);
+  if (!normalized)
+    return std::nullopt;
+  int64_t count = 1;
+  for (size_t dim : *normalized) {
+    std::optional<int64_t> size = shape[dim].constant();
+    if (!size)
+      return std::nullopt;
+    count *= *size;
+  }
+  return count;
+}
+
+} // namespace tensorc::ops

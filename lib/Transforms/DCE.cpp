@@ -1,0 +1,86 @@
+// Dead-code elimination: drops nodes whose results no live node and no graph output uses.
+#include "tensorc/Transforms/DCE.h"
+
+#include "tensorc/Support/Log.h"
+#include "tensorc/Support/StrCat.h"
+
+#include <map>
+#include <set>
+
+namespace tensorc {
+
+namespace {
+
+/// Nodes whose results reach a graph output, found by walking the graph backwards once (operands
+/// are defined before their users, so one reverse sweep is transitive).
+std::set<const Node *> liveNodes(const Graph &graph) {
+  std::set<const Value *> used(graph.outputs().begin(), graph.outputs().end());
+  std::set<const Node *> live;
+  for (auto it = graph.nodes().rbegin(); it != graph.nodes().rend(); ++it) {
+    const Node &node = **it;
+    bool isLive = false;
+    for (const Value *output : node.outputs())
+      isLive = isLive || used.count(output) != 0;
+    if (!isLive)
+      continue;
+    live.insert(&node);
+    for (const Value *input : node.inputs())
+      if (input)
+        used.insert(input);
+  }
+  return live;
+}
+
+/// Copies `node` into `target` with its names and declared types (data-dependent dims keep
+/// their symbols).
+Expected<Node *> copyNode(Graph &target, const Node &node, std::vector<Value *> operands) {
+  std::vector<std::string> resultNames;
+  std::vector<TensorType> types;
+  for (const Value *output : node.outputs()) {
+    types.push_back(output->type());
+    if (node.numOutputs() > 1)
+      resultNames.push_back(output->name());
+  }
+  return target.addNode(node.op(), std::move(operands), node.attrs(), node.name(), resultNames,
+                        &types);
+}
+
+} // namespace
+
+Status eliminateDeadCode(Graph &graph, const PassContext &) {
+  std::set<const Node *> live = liveNodes(graph);
+  if (live.size() == graph.nodes().size())
+    return Status::ok();
+
+  // Placeholders stay even when unused: they are the model's signature, and unused weights are
+  // the Freeze pass's to drop (it knows whether the bundle still needs them).
+  Graph target;
+  std::map<const Value *, Value *> mapped;
+  for (const auto &input : graph.inputs()) {
+    TC_ASSIGN_OR_RETURN(Value * value, target.addInput(input->name(), input->type()));
+    mapped[input.get()] = value;
+  }
+  target.weights() = graph.weights();
+
+  for (const auto &node : graph.nodes()) {
+    if (!live.count(node.get())) {
+      log::debug("dce", strCat("removed ", node->describe(), ": no result is used"));
+      continue;
+    }
+    std::vector<Value *> operands;
+    for (const Value *input : node->inputs())
+      operands.push_back(input ? mapped.at(input) : nullptr);
+    TC_ASSIGN_OR_RETURN(Node * copy, copyNode(target, *node, std::move(operands)));
+    for (size_t i = 0; i < node->numOutputs(); ++i)
+      mapped[node->output(i)] = copy->output(i);
+  }
+
+  std::vector<Value *> outputs;
+  for (const Value *output : graph.outputs())
+    outputs.push_back(mapped.at(output));
+  target.setOutputs(std::move(outputs));
+  graph = std::move(target);
+  return Status::ok();
+}
+
+} // namespace tensorc

@@ -1,0 +1,58 @@
+// The table of graph passes and the runner behind `tensorc opt`.
+#include "tensorc/Transforms/PassRegistry.h"
+
+#include "tensorc/IR/Verifier.h"
+#include "tensorc/Support/Log.h"
+#include "tensorc/Support/StrCat.h"
+#include "tensorc/Transforms/CSE.h"
+#include "tensorc/Transforms/ConstantFold.h"
+#include "tensorc/Transforms/DCE.h"
+#include "tensorc/Transforms/Decompose.h"
+
+namespace tensorc {
+
+const std::vector<PassInfo> &allPasses() {
+  static const std::vector<PassInfo> passes = {
+      {"constant-fold", "evaluate nodes whose operands are all constants", foldConstants},
+      {"cse", "merge identical nodes", eliminateCommonSubexpressions},
+      {"dce", "remove nodes nothing uses", eliminateDeadCode},
+      {"decompose", "rewrite high-level ops into primitive ops", decompose},
+  };
+  return passes;
+}
+
+const PassInfo *findPass(std::string_view name) {
+  for (const PassInfo &pass : allPasses())
+    if (pass.name == name)
+      return &pass;
+  return nullptr;
+}
+
+Status runPasses(Graph &graph, std::string_view passList, const PassContext &context,
+                 const std::function<void(const std::string &, const Graph &)> &afterPass) {
+  while (!passList.empty()) {
+    size_t comma = passList.find(',');
+    std::string name(passList.substr(0, comma));
+    passList = comma == std::string_view::npos ? std::string_view() : passList.substr(comma + 1);
+    if (name.empty())
+      continue;
+    const PassInfo *pass = findPass(name);
+    if (!pass) {
+      std::vector<std::string> known;
+      for (const PassInfo &info : allPasses())
+        known.push_back(info.name);
+      return makeError("unknown pass '", name, "' (passes: ", join(known, ", "), ")");
+    }
+    Status status = pass->run(graph, context);
+    if (!status)
+      return status.takeError().withContext("pass " + name);
+    Status verified = verifyGraph(graph);
+    if (!verified)
+      return verified.takeError().withContext("after pass " + name + ", the graph is invalid");
+    if (afterPass)
+      afterPass(name, graph);
+  }
+  return Status::ok();
+}
+
+} // namespace tensorc
