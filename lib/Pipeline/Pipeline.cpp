@@ -7,6 +7,7 @@
 #include "tensorc/IR/Verifier.h"
 #include "tensorc/Support/Log.h"
 #include "tensorc/Support/StrCat.h"
+#include "tensorc/Transforms/PassRegistry.h"
 
 #include <algorithm>
 #include <chrono>
@@ -51,7 +52,7 @@ private:
 } // namespace
 
 const std::vector<std::string> &stageNames() {
-  static const std::vector<std::string> names = {"import", "verify"};
+  static const std::vector<std::string> names = {"import", "verify", "simplify", "decompose"};
   return names;
 }
 
@@ -80,6 +81,17 @@ Expected<Graph> runPipeline(const std::string &modelPath, const OpRegistry &regi
   if (!more)
     return graph;
   TC_ASSIGN_OR_RETURN(more, runner.run("verify", [](Graph &g) { return verifyGraph(g); }));
+  if (!more)
+    return graph;
+  PassContext context{registry};
+  TC_ASSIGN_OR_RETURN(more, runner.run("simplify", [&](Graph &g) {
+    return runPasses(g, "constant-fold,cse,dce", context);
+  }));
+  if (!more)
+    return graph;
+  TC_ASSIGN_OR_RETURN(more, runner.run("decompose", [&](Graph &g) {
+    return runPasses(g, "decompose,constant-fold,cse,dce", context);
+  }));
   (void)more; // the last stage
   return graph;
 }

@@ -10,6 +10,7 @@
 #include "tensorc/Ops/Registry.h"
 #include "tensorc/Support/Json.h"
 #include "tensorc/Support/StrCat.h"
+#include "tensorc/Transforms/PassRegistry.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -47,6 +48,7 @@ struct Options {
   unsigned jobs = 1;
   bool verbose = false;
   bool roundTrip = false;
+  std::string passes;
   Tolerance tolerance;
 };
 
@@ -162,6 +164,11 @@ TestResult runTest(const TestCase &test, const OpRegistry &registry, const Optio
     if (options.roundTrip)
       if (std::optional<std::string> problem = roundTripProblem(*graph, registry))
         return failed("roundtrip: ", *problem, where);
+    if (!options.passes.empty()) {
+      PassContext context{registry};
+      if (Status passed = runPasses(*graph, options.passes, context); !passed)
+        return failed("passes: ", passed.message(), where);
+    }
     size_t modelInputs = graph->userInputs().size();
     if (inputs->size() != modelInputs)
       return failed("run: ", inputs->size(), " inputs given, the model takes ", modelInputs, where);
@@ -552,6 +559,9 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   app.add_option("--atol", options.tolerance.atol, "Absolute tolerance for floating outputs")
       ->capture_default_str();
+  app.add_option("--passes", options.passes,
+                 "Graph passes to run on each imported model before the target runs it, e.g. "
+                 "constant-fold,cse,dce,decompose");
   app.add_flag("--check-roundtrip", options.roundTrip,
                "Also check that each imported graph prints as FX-text and parses back equal");
   app.add_flag("-v,--verbose", options.verbose,

@@ -108,7 +108,9 @@ int runRun(const RunOptions &options, const OpRegistry &registry) {
   if (!options.interp)
     return fail(options.model + " is a model, not a bundle: pass --interp to run it on the "
                                  "reference interpreter");
+  // The interpreter is the oracle for the model as written: run the imported, verified graph.
   PipelineOptions pipeline;
+  pipeline.stopAfter = "verify";
   Expected<Graph> graph = runPipeline(options.model, registry, pipeline);
   if (!graph)
     return fail(graph.error().message());

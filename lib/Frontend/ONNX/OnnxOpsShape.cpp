@@ -675,10 +675,15 @@ Status convertSpaceToDepth(ConvertContext &c) {
 Status convertDropout(ConvertContext &c) {
   if (c.hasInput(2)) {
     std::optional<Tensor> training = c.constantInput(2);
-    std::optional<Tensor> ratio = c.hasInput(1) ? c.constantInput(1) : std::nullopt;
-    bool zeroRatio = ratio && ratio->numel() == 1 && ratio->getDouble(0) == 0.0;
-    if ((!training || training->getInt(0) != 0) && !zeroRatio)
-      return c.error("training-mode dropout with a non-zero ratio is random and not supported");
+    if (!training || training->numel() != 1)
+      return c.error("training_mode must be a scalar known at import time");
+    if (training->getInt(0) != 0) {
+      std::optional<Tensor> ratio = c.hasInput(1) ? c.constantInput(1) : std::nullopt;
+      if (c.hasInput(1) && (!ratio || ratio->numel() != 1))
+        return c.error("the ratio of training-mode dropout must be a scalar known at import time");
+      if (!ratio || ratio->getDouble(0) != 0.0) // the default ratio is 0.5
+        return c.error("training-mode dropout with a non-zero ratio is random and not supported");
+    }
   }
   TC_ASSIGN_OR_RETURN(Value * input, c.input(0));
   TC_RETURN_IF_ERROR(c.setOutput(0, input));
