@@ -3,6 +3,7 @@
 
 #include "tensorc/Support/StrCat.h"
 
+#include <algorithm>
 #include <cctype>
 
 namespace tensorc {
@@ -217,10 +218,13 @@ std::string Graph::uniqueName(const std::string &hint) const {
   std::string base = sanitize(hint);
   if (!hasName(base))
     return base;
-  for (size_t suffix = 1;; ++suffix) {
+  size_t &next = nextSuffix_[base];
+  for (size_t suffix = std::max<size_t>(next, 1);; ++suffix) {
     std::string candidate = strCat(base, "_", suffix);
-    if (!hasName(candidate))
+    if (!hasName(candidate)) {
+      next = suffix; // names are only ever added, so smaller suffixes stay taken
       return candidate;
+    }
   }
 }
 

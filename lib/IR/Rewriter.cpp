@@ -37,6 +37,19 @@ Expected<Value *> RewriteContext::constant(const OpDef &constantOp, Tensor tenso
   return emit(constantOp, {}, std::move(attrs));
 }
 
+Expected<Node *> copyNode(Graph &target, const Node &node, std::vector<Value *> operands) {
+  std::vector<std::string> resultNames;
+  std::vector<TensorType> types;
+  for (const Value *output : node.outputs()) {
+    types.push_back(output->type());
+    if (node.numOutputs() > 1)
+      resultNames.push_back(target.hasName(output->name()) ? target.uniqueName(output->name())
+                                                           : output->name());
+  }
+  return target.addNode(node.op(), std::move(operands), node.attrs(), node.name(), resultNames,
+                        &types);
+}
+
 Expected<Graph> rewriteGraph(const Graph &source, const RewriteFn &rewrite) {
   Graph target;
   std::map<const Value *, Value *> mapped;
@@ -55,17 +68,7 @@ Expected<Graph> rewriteGraph(const Graph &source, const RewriteFn &rewrite) {
     TC_ASSIGN_OR_RETURN(std::optional<std::vector<Value *>> replacement, rewrite(context));
 
     if (!replacement) {
-      std::vector<std::string> resultNames;
-      std::vector<TensorType> types;
-      for (const Value *output : node->outputs()) {
-        types.push_back(output->type());
-        if (node->numOutputs() > 1)
-          resultNames.push_back(target.hasName(output->name())
-                                    ? target.uniqueName(output->name())
-                                    : output->name());
-      }
-      Expected<Node *> copy = target.addNode(node->op(), operands, node->attrs(), node->name(),
-                                             resultNames, &types);
+      Expected<Node *> copy = copyNode(target, *node, operands);
       if (!copy)
         return copy.takeError();
       for (size_t i = 0; i < node->numOutputs(); ++i)

@@ -24,6 +24,9 @@ template <> struct StorageFor<DType::I32> { using type = int32_t; };
 template <> struct StorageFor<DType::I16> { using type = int16_t; };
 template <> struct StorageFor<DType::I8> { using type = int8_t; };
 template <> struct StorageFor<DType::U8> { using type = uint8_t; };
+template <> struct StorageFor<DType::U16> { using type = uint16_t; };
+template <> struct StorageFor<DType::U32> { using type = uint32_t; };
+template <> struct StorageFor<DType::U64> { using type = uint64_t; };
 template <> struct StorageFor<DType::Bool> { using type = uint8_t; };
 /// The C++ type an element of dtype D is stored as.
 template <DType D> using Storage = typename StorageFor<D>::type;
@@ -50,6 +53,12 @@ template <typename Fn> decltype(auto) visitElem(DType dtype, Fn &&fn) {
     return fn(DTypeTag<DType::I8>{});
   case DType::U8:
     return fn(DTypeTag<DType::U8>{});
+  case DType::U16:
+    return fn(DTypeTag<DType::U16>{});
+  case DType::U32:
+    return fn(DTypeTag<DType::U32>{});
+  case DType::U64:
+    return fn(DTypeTag<DType::U64>{});
   case DType::Bool:
     return fn(DTypeTag<DType::Bool>{});
   }
@@ -57,7 +66,8 @@ template <typename Fn> decltype(auto) visitElem(DType dtype, Fn &&fn) {
 }
 
 /// Calls `fn(S{})` with the type elements of `dtype` are computed in: double for f64, float for
-/// f32/f16/bf16 (torch's opmath type), int64 for integers and bool.
+/// f32/f16/bf16 (torch's opmath type), int64 for integers and bool, uint64 for u64 (int64 holds
+/// every other integer exactly, but not u64 values above INT64_MAX).
 template <typename Fn> decltype(auto) visitCompute(DType dtype, Fn &&fn) {
   switch (dtype) {
   case DType::F64:
@@ -71,8 +81,12 @@ template <typename Fn> decltype(auto) visitCompute(DType dtype, Fn &&fn) {
   case DType::I16:
   case DType::I8:
   case DType::U8:
+  case DType::U16:
+  case DType::U32:
   case DType::Bool:
     return fn(int64_t{});
+  case DType::U64:
+    return fn(uint64_t{});
   }
   return fn(float{});
 }
@@ -103,6 +117,14 @@ template <typename S> inline bool isNan(S x) {
     return false;
 }
 
+/// `x < 0`, plain `false` for unsigned compute types (without a tautological comparison).
+template <typename S> inline bool isNegative(S x) {
+  if constexpr (std::is_unsigned_v<S>)
+    return false;
+  else
+    return x < S(0);
+}
+
 /// One stored element of dtype D as compute type S.
 template <typename S, DType D> inline S loadAs(Storage<D> raw) {
   if constexpr (D == DType::F16 || D == DType::BF16) {
@@ -129,6 +151,11 @@ template <DType D, typename S> inline Storage<D> storeAs(S value) {
     return floatToBf16(float(value));
   } else if constexpr (D == DType::Bool) {
     return Storage<D>(value != 0);
+  } else if constexpr (D == DType::U64 && std::is_floating_point_v<S>) {
+    // [2^63, 2^64) converts directly; the rest saturates or wraps as for the signed types.
+    if (double(value) >= 9.2e18)
+      return double(value) < 18446744073709551616.0 ? uint64_t(value) : UINT64_MAX;
+    return Storage<D>(saturatingToInt(double(value)));
   } else if constexpr (std::is_integral_v<Storage<D>> && std::is_floating_point_v<S>) {
     return Storage<D>(saturatingToInt(double(value)));
   } else {
@@ -482,7 +509,7 @@ inline int64_t wrapNeg(int64_t x) { return int64_t(uint64_t(0) - uint64_t(x)); }
 struct NegFn {
   template <typename S> S operator()(S x) const {
     if constexpr (std::is_integral_v<S>)
-      return wrapNeg(x);
+      return S(wrapNeg(int64_t(x)));
     else
       return -x;
   }
@@ -490,14 +517,14 @@ struct NegFn {
 struct AbsFn {
   template <typename S> S operator()(S x) const {
     if constexpr (std::is_integral_v<S>)
-      return x < 0 ? wrapNeg(x) : x;
+      return isNegative(x) ? S(wrapNeg(int64_t(x))) : x;
     else
       return std::fabs(x);
   }
 };
 /// torch: (0 < x) - (x < 0), so sign(NaN) is 0.
 struct SignFn {
-  template <typename S> S operator()(S x) const { return S(int(S(0) < x) - int(x < S(0))); }
+  template <typename S> S operator()(S x) const { return S(int(S(0) < x) - int(isNegative(x))); }
 };
 struct ReluFn {
   template <typename S> S operator()(S x) const { return x > S(0) || isNan(x) ? x : S(0); }
@@ -640,6 +667,8 @@ Status clampKernel(KernelContext &ctx) {
   mapSameType(ctx, [&](auto x) {
     using S = decltype(x);
     S lo = std::is_integral_v<S> ? S(minInt) : S(minFloat);
+    if constexpr (std::is_unsigned_v<S>)
+      lo = minInt < 0 ? S(0) : lo; // a negative bound is below every u64
     S hi = std::is_integral_v<S> ? S(maxInt) : S(maxFloat);
     if (isNan(x))
       return x;
@@ -662,10 +691,11 @@ Status convertKernel(KernelContext &ctx) {
   int64_t n = in.numel();
   visitElem(in.dtype(), [&](auto inTag) {
     constexpr DType DI = decltype(inTag)::value;
-    // Integers go through int64 so that i64 values survive exactly.
-    using S =
+    // Integers go through int64 (u64 through uint64) so that 64-bit values survive exactly.
+    using S = std::conditional_t<
+        DI == DType::U64, uint64_t,
         std::conditional_t<std::is_integral_v<Storage<DI>> && DI != DType::F16 && DI != DType::BF16,
-                           int64_t, double>;
+                           int64_t, double>>;
     const Storage<DI> *src = in.dataAs<Storage<DI>>();
     visitElem(out.dtype(), [&](auto outTag) {
       constexpr DType DO = decltype(outTag)::value;
@@ -785,7 +815,9 @@ Status divKernel(KernelContext &ctx) {
         ctx, outType,
         [](auto a, auto b) {
           using S = decltype(a);
-          if constexpr (std::is_integral_v<S>)
+          if constexpr (std::is_unsigned_v<S>)
+            return S(a / b);
+          else if constexpr (std::is_integral_v<S>)
             return truncDivInt(a, b);
           else
             return S(std::trunc(a / b));
@@ -795,7 +827,9 @@ Status divKernel(KernelContext &ctx) {
       ctx, outType,
       [](auto a, auto b) {
         using S = decltype(a);
-        if constexpr (std::is_integral_v<S>)
+        if constexpr (std::is_unsigned_v<S>)
+          return S(a / b);
+        else if constexpr (std::is_integral_v<S>)
           return floorDivInteger(a, b);
         else
           return floorDivFloat(a, b);
@@ -821,10 +855,23 @@ inline int64_t powInt(int64_t base, int64_t exponent) {
   return int64_t(result);
 }
 
+/// Wrapping unsigned pow (u64 operands).
+inline uint64_t powUint(uint64_t base, uint64_t exponent) {
+  uint64_t result = 1;
+  for (; exponent != 0; exponent >>= 1) {
+    if (exponent & 1)
+      result *= base;
+    base *= base;
+  }
+  return result;
+}
+
 Status powKernel(KernelContext &ctx) {
   return runBinary(ctx, ctx.output(0).dtype(), [](auto a, auto b) {
     using S = decltype(a);
-    if constexpr (std::is_integral_v<S>)
+    if constexpr (std::is_unsigned_v<S>)
+      return S(powUint(a, b));
+    else if constexpr (std::is_integral_v<S>)
       return powInt(a, b);
     else
       return S(std::pow(a, b));
@@ -837,14 +884,18 @@ Status remainderKernel(KernelContext &ctx) {
       ctx, ctx.output(0).dtype(),
       [](auto a, auto b) {
         using S = decltype(a);
-        S mod;
-        if constexpr (std::is_integral_v<S>)
-          mod = b == -1 ? S(0) : S(a % b);
-        else
-          mod = std::fmod(a, b);
-        if (mod != 0 && (b < 0) != (mod < 0))
-          mod += b;
-        return mod;
+        if constexpr (std::is_unsigned_v<S>) {
+          return S(a % b);
+        } else {
+          S mod;
+          if constexpr (std::is_integral_v<S>)
+            mod = b == -1 ? S(0) : S(a % b);
+          else
+            mod = std::fmod(a, b);
+          if (mod != 0 && (b < 0) != (mod < 0))
+            mod += b;
+          return mod;
+        }
       },
       DivisorCheck::NonZero);
 }
@@ -855,7 +906,9 @@ Status fmodKernel(KernelContext &ctx) {
       ctx, ctx.output(0).dtype(),
       [](auto a, auto b) {
         using S = decltype(a);
-        if constexpr (std::is_integral_v<S>)
+        if constexpr (std::is_unsigned_v<S>)
+          return S(a % b);
+        else if constexpr (std::is_integral_v<S>)
           return b == -1 ? S(0) : S(a % b);
         else
           return S(std::fmod(a, b));
@@ -924,8 +977,9 @@ Expected<std::vector<TensorType>> inferBitwise(const InferContext &ctx) {
   return inferArithmetic(ctx);
 }
 
-/// Computed in int64 and narrowed on store, so shifts wrap at the element width. Shifting by a
-/// negative amount or by 64 or more gives 0 (or the sign for an arithmetic right shift).
+/// Computed in int64 (uint64 for u64) and narrowed on store, so shifts wrap at the element width.
+/// Shifting by a negative amount or by 64 or more gives 0 (or the sign for an arithmetic right
+/// shift).
 template <Bitwise B> Status bitwiseKernel(KernelContext &ctx) {
   return runBinary(ctx, ctx.output(0).dtype(), [](auto a, auto b) {
     using S = decltype(a);
@@ -940,9 +994,9 @@ template <Bitwise B> Status bitwiseKernel(KernelContext &ctx) {
       case Bitwise::Xor:
         return S(a ^ b);
       case Bitwise::LeftShift:
-        return (b < 0 || b >= 64) ? S(0) : S(uint64_t(a) << b);
+        return (isNegative(b) || b >= 64) ? S(0) : S(uint64_t(a) << b);
       case Bitwise::RightShift:
-        return (b < 0 || b >= 64) ? S(a < 0 ? -1 : 0) : S(a >> b);
+        return (isNegative(b) || b >= 64) ? S(isNegative(a) ? -1 : 0) : S(a >> b);
       }
       return a;
     }

@@ -62,7 +62,7 @@ struct AxisSplit {
 AxisSplit splitAtAxis(const std::vector<int64_t> &shape, size_t axis);
 
 /// Calls `fn(T{})` with T the C++ element type of `dtype` (uint16_t for f16/bf16, uint8_t for
-/// bool).
+/// bool). u16 is uint16_t too, so code that treats uint16_t as a half must check the dtype.
 template <typename Fn> decltype(auto) visitDType(DType dtype, Fn &&fn) {
   switch (dtype) {
   case DType::F64:
@@ -83,6 +83,12 @@ template <typename Fn> decltype(auto) visitDType(DType dtype, Fn &&fn) {
   case DType::U8:
   case DType::Bool:
     return fn(uint8_t{});
+  case DType::U16:
+    return fn(uint16_t{});
+  case DType::U32:
+    return fn(uint32_t{});
+  case DType::U64:
+    return fn(uint64_t{});
   }
   return fn(float{});
 }

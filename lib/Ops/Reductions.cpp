@@ -25,7 +25,9 @@ std::vector<double> loadDoubles(const Tensor &tensor) {
     const T *raw = tensor.dataAs<T>();
     for (size_t i = 0; i < values.size(); ++i) {
       if constexpr (std::is_same_v<T, uint16_t>)
-        values[i] = dtype == DType::F16 ? halfToFloat(raw[i]) : bf16ToFloat(raw[i]);
+        values[i] = dtype == DType::F16    ? halfToFloat(raw[i])
+                    : dtype == DType::BF16 ? bf16ToFloat(raw[i])
+                                           : double(raw[i]); // u16
       else if constexpr (std::is_same_v<T, uint8_t>)
         values[i] = dtype == DType::Bool ? double(raw[i] != 0) : double(raw[i]);
       else
@@ -51,6 +53,13 @@ std::vector<int64_t> loadInts(const Tensor &tensor) {
       values[i] = dtype == DType::Bool ? int64_t(raw[i] != 0) : int64_t(raw[i]);
   });
   return values;
+}
+
+/// Every element of a u64 tensor, for the reductions that compare (int64 would order values
+/// above INT64_MAX below zero).
+std::vector<uint64_t> loadUnsigned(const Tensor &tensor) {
+  const uint64_t *raw = tensor.dataAs<uint64_t>();
+  return std::vector<uint64_t>(raw, raw + tensor.numel());
 }
 
 /// Writes `values` into `out` with Tensor::setDouble's conversions, in a typed loop.
@@ -174,13 +183,14 @@ std::vector<T> reduce(const std::vector<T> &values, const ReductionPlan &plan, T
 
 // ---- sum, prod, mean --------------------------------------------------------------------------
 
-/// sum/prod: bool and integer inputs accumulate to i64 unless a dtype is given.
+/// sum/prod: bool and integer inputs accumulate to i64 unless a dtype is given, except u64, which
+/// stays u64 (i64 cannot hold it; the wrapping int64 accumulation gives the same bits).
 Expected<std::vector<TensorType>> inferSumProd(const InferContext &ctx) {
   const TensorType &self = ctx.input(0);
   TC_ASSIGN_OR_RETURN(std::vector<size_t> dims, reducedDims(ctx, self.rank()));
-  DType dtype = !ctx.isNone("dtype")     ? ctx.getDType("dtype")
-                : isFloating(self.dtype) ? self.dtype
-                                         : DType::I64;
+  DType dtype = !ctx.isNone("dtype")                                 ? ctx.getDType("dtype")
+                : isFloating(self.dtype) || self.dtype == DType::U64 ? self.dtype
+                                                                     : DType::I64;
   return std::vector<TensorType>{
       TensorType(dtype, reducedShape(self.shape, dims, ctx.getBool("keepdim")))};
 }
@@ -261,6 +271,14 @@ template <bool IsMax> Status amaxAminKernel(KernelContext &ctx) {
       return IsMax ? std::max(acc, x) : std::min(acc, x);
     };
     storeDoubles(out, reduce(loadDoubles(input), plan, init, fold));
+  } else if (input.dtype() == DType::U64) {
+    uint64_t init = IsMax ? 0 : std::numeric_limits<uint64_t>::max();
+    auto fold = [](uint64_t acc, uint64_t x) {
+      return IsMax ? std::max(acc, x) : std::min(acc, x);
+    };
+    std::vector<uint64_t> result = reduce(loadUnsigned(input), plan, init, fold);
+    for (size_t i = 0; i < result.size(); ++i)
+      out.setInt(int64_t(i), int64_t(result[i]));
   } else {
     int64_t init =
         IsMax ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
@@ -327,9 +345,10 @@ template <bool IsMax> Status argKernel(KernelContext &ctx) {
   ReductionPlan plan = planReduction(input.shape(), dims);
   if (plan.offsets.empty() && !plan.bases.empty())
     return makeError("cannot reduce over an empty dim");
-  std::vector<int64_t> indices = isFloating(input.dtype())
-                                     ? argExtreme<IsMax>(loadDoubles(input), plan)
-                                     : argExtreme<IsMax>(loadInts(input), plan);
+  std::vector<int64_t> indices =
+      isFloating(input.dtype())     ? argExtreme<IsMax>(loadDoubles(input), plan)
+      : input.dtype() == DType::U64 ? argExtreme<IsMax>(loadUnsigned(input), plan)
+                                    : argExtreme<IsMax>(loadInts(input), plan);
   storeInts(ctx.output(0), indices);
   return Status::ok();
 }

@@ -14,7 +14,9 @@ namespace {
 /// Element `i` of a raw array of `dtype` as a double (f16/bf16 decoded, bool as 0/1).
 template <typename T> double elementAsDouble(const T *raw, int64_t i, DType dtype) {
   if constexpr (std::is_same_v<T, uint16_t>)
-    return dtype == DType::F16 ? halfToFloat(raw[i]) : bf16ToFloat(raw[i]);
+    return dtype == DType::F16    ? halfToFloat(raw[i])
+           : dtype == DType::BF16 ? bf16ToFloat(raw[i])
+                                  : double(raw[i]); // u16
   else if constexpr (std::is_same_v<T, uint8_t>)
     return dtype == DType::Bool ? double(raw[i] != 0) : double(raw[i]);
   else
@@ -23,13 +25,14 @@ template <typename T> double elementAsDouble(const T *raw, int64_t i, DType dtyp
 
 // ---- cumsum -----------------------------------------------------------------------------------
 
-/// Like torch: bool and integer inputs accumulate to i64 unless a dtype is given.
+/// Like torch: bool and integer inputs accumulate to i64 unless a dtype is given; u64 stays u64,
+/// as in sum.
 Expected<std::vector<TensorType>> inferCumsum(const InferContext &ctx) {
   const TensorType &self = ctx.input(0);
   TC_RETURN_IF_ERROR(normalizeDim(ctx.getInt("dim"), self.rank()).status());
-  DType dtype = !ctx.isNone("dtype")     ? ctx.getDType("dtype")
-                : isFloating(self.dtype) ? self.dtype
-                                         : DType::I64;
+  DType dtype = !ctx.isNone("dtype")                                 ? ctx.getDType("dtype")
+                : isFloating(self.dtype) || self.dtype == DType::U64 ? self.dtype
+                                                                     : DType::I64;
   return std::vector<TensorType>{TensorType(dtype, self.shape)};
 }
 
@@ -158,6 +161,10 @@ Status topkKernel(KernelContext &ctx) {
         keys[size_t(i)] = elementAsDouble(raw, i, dtype);
     });
     return topkRows(ctx, keys);
+  }
+  if (dtype == DType::U64) { // int64 keys would order values above INT64_MAX below zero
+    const uint64_t *raw = input.dataAs<uint64_t>();
+    return topkRows(ctx, std::vector<uint64_t>(raw, raw + n));
   }
   std::vector<int64_t> keys(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i)

@@ -51,11 +51,12 @@ std::optional<DType> parseDType(std::string_view name) {
     DType dtype;
   };
   static constexpr Alias aliases[] = {
-      {"float64", DType::F64}, {"double", DType::F64}, {"float32", DType::F32},
-      {"float", DType::F32},   {"float16", DType::F16}, {"half", DType::F16},
-      {"bfloat16", DType::BF16}, {"int64", DType::I64}, {"long", DType::I64},
-      {"int32", DType::I32},   {"int", DType::I32},    {"int16", DType::I16},
-      {"short", DType::I16},   {"int8", DType::I8},    {"uint8", DType::U8},
+      {"float64", DType::F64},   {"double", DType::F64},  {"float32", DType::F32},
+      {"float", DType::F32},     {"float16", DType::F16}, {"half", DType::F16},
+      {"bfloat16", DType::BF16}, {"int64", DType::I64},   {"long", DType::I64},
+      {"int32", DType::I32},     {"int", DType::I32},     {"int16", DType::I16},
+      {"short", DType::I16},     {"int8", DType::I8},     {"uint8", DType::U8},
+      {"uint16", DType::U16},    {"uint32", DType::U32},  {"uint64", DType::U64},
       {"bool", DType::Bool}};
   for (const Alias &alias : aliases)
     if (alias.name == name)
@@ -84,6 +85,9 @@ bool isFloating(DType dtype) {
   case DType::I16:
   case DType::I8:
   case DType::U8:
+  case DType::U16:
+  case DType::U32:
+  case DType::U64:
   case DType::Bool:
     return false;
   }
@@ -102,6 +106,9 @@ bool isSignedInteger(DType dtype) {
   case DType::F16:
   case DType::BF16:
   case DType::U8:
+  case DType::U16:
+  case DType::U32:
+  case DType::U64:
   case DType::Bool:
     return false;
   }
@@ -109,21 +116,9 @@ bool isSignedInteger(DType dtype) {
 }
 
 namespace {
-/// Rank within a category; categories are bool(0) < integer(1) < float(2).
+/// Categories are bool(0) < integer(1) < float(2).
 int category(DType dtype) { return dtype == DType::Bool ? 0 : isFloating(dtype) ? 2 : 1; }
-int integerRank(DType dtype) {
-  switch (dtype) {
-  case DType::U8:
-  case DType::I8:
-    return 1;
-  case DType::I16:
-    return 2;
-  case DType::I32:
-    return 3;
-  default:
-    return 4;
-  }
-}
+/// Rank among the floats.
 int floatRank(DType dtype) {
   switch (dtype) {
   case DType::F16:
@@ -149,10 +144,25 @@ DType promoteTypes(DType a, DType b) {
       return DType::F32;
     return ra > rb ? a : b;
   }
-  // Integers: u8 with i8 widens to i16, as in torch.
-  if ((a == DType::U8 && b == DType::I8) || (a == DType::I8 && b == DType::U8))
+  // Integers of one signedness: the wider. An unsigned with a signed integer: the signed one when
+  // it is wider, else the next wider signed type (u8 with i8 gives i16, as in torch and numpy);
+  // nothing signed holds every u64, so u64 with a signed integer gives f64, as in numpy.
+  if (isSignedInteger(a) == isSignedInteger(b))
+    return dtypeSize(a) >= dtypeSize(b) ? a : b;
+  DType unsignedType = isSignedInteger(a) ? b : a;
+  DType signedType = isSignedInteger(a) ? a : b;
+  if (dtypeSize(signedType) > dtypeSize(unsignedType))
+    return signedType;
+  switch (dtypeSize(unsignedType)) {
+  case 1:
     return DType::I16;
-  return integerRank(a) >= integerRank(b) ? a : b;
+  case 2:
+    return DType::I32;
+  case 4:
+    return DType::I64;
+  default:
+    return DType::F64;
+  }
 }
 
 float halfToFloat(uint16_t bits) {

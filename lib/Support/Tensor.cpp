@@ -101,6 +101,12 @@ double Tensor::getDouble(int64_t i) const {
     return dataAs<int8_t>()[i];
   case DType::U8:
     return dataAs<uint8_t>()[i];
+  case DType::U16:
+    return dataAs<uint16_t>()[i];
+  case DType::U32:
+    return dataAs<uint32_t>()[i];
+  case DType::U64:
+    return double(dataAs<uint64_t>()[i]);
   case DType::Bool:
     return dataAs<uint8_t>()[i] != 0 ? 1.0 : 0.0;
   }
@@ -119,6 +125,12 @@ int64_t Tensor::getInt(int64_t i) const {
     return dataAs<int8_t>()[i];
   case DType::U8:
     return dataAs<uint8_t>()[i];
+  case DType::U16:
+    return dataAs<uint16_t>()[i];
+  case DType::U32:
+    return dataAs<uint32_t>()[i];
+  case DType::U64:
+    return int64_t(dataAs<uint64_t>()[i]); // bit-cast: values above INT64_MAX come out negative
   case DType::Bool:
     return dataAs<uint8_t>()[i] != 0;
   case DType::F64:
@@ -152,11 +164,21 @@ void Tensor::setDouble(int64_t i, double value) {
   case DType::I16:
   case DType::I8:
   case DType::U8:
+  case DType::U16:
+  case DType::U32:
     // Out-of-range and NaN conversions are undefined in C++; clamp through int64 first.
     setInt(i, value != value ? 0
                              : value >= 9.2e18  ? INT64_MAX
                              : value <= -9.2e18 ? INT64_MIN
                                                 : int64_t(value));
+    return;
+  case DType::U64:
+    // As above, but the range is [0, 2^64): values above INT64_MAX convert directly, larger ones
+    // saturate; negative values wrap like the signed types.
+    if (value >= 9.2e18)
+      mutableDataAs<uint64_t>()[i] = value < 18446744073709551616.0 ? uint64_t(value) : UINT64_MAX;
+    else
+      setInt(i, value != value ? 0 : value <= -9.2e18 ? INT64_MIN : int64_t(value));
     return;
   }
 }
@@ -177,6 +199,15 @@ void Tensor::setInt(int64_t i, int64_t value) {
     return;
   case DType::U8:
     mutableDataAs<uint8_t>()[i] = uint8_t(value);
+    return;
+  case DType::U16:
+    mutableDataAs<uint16_t>()[i] = uint16_t(value);
+    return;
+  case DType::U32:
+    mutableDataAs<uint32_t>()[i] = uint32_t(value);
+    return;
+  case DType::U64:
+    mutableDataAs<uint64_t>()[i] = uint64_t(value); // bit-cast, the inverse of getInt
     return;
   case DType::Bool:
     mutableDataAs<uint8_t>()[i] = value != 0;

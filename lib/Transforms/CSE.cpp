@@ -1,5 +1,6 @@
 // Common-subexpression elimination: a node equal to an earlier one (op, operands, attributes) is
 // replaced by it.
+#include "tensorc/IR/Rewriter.h"
 #include "tensorc/Transforms/CSE.h"
 
 #include "tensorc/Support/Log.h"
@@ -64,18 +65,6 @@ Expected<std::string> whyNotMergeable(const Node &kept, const Node &duplicate,
     }
   }
   return std::string();
-}
-
-Expected<Node *> copyNode(Graph &target, const Node &node, std::vector<Value *> operands) {
-  std::vector<std::string> resultNames;
-  std::vector<TensorType> types;
-  for (const Value *output : node.outputs()) {
-    types.push_back(output->type());
-    if (node.numOutputs() > 1)
-      resultNames.push_back(output->name());
-  }
-  return target.addNode(node.op(), std::move(operands), node.attrs(), node.name(), resultNames,
-                        &types);
 }
 
 } // namespace

@@ -1,4 +1,5 @@
 // Dead-code elimination: drops nodes whose results no live node and no graph output uses.
+#include "tensorc/IR/Rewriter.h"
 #include "tensorc/Transforms/DCE.h"
 
 #include "tensorc/Support/Log.h"
@@ -29,20 +30,6 @@ std::set<const Node *> liveNodes(const Graph &graph) {
         used.insert(input);
   }
   return live;
-}
-
-/// Copies `node` into `target` with its names and declared types (data-dependent dims keep
-/// their symbols).
-Expected<Node *> copyNode(Graph &target, const Node &node, std::vector<Value *> operands) {
-  std::vector<std::string> resultNames;
-  std::vector<TensorType> types;
-  for (const Value *output : node.outputs()) {
-    types.push_back(output->type());
-    if (node.numOutputs() > 1)
-      resultNames.push_back(output->name());
-  }
-  return target.addNode(node.op(), std::move(operands), node.attrs(), node.name(), resultNames,
-                        &types);
 }
 
 } // namespace

@@ -124,6 +124,36 @@ def build_cases(root):
         model_with([numpy_helper.from_array(np.ones(3, np.float32), "w")]),
         "do not broadcast")
     add("future_opset", model_with(opset=99), "opset 99 is newer than tensorc supports")
+    # Control flow is resolved at import time; what it cannot resolve is rejected by name.
+    value = helper.make_tensor_value_info
+
+    def branch(constant):
+        node = helper.make_node("Constant", [], ["o"], value=helper.make_tensor(
+            "t", TensorProto.FLOAT, [2], [constant] * 2))
+        return helper.make_graph([node], "branch", [], [value("o", TensorProto.FLOAT, [2])])
+
+    add("if_runtime_condition",
+        model_with(nodes=[helper.make_node("If", ["c"], ["y"], then_branch=branch(1.0),
+                                           else_branch=branch(2.0))],
+                   inputs=[value("c", TensorProto.BOOL, [])]),
+        "node 'y' (If): the condition must be known at import time")
+
+    def loop_body(cond_nodes):
+        return helper.make_graph(
+            cond_nodes + [helper.make_node("Add", ["v", "v"], ["vo"])], "body",
+            [value("i", TensorProto.INT64, []), value("ci", TensorProto.BOOL, []),
+             value("v", TensorProto.FLOAT, [2])],
+            [value("co", TensorProto.BOOL, []), value("vo", TensorProto.FLOAT, [2])])
+
+    data_dependent = loop_body([helper.make_node("ReduceSum", ["v"], ["s"], keepdims=0),
+                                helper.make_node("Less", ["s", "s"], ["co"])])
+    add("loop_runtime_condition",
+        model_with(nodes=[helper.make_node("Loop", ["", "", "x"], ["y"], body=data_dependent)]),
+        "node 'y' (Loop): the body's condition output must be known at import time")
+    endless = loop_body([helper.make_node("Identity", ["ci"], ["co"])])
+    add("loop_too_long",
+        model_with(nodes=[helper.make_node("Loop", ["", "", "x"], ["y"], body=endless)]),
+        "the loop runs more than 1000 iterations, too many to unroll")
     return cases
 
 

@@ -13,14 +13,54 @@ namespace tensorc {
 namespace {
 
 TEST(DType, NamesRoundTrip) {
-  for (DType d : {DType::F64, DType::F32, DType::F16, DType::BF16, DType::I64, DType::I32,
-                  DType::I16, DType::I8, DType::U8, DType::Bool}) {
+  for (DType d :
+       {DType::F64, DType::F32, DType::F16, DType::BF16, DType::I64, DType::I32, DType::I16,
+        DType::I8, DType::U8, DType::U16, DType::U32, DType::U64, DType::Bool}) {
     EXPECT_EQ(parseDType(dtypeName(d)), d);
     EXPECT_EQ(parseSafetensorsDType(dtypeSafetensorsName(d)), d);
   }
   EXPECT_EQ(parseDType("torch.float32"), DType::F32);
   EXPECT_EQ(parseDType("torch.bfloat16"), DType::BF16);
+  EXPECT_EQ(parseDType("torch.uint16"), DType::U16);
+  EXPECT_EQ(parseDType("torch.uint32"), DType::U32);
+  EXPECT_EQ(parseDType("torch.uint64"), DType::U64);
+  EXPECT_EQ(parseSafetensorsDType("U64"), DType::U64);
+  EXPECT_EQ(dtypeSize(DType::U32), 4u);
   EXPECT_FALSE(parseDType("f8"));
+}
+
+// Unsigned integers follow numpy: same signedness takes the wider, an unsigned with a signed
+// integer the next signed type that holds both, and u64 with a signed integer f64.
+TEST(DType, UnsignedPromotionFollowsNumpy) {
+  EXPECT_EQ(promoteTypes(DType::U8, DType::U16), DType::U16);
+  EXPECT_EQ(promoteTypes(DType::U64, DType::U32), DType::U64);
+  EXPECT_EQ(promoteTypes(DType::U16, DType::I16), DType::I32);
+  EXPECT_EQ(promoteTypes(DType::I16, DType::U16), DType::I32);
+  EXPECT_EQ(promoteTypes(DType::U16, DType::I32), DType::I32);
+  EXPECT_EQ(promoteTypes(DType::U32, DType::I32), DType::I64);
+  EXPECT_EQ(promoteTypes(DType::U32, DType::I8), DType::I64);
+  EXPECT_EQ(promoteTypes(DType::U8, DType::I64), DType::I64);
+  EXPECT_EQ(promoteTypes(DType::U64, DType::I64), DType::F64);
+  EXPECT_EQ(promoteTypes(DType::I8, DType::U64), DType::F64);
+  EXPECT_EQ(promoteTypes(DType::Bool, DType::U32), DType::U32);
+  EXPECT_EQ(promoteTypes(DType::U64, DType::F16), DType::F16);
+  EXPECT_FALSE(isSignedInteger(DType::U64));
+  EXPECT_TRUE(isIntegral(DType::U16));
+}
+
+TEST(Tensor, UnsignedGetAndSet) {
+  Tensor t = Tensor::zerosUnchecked(DType::U64, {2});
+  t.setDouble(0, 1.8e19); // above INT64_MAX: converts directly
+  EXPECT_EQ(t.dataAs<uint64_t>()[0], uint64_t(1.8e19));
+  EXPECT_EQ(t.getDouble(0), double(uint64_t(1.8e19)));
+  t.setInt(1, -1); // bit-cast both ways
+  EXPECT_EQ(t.dataAs<uint64_t>()[1], UINT64_MAX);
+  EXPECT_EQ(t.getInt(1), -1);
+  Tensor u16 = Tensor::zerosUnchecked(DType::U16, {1});
+  u16.setInt(0, 65537); // wraps like the other narrow integers
+  EXPECT_EQ(u16.getInt(0), 1);
+  u16.setDouble(0, 40000.0);
+  EXPECT_EQ(u16.getDouble(0), 40000.0);
 }
 
 TEST(DType, PromotionFollowsTorch) {
@@ -80,11 +120,13 @@ protected:
 
 TEST_F(Safetensors, RoundTripsEveryDType) {
   std::vector<std::pair<std::string, Tensor>> tensors;
-  for (DType d : {DType::F64, DType::F32, DType::F16, DType::BF16, DType::I64, DType::I32,
-                  DType::I16, DType::I8, DType::U8, DType::Bool}) {
+  for (DType d :
+       {DType::F64, DType::F32, DType::F16, DType::BF16, DType::I64, DType::I32, DType::I16,
+        DType::I8, DType::U8, DType::U16, DType::U32, DType::U64, DType::Bool}) {
     Tensor t = Tensor::zerosUnchecked(d, {2, 3});
     for (int64_t i = 0; i < 6; ++i)
-      t.setDouble(i, double(i % 2 == 0 ? i : -i) * (d == DType::U8 || d == DType::Bool ? -1 : 1));
+      t.setDouble(i, double(i % 2 == 0 ? i : -i) *
+                         (isUnsignedInteger(d) || d == DType::Bool ? -1 : 1));
     tensors.emplace_back(std::string(dtypeName(d)), t);
   }
   tensors.emplace_back("empty", Tensor::zerosUnchecked(DType::F32, {0, 4}));

@@ -115,6 +115,8 @@ private:
   WeightMap weights_;
   std::set<std::string> names_;
   std::map<std::string, Value *> valuesByName_;
+  /// Next suffix to try per base name, so naming many copies (unrolled loops) stays linear.
+  mutable std::map<std::string, size_t> nextSuffix_;
 };
 
 /// Runs `op`'s inference on `inputs` with `attrs` (defaults filled, kinds checked): the types a

@@ -47,6 +47,10 @@ using RewriteFn = std::function<Expected<std::optional<std::vector<Value *>>>(Re
 /// follow. Nodes whose results nothing uses are kept (DCE removes them).
 Expected<Graph> rewriteGraph(const Graph &source, const RewriteFn &rewrite);
 
+/// Copies `node` into `target` on `operands`, keeping its name, result names and result types
+/// (data-dependent dims keep their symbols); a taken result name gets a fresh one.
+Expected<Node *> copyNode(Graph &target, const Node &node, std::vector<Value *> operands);
+
 /// Users of each value (node inputs; graph outputs count as a use with a nullptr user).
 std::map<const Value *, std::vector<const Node *>> computeUsers(const Graph &graph);
 

@@ -19,6 +19,9 @@ namespace tensorc {
   X(I16, "i16", "I16", 2)                                                                          \
   X(I8, "i8", "I8", 1)                                                                             \
   X(U8, "u8", "U8", 1)                                                                             \
+  X(U16, "u16", "U16", 2)                                                                          \
+  X(U32, "u32", "U32", 4)                                                                          \
+  X(U64, "u64", "U64", 8)                                                                          \
   X(Bool, "bool", "BOOL", 1)
 
 enum class DType : uint8_t {
@@ -38,9 +41,15 @@ std::optional<DType> parseSafetensorsDType(std::string_view name);
 
 bool isFloating(DType dtype);
 bool isSignedInteger(DType dtype);
+inline bool isUnsignedInteger(DType dtype) {
+  return dtype == DType::U8 || dtype == DType::U16 || dtype == DType::U32 || dtype == DType::U64;
+}
 inline bool isIntegral(DType dtype) { return !isFloating(dtype) && dtype != DType::Bool; }
 
-/// torch's promotion of two dtypes (bool < integers < floats; f16 with bf16 gives f32).
+/// torch's promotion of two dtypes (bool < integers < floats; f16 with bf16 gives f32). Unsigned
+/// integers, which torch mostly lacks, follow numpy: an unsigned with a signed integer gives the
+/// smallest signed type holding both (u16 with i16 gives i32), and u64 with any signed integer
+/// gives f64.
 DType promoteTypes(DType a, DType b);
 
 /// IEEE binary16 <-> float, round-to-nearest-even.

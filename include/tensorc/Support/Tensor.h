@@ -41,7 +41,8 @@ public:
   template <typename T> const T *dataAs() const { return static_cast<const T *>(data_); }
   template <typename T> T *mutableDataAs() { return static_cast<T *>(mutableData()); }
 
-  /// Element `flatIndex` converted to double / int64 (any dtype; f16/bf16 decoded).
+  /// Element `flatIndex` converted to double / int64 (any dtype; f16/bf16 decoded). getInt of a
+  /// u64 above INT64_MAX is the bit-cast (negative) value, which setInt stores back unchanged.
   double getDouble(int64_t flatIndex) const;
   int64_t getInt(int64_t flatIndex) const;
   /// Stores `value` converted to this tensor's dtype (ints truncate, bool is value != 0).

@@ -447,13 +447,13 @@ Status convertMelWeightMatrix(ConvertContext &c) {
   return c.setOutput(0, y);
 }
 
-
 // ---- Control flow ----------------------------------------------------------------------------
 // If, Loop and Scan are resolved at import time: If inlines the branch its known condition
 // picks, Loop and Scan inline their body once per iteration.
 
-/// Unrolled iterations at most; a larger Loop or Scan is rejected rather than bloating the graph.
-constexpr int64_t kMaxUnrolledIterations = 10000;
+/// Unrolled iterations at most; a larger Loop or Scan is rejected rather than bloating the graph
+/// (and Graph::uniqueName probes suffixes linearly, so import time grows with its square).
+constexpr int64_t kMaxUnrolledIterations = 1000;
 
 /// The data of `value` when a prims.constant produces it.
 std::optional<Tensor> knownTensor(Value *value) {
@@ -528,8 +528,8 @@ Status convertIf(ConvertContext &c) {
                       c.graphAttr(taken ? "then_branch" : "else_branch"));
   TC_ASSIGN_OR_RETURN(std::vector<Value *> outputs, c.inlineGraph(*branch, {}));
   if (outputs.size() < c.numOutputs())
-    return c.error(strCat("the branch returns ", outputs.size(), " values for ", c.numOutputs(),
-                          " outputs"));
+    return c.error(
+        strCat("the branch returns ", outputs.size(), " values for ", c.numOutputs(), " outputs"));
   for (size_t i = 0; i < c.numOutputs(); ++i)
     if (c.hasOutput(i))
       TC_RETURN_IF_ERROR(c.setOutput(i, outputs[i]));
@@ -548,8 +548,7 @@ Status convertLoop(ConvertContext &c) {
   }
   bool condition = true;
   if (c.hasInput(1)) {
-    TC_ASSIGN_OR_RETURN(condition,
-                        knownCondition(c, c.constantInput(1), "the initial condition"));
+    TC_ASSIGN_OR_RETURN(condition, knownCondition(c, c.constantInput(1), "the initial condition"));
   }
   std::vector<Value *> carried;
   for (size_t i = 2; i < c.numInputs(); ++i) {
@@ -573,8 +572,8 @@ Status convertLoop(ConvertContext &c) {
     std::vector<Value *> inputs{index, flag};
     inputs.insert(inputs.end(), carried.begin(), carried.end());
     TC_ASSIGN_OR_RETURN(std::vector<Value *> outputs, c.inlineGraph(*body, inputs));
-    TC_ASSIGN_OR_RETURN(condition, knownCondition(c, knownTensor(outputs[0]),
-                                                  "the body's condition output"));
+    TC_ASSIGN_OR_RETURN(condition,
+                        knownCondition(c, knownTensor(outputs[0]), "the body's condition output"));
     for (size_t k = 0; k < carried.size(); ++k)
       carried[k] = outputs[1 + k];
     for (size_t k = 0; k < numScans; ++k)
@@ -588,8 +587,7 @@ Status convertLoop(ConvertContext &c) {
       continue;
     Value *stacked = nullptr;
     if (scans[k].empty()) {
-      TC_ASSIGN_OR_RETURN(stacked,
-                          emptyScanOutput(c, body->output(int(1 + carried.size() + k))));
+      TC_ASSIGN_OR_RETURN(stacked, emptyScanOutput(c, body->output(int(1 + carried.size() + k))));
     } else {
       TC_ASSIGN_OR_RETURN(stacked, stack(c, scans[k], 0));
     }
@@ -632,8 +630,8 @@ Expected<std::vector<Value *>> unrollScan(ConvertContext &c, const ::onnx::Graph
                           kMaxUnrolledIterations, " it unrolls"));
   size_t numScans = size_t(body.output_size()) - states.size();
   if (layout.outputAxes.size() != numScans || layout.outputReversed.size() != numScans)
-    return c.error(strCat("scan_output_axes and scan_output_directions must list ", numScans,
-                          " entries"));
+    return c.error(
+        strCat("scan_output_axes and scan_output_directions must list ", numScans, " entries"));
   std::vector<std::vector<Value *>> scans(numScans);
   for (int64_t t = 0; t < *length; ++t) {
     std::vector<Value *> inputs = states;
@@ -667,17 +665,18 @@ Expected<std::vector<Value *>> unrollScan(ConvertContext &c, const ::onnx::Graph
 /// Scan-8: a leading batch axis on every input and output, scanned along axis 1; each batch
 /// entry is scanned on its own and the results stacked back.
 Expected<std::vector<Value *>> convertScan8(ConvertContext &c, const ::onnx::GraphProto &body,
-                                           int64_t numScanInputs) {
+                                            int64_t numScanInputs) {
   if (c.hasInput(0)) {
     std::optional<Tensor> lengths = c.constantInput(0);
     if (!lengths)
       return c.error("sequence_lens must be known at import time");
-    for (size_t j = 1; j < c.numInputs(); ++j) {
+    // Only sequence lengths equal to the scanned length (the default) are supported.
+    for (size_t j = c.numInputs() - std::min(c.numInputs(), size_t(numScanInputs));
+         j < c.numInputs(); ++j) {
       TC_ASSIGN_OR_RETURN(TensorType type, c.inputType(j));
       std::optional<int64_t> full =
           type.rank() >= 2 ? type.shape[1].constant() : std::optional<int64_t>();
-      for (int64_t b = 0; j + size_t(numScanInputs) >= c.numInputs() && b < lengths->numel();
-           ++b)
+      for (int64_t b = 0; b < lengths->numel(); ++b)
         if (!full || lengths->getInt(b) != *full)
           return c.error("sequence_lens shorter than the scan inputs are not supported");
     }
@@ -688,8 +687,8 @@ Expected<std::vector<Value *>> convertScan8(ConvertContext &c, const ::onnx::Gra
     inputs.push_back(value);
   }
   if (inputs.size() < size_t(numScanInputs) || inputs.empty())
-    return c.error(strCat("num_scan_inputs ", numScanInputs, " exceeds the ", inputs.size(),
-                          " inputs"));
+    return c.error(
+        strCat("num_scan_inputs ", numScanInputs, " exceeds the ", inputs.size(), " inputs"));
   size_t numStates = inputs.size() - size_t(numScanInputs);
   std::optional<int64_t> batch = inputs[0]->type().rank() > 0
                                      ? inputs[0]->type().shape[0].constant()
@@ -741,12 +740,12 @@ Status convertScan(ConvertContext &c) {
     TC_RETURN_IF_ERROR(c.checkAttrs({"body", "num_scan_inputs", "directions"}));
     TC_ASSIGN_OR_RETURN(results, convertScan8(c, *body, numScanInputs));
   } else {
-    TC_RETURN_IF_ERROR(c.checkAttrs({"body", "num_scan_inputs", "scan_input_axes",
-                                     "scan_input_directions", "scan_output_axes",
-                                     "scan_output_directions"}));
+    TC_RETURN_IF_ERROR(
+        c.checkAttrs({"body", "num_scan_inputs", "scan_input_axes", "scan_input_directions",
+                      "scan_output_axes", "scan_output_directions"}));
     if (c.numInputs() < size_t(numScanInputs))
-      return c.error(strCat("num_scan_inputs ", numScanInputs, " exceeds the ", c.numInputs(),
-                            " inputs"));
+      return c.error(
+          strCat("num_scan_inputs ", numScanInputs, " exceeds the ", c.numInputs(), " inputs"));
     size_t numStates = c.numInputs() - size_t(numScanInputs);
     std::vector<Value *> states, scanInputs;
     for (size_t j = 0; j < c.numInputs(); ++j) {
@@ -762,16 +761,16 @@ Status convertScan(ConvertContext &c) {
     Ints outputDirections = c.intsAttr("scan_output_directions", Ints(numScans, 0));
     if (layout.inputAxes.size() != size_t(numScanInputs) ||
         inputDirections.size() != size_t(numScanInputs))
-      return c.error(strCat("scan_input_axes and scan_input_directions must list ",
-                            numScanInputs, " entries"));
+      return c.error(strCat("scan_input_axes and scan_input_directions must list ", numScanInputs,
+                            " entries"));
     for (size_t j = 0; j < scanInputs.size(); ++j) {
       int64_t rank = int64_t(scanInputs[j]->type().rank());
       int64_t &axis = layout.inputAxes[j];
       if (axis < 0)
         axis += rank;
       if (axis < 0 || axis >= rank)
-        return c.error(strCat("scan input axis ", axis, " is out of range for ",
-                              scanInputs[j]->type().str()));
+        return c.error(
+            strCat("scan input axis ", axis, " is out of range for ", scanInputs[j]->type().str()));
       layout.inputReversed.push_back(inputDirections[j] != 0);
     }
     for (int64_t direction : outputDirections)

@@ -294,6 +294,9 @@ bool nativePadding(const PoolSetup &p) {
 double lowestValue(DType dtype) {
   switch (dtype) {
   case DType::U8:
+  case DType::U16:
+  case DType::U32:
+  case DType::U64:
   case DType::Bool:
     return 0;
   case DType::I8:
@@ -546,6 +549,8 @@ std::pair<double, double> integerRange(DType dtype) {
   switch (dtype) {
   case DType::U8:
     return {0, 255};
+  case DType::U16:
+    return {0, 65535};
   case DType::I8:
     return {-128, 127};
   case DType::I16:

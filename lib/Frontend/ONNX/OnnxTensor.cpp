@@ -21,6 +21,12 @@ std::optional<DType> dtypeFromOnnx(int32_t elemType) {
     return DType::F32;
   case ::onnx::TensorProto::UINT8:
     return DType::U8;
+  case ::onnx::TensorProto::UINT16:
+    return DType::U16;
+  case ::onnx::TensorProto::UINT32:
+    return DType::U32;
+  case ::onnx::TensorProto::UINT64:
+    return DType::U64;
   case ::onnx::TensorProto::INT8:
     return DType::I8;
   case ::onnx::TensorProto::INT16:
@@ -201,9 +207,15 @@ Expected<Tensor> tensorFromProto(const ::onnx::TensorProto &proto, const std::st
   case DType::I16:
   case DType::I8:
   case DType::U8:
+  case DType::U16:
   case DType::Bool:
     TC_RETURN_IF_ERROR(copyTyped(proto.int32_data(), count, what, "int32_data",
                                  [&](int64_t i, int32_t v) { tensor.setInt(i, v); }));
+    break;
+  case DType::U32:
+  case DType::U64: // ONNX keeps uint32 and uint64 in uint64_data
+    TC_RETURN_IF_ERROR(copyTyped(proto.uint64_data(), count, what, "uint64_data",
+                                 [&](int64_t i, uint64_t v) { tensor.setInt(i, int64_t(v)); }));
     break;
   }
   return tensor;
