@@ -4,6 +4,7 @@
 #include "tensorc/Support/StrCat.h"
 
 #include <algorithm>
+#include <climits>
 #include <numeric>
 
 namespace tensorc {
@@ -169,8 +170,9 @@ std::optional<SymInt> SymInt::exactDiv(const SymInt &a, const SymInt &b) {
     return std::nullopt;
   std::map<std::string, std::pair<Monomial, int64_t>> terms;
   for (const auto &[key, term] : a.terms_) {
-    if (term.second % divisorCoefficient != 0)
-      return std::nullopt;
+    if ((divisorCoefficient == -1 && term.second == INT64_MIN) ||
+        term.second % divisorCoefficient != 0)
+      return std::nullopt; // INT64_MIN / -1 overflows
     Monomial remaining = term.first;
     for (const AtomPtr &atom : divisorAtoms) {
       auto it = std::find_if(remaining.begin(), remaining.end(),
@@ -239,9 +241,11 @@ Expected<int64_t> SymInt::evaluate(const SymbolBindings &bindings) const {
         break;
       }
       }
-      product *= value;
+      if (__builtin_mul_overflow(product, value, &product))
+        return makeError("symbolic expression ", text_, " overflows 64 bits");
     }
-    total += product;
+    if (__builtin_add_overflow(total, product, &total))
+      return makeError("symbolic expression ", text_, " overflows 64 bits");
   }
   return total;
 }

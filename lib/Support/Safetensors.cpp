@@ -30,7 +30,8 @@ struct Mapping {
 };
 
 Expected<std::shared_ptr<Mapping>> mapFile(const std::string &path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not block before fstat can refuse it.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return makeError(path, ": cannot open: ", std::strerror(errno));
   struct stat info;

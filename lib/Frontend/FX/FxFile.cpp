@@ -35,6 +35,8 @@ Expected<std::string> readText(const std::string &path) {
   return contents.str();
 }
 
+/// Whether a side weights file is there; anything but a regular file (a FIFO, a directory) is
+/// reported by the reader instead of being opened.
 bool fileExists(const std::string &path) {
   struct stat info;
   return stat(path.c_str(), &info) == 0;

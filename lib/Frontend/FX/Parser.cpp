@@ -140,7 +140,19 @@ private:
     }
     return value;
   }
+  /// Bounds the recursion of nested lists and parenthesized dims, so hostile text gets an error
+  /// instead of a stack overflow.
+  static constexpr int kMaxNesting = 256;
+  struct NestingGuard {
+    int &depth;
+    explicit NestingGuard(int &d) : depth(d) { ++depth; }
+    ~NestingGuard() { --depth; }
+  };
+
   Expected<SymInt> parseDimFactor() {
+    NestingGuard guard(depth_);
+    if (depth_ > kMaxNesting)
+      return fail(strCat("nesting deeper than ", kMaxNesting));
     if (isPunct("-")) {
       next();
       TC_ASSIGN_OR_RETURN(SymInt value, parseDimFactor());
@@ -288,6 +300,9 @@ private:
   }
 
   Expected<Arg> parseArg() {
+    NestingGuard guard(depth_);
+    if (depth_ > kMaxNesting)
+      return fail(strCat("nesting deeper than ", kMaxNesting));
     Arg arg;
     arg.token = &peek();
     const Token &t = peek();
@@ -714,6 +729,7 @@ private:
 
   std::vector<Token> tokens_;
   size_t pos_ = 0;
+  int depth_ = 0;
   const OpRegistry &registry_;
   std::string fileName_;
   Graph graph_;

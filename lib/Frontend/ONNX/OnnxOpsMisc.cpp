@@ -616,6 +616,9 @@ Expected<std::vector<Value *>> unrollScan(ConvertContext &c, const ::onnx::Graph
   std::optional<int64_t> length;
   for (size_t j = 0; j < scanInputs.size(); ++j) {
     const TensorType &type = scanInputs[j]->type();
+    if (layout.inputAxes[j] < 0 || size_t(layout.inputAxes[j]) >= type.rank())
+      return c.error(strCat("scan axis ", layout.inputAxes[j], " is out of range for scan input ",
+                            type.str()));
     std::optional<int64_t> size = type.shape[size_t(layout.inputAxes[j])].constant();
     if (!size)
       return c.error(strCat("the scanned length must be static, got ", type.str()));

@@ -105,7 +105,8 @@ Expected<std::string> readExternal(const ::onnx::TensorProto &proto, const std::
     return makeError(what, ": external data location '", location,
                      "' resolves outside the model directory");
 
-  int fd = ::open(resolved.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  // O_NONBLOCK: opening a FIFO must not block before fstat can refuse it.
+  int fd = ::open(resolved.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0)
     return makeError(what, ": external data '", location, "': ", std::strerror(errno));
   struct stat info;
@@ -156,6 +157,31 @@ Status copyTyped(const Field &field, int64_t count, const std::string &what, con
   return Status::ok();
 }
 
+/// The typed field ONNX stores `dtype` in, and how many values it holds.
+std::pair<const char *, int64_t> typedField(const ::onnx::TensorProto &proto, DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return {"float_data", proto.float_data_size()};
+  case DType::F64:
+    return {"double_data", proto.double_data_size()};
+  case DType::I64:
+    return {"int64_data", proto.int64_data_size()};
+  case DType::U32:
+  case DType::U64:
+    return {"uint64_data", proto.uint64_data_size()};
+  case DType::F16:
+  case DType::BF16:
+  case DType::I32:
+  case DType::I16:
+  case DType::I8:
+  case DType::U8:
+  case DType::U16:
+  case DType::Bool:
+    return {"int32_data", proto.int32_data_size()};
+  }
+  return {"int32_data", proto.int32_data_size()};
+}
+
 } // namespace
 
 Expected<Tensor> tensorFromProto(const ::onnx::TensorProto &proto, const std::string &modelDir,
@@ -168,21 +194,29 @@ Expected<Tensor> tensorFromProto(const ::onnx::TensorProto &proto, const std::st
   if (uint64_t(count) > (uint64_t(1) << 40) / dtypeSize(*dtype))
     return makeError(what, ": ", describeShape(*dtype, shape), " is too large");
   uint64_t bytes = uint64_t(count) * dtypeSize(*dtype);
-  TC_ASSIGN_OR_RETURN(Tensor tensor, Tensor::zeros(*dtype, shape));
 
+  // The data's size is checked before anything is allocated: a tiny model must not be able to
+  // force a huge allocation.
   if (proto.data_location() == ::onnx::TensorProto::EXTERNAL) {
     TC_ASSIGN_OR_RETURN(std::string data, readExternal(proto, modelDir, what, bytes));
-    std::memcpy(tensor.mutableData(), data.data(), data.size());
+    TC_ASSIGN_OR_RETURN(Tensor tensor, Tensor::zeros(*dtype, shape));
+    if (bytes)
+      std::memcpy(tensor.mutableData(), data.data(), data.size());
     return tensor;
   }
   if (proto.has_raw_data()) {
     if (proto.raw_data().size() != bytes)
       return makeError(what, ": raw_data holds ", proto.raw_data().size(), " bytes, ",
                        describeShape(*dtype, shape), " needs ", bytes);
+    TC_ASSIGN_OR_RETURN(Tensor tensor, Tensor::zeros(*dtype, shape));
     if (bytes)
       std::memcpy(tensor.mutableData(), proto.raw_data().data(), size_t(bytes));
     return tensor;
   }
+  auto [fieldName, stored] = typedField(proto, *dtype);
+  if (stored != count)
+    return makeError(what, ": ", fieldName, " holds ", stored, " values, the shape needs ", count);
+  TC_ASSIGN_OR_RETURN(Tensor tensor, Tensor::zeros(*dtype, shape));
   switch (*dtype) {
   case DType::F32:
     TC_RETURN_IF_ERROR(copyTyped(proto.float_data(), count, what, "float_data",
