@@ -205,7 +205,15 @@ std::string SymInt::str() const {
       out += negative ? "-" : "";
     else
       out += negative ? " - " : " + ";
-    std::string atoms = monomialKey(term->first);
+    // In a product a division or remainder is parenthesized: "128*((s0 + 63)//64)" reads the
+    // same in Python, where * and // bind equally from the left.
+    bool product = term->first.size() > 1 || magnitude != 1;
+    std::string atoms;
+    for (const AtomPtr &atom : term->first) {
+      if (!atoms.empty())
+        atoms += "*";
+      atoms += product && atom->kind != Atom::Kind::Symbol ? "(" + atom->text + ")" : atom->text;
+    }
     if (atoms.empty())
       out += std::to_string(magnitude);
     else if (magnitude == 1)
@@ -258,6 +266,133 @@ void SymInt::collectSymbols(std::set<std::string> &symbols) const {
       else
         atom->numerator.collectSymbols(symbols);
     }
+}
+
+std::vector<std::pair<SymInt::Monomial, int64_t>> SymInt::termList() const {
+  std::vector<std::pair<Monomial, int64_t>> terms;
+  for (const auto &[key, term] : terms_)
+    terms.push_back(term);
+  return terms;
+}
+
+SymInt SymInt::substitute(const std::map<std::string, SymInt> &replacements) const {
+  SymInt result(0);
+  for (const auto &[key, term] : terms_) {
+    SymInt product(term.second);
+    for (const AtomPtr &atom : term.first) {
+      switch (atom->kind) {
+      case Atom::Kind::Symbol: {
+        auto it = replacements.find(atom->name);
+        product = product * (it == replacements.end() ? symbol(atom->name) : it->second);
+        break;
+      }
+      case Atom::Kind::FloorDiv:
+        product = product * floorDiv(atom->numerator.substitute(replacements), atom->denominator);
+        break;
+      case Atom::Kind::Mod:
+        product = product * mod(atom->numerator.substitute(replacements), atom->denominator);
+        break;
+      }
+    }
+    result = result + product;
+  }
+  return result;
+}
+
+namespace {
+
+/// Inclusive bounds of a value, when known.
+struct Interval {
+  bool known = false;
+  int64_t lo = 0, hi = 0;
+};
+
+Interval multiply(Interval a, Interval b) {
+  if (!a.known || !b.known)
+    return {};
+  int64_t products[4];
+  if (__builtin_mul_overflow(a.lo, b.lo, &products[0]) ||
+      __builtin_mul_overflow(a.lo, b.hi, &products[1]) ||
+      __builtin_mul_overflow(a.hi, b.lo, &products[2]) ||
+      __builtin_mul_overflow(a.hi, b.hi, &products[3]))
+    return {};
+  return {true, *std::min_element(products, products + 4), *std::max_element(products, products + 4)};
+}
+
+Interval add(Interval a, Interval b) {
+  Interval sum{true, 0, 0};
+  if (!a.known || !b.known || __builtin_add_overflow(a.lo, b.lo, &sum.lo) ||
+      __builtin_add_overflow(a.hi, b.hi, &sum.hi))
+    return {};
+  return sum;
+}
+
+Interval bounds(const SymInt &value, const std::map<std::string, int64_t> &limits) {
+  Interval total{true, 0, 0};
+  for (const auto &[atoms, coefficient] : value.termList()) {
+    Interval term{true, coefficient, coefficient};
+    for (const SymInt::AtomPtr &atom : atoms) {
+      Interval factor;
+      switch (atom->kind) {
+      case SymInt::Atom::Kind::Symbol:
+        if (auto it = limits.find(atom->name); it != limits.end())
+          factor = {true, 0, it->second - 1};
+        break;
+      case SymInt::Atom::Kind::FloorDiv: {
+        Interval n = bounds(atom->numerator, limits);
+        if (n.known)
+          factor = {true, floorDivInt(n.lo, atom->denominator),
+                    floorDivInt(n.hi, atom->denominator)};
+        break;
+      }
+      case SymInt::Atom::Kind::Mod:
+        factor = {true, 0, atom->denominator - 1};
+        break;
+      }
+      term = multiply(term, factor);
+    }
+    total = add(total, term);
+  }
+  return total;
+}
+
+} // namespace
+
+SymInt SymInt::simplify(const std::map<std::string, int64_t> &limits) const {
+  SymInt result(0);
+  for (const auto &[key, term] : terms_) {
+    SymInt product(term.second);
+    for (const AtomPtr &atom : term.first) {
+      if (atom->kind == Atom::Kind::Symbol) {
+        product = product * symbol(atom->name);
+        continue;
+      }
+      // Terms whose coefficient the divisor divides leave the division exactly:
+      // (c*k*a + r)//c = k*a + r//c and (c*k*a + r)%c = r%c; the rest folds when 0 <= r < c.
+      SymInt numerator = atom->numerator.simplify(limits);
+      int64_t divisor = atom->denominator;
+      SymInt multiple(0), rest(0);
+      for (const auto &[atoms, coefficient] : numerator.termList()) {
+        SymInt part(coefficient);
+        for (const AtomPtr &inner : atoms)
+          part = part * fromTerms({{inner->text, {Monomial{inner}, 1}}});
+        if (coefficient % divisor == 0)
+          multiple = multiple + part;
+        else
+          rest = rest + part;
+      }
+      Interval restBounds = bounds(rest, limits);
+      bool restInRange = restBounds.known && restBounds.lo >= 0 && restBounds.hi < divisor;
+      if (atom->kind == Atom::Kind::FloorDiv) {
+        SymInt quotient = *exactDiv(multiple, SymInt(divisor));
+        product = product * (restInRange ? quotient : quotient + floorDiv(rest, divisor));
+      } else {
+        product = product * (restInRange ? rest : mod(rest, divisor));
+      }
+    }
+    result = result + product;
+  }
+  return result;
 }
 
 } // namespace tensorc

@@ -5,6 +5,7 @@
 #include "tensorc/Frontend/ONNX/OnnxImporter.h"
 #include "tensorc/IR/Printer.h"
 #include "tensorc/IR/Verifier.h"
+#include "tensorc/Lowering/Lower.h"
 #include "tensorc/Support/Log.h"
 #include "tensorc/Support/StrCat.h"
 #include "tensorc/Transforms/PassRegistry.h"
@@ -52,8 +53,47 @@ private:
 } // namespace
 
 const std::vector<std::string> &stageNames() {
-  static const std::vector<std::string> names = {"import", "verify", "simplify", "decompose"};
+  static const std::vector<std::string> names = {"import",    "verify", "simplify",
+                                                 "decompose", "lower",  "fuse"};
   return names;
+}
+
+bool isLoopStage(const std::string &stage) { return stage == "lower" || stage == "fuse"; }
+
+Expected<LoweredModel> lowerAndSchedule(const Graph &graph, const PipelineOptions &options) {
+  auto timed = [&](const std::string &stage, auto &&fn) -> Status {
+    auto start = std::chrono::steady_clock::now();
+    Status status = fn();
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                    .count();
+    if (options.timeStages)
+      log::info(strCat("stage ", stage, ": ", ms, " ms"));
+    return status;
+  };
+  LoweredModel model;
+  TC_RETURN_IF_ERROR(timed("lower", [&]() -> Status {
+    TC_ASSIGN_OR_RETURN(model.program, loop::lower(graph));
+    return Status::ok();
+  }));
+  std::string text = log::enabled("lower") || options.onLoopStage
+                         ? loop::printProgram(model.program)
+                         : "";
+  log::debug("lower", "\n" + text);
+  if (options.onLoopStage)
+    options.onLoopStage("lower", text);
+  if (options.stopAfter == "lower")
+    return model;
+  TC_RETURN_IF_ERROR(timed("fuse", [&]() -> Status {
+    TC_ASSIGN_OR_RETURN(model.schedule, sched::schedule(model.program, {}));
+    return Status::ok();
+  }));
+  text = log::enabled("fuse") || options.onLoopStage
+             ? sched::printSchedule(model.program, model.schedule)
+             : "";
+  log::debug("fuse", "\n" + text);
+  if (options.onLoopStage)
+    options.onLoopStage("fuse", text);
+  return model;
 }
 
 Expected<Graph> importModel(const std::string &path, const OpRegistry &registry) {
@@ -64,36 +104,55 @@ Expected<Graph> importModel(const std::string &path, const OpRegistry &registry)
   return makeError(path, ": unknown model format (expected .fx or .onnx)");
 }
 
-Expected<Graph> runPipeline(const std::string &modelPath, const OpRegistry &registry,
-                            const PipelineOptions &options) {
+namespace {
+
+Status checkStopStage(const PipelineOptions &options) {
   const std::vector<std::string> &stages = stageNames();
   if (options.stopAfter != "all" &&
       std::find(stages.begin(), stages.end(), options.stopAfter) == stages.end())
     return makeError("unknown stage '", options.stopAfter, "' (stages: ", join(stages, ", "),
                      ", all)");
-  Graph graph;
-  StageRunner runner(graph, options);
-  // The pipeline, in order.
-  TC_ASSIGN_OR_RETURN(bool more, runner.run("import", [&](Graph &g) -> Status {
-    TC_ASSIGN_OR_RETURN(g, importModel(modelPath, registry));
-    return Status::ok();
-  }));
+  return Status::ok();
+}
+
+/// The graph stages after import, in order; false once the stop stage has run.
+Expected<bool> runGraphStagesWith(StageRunner &runner, const OpRegistry &registry) {
+  TC_ASSIGN_OR_RETURN(bool more, runner.run("verify", [](Graph &g) { return verifyGraph(g); }));
   if (!more)
-    return graph;
-  TC_ASSIGN_OR_RETURN(more, runner.run("verify", [](Graph &g) { return verifyGraph(g); }));
-  if (!more)
-    return graph;
+    return false;
   PassContext context{registry};
   TC_ASSIGN_OR_RETURN(more, runner.run("simplify", [&](Graph &g) {
     return runPasses(g, "constant-fold,cse,dce", context);
   }));
   if (!more)
-    return graph;
-  TC_ASSIGN_OR_RETURN(more, runner.run("decompose", [&](Graph &g) {
+    return false;
+  return runner.run("decompose", [&](Graph &g) {
     return runPasses(g, "decompose,constant-fold,cse,dce", context);
+  });
+}
+
+} // namespace
+
+Expected<Graph> runPipeline(const std::string &modelPath, const OpRegistry &registry,
+                            const PipelineOptions &options) {
+  TC_RETURN_IF_ERROR(checkStopStage(options));
+  Graph graph;
+  StageRunner runner(graph, options);
+  // The pipeline, in order: import, then the graph stages; lower and fuse follow in
+  // lowerAndSchedule.
+  TC_ASSIGN_OR_RETURN(bool more, runner.run("import", [&](Graph &g) -> Status {
+    TC_ASSIGN_OR_RETURN(g, importModel(modelPath, registry));
+    return Status::ok();
   }));
-  (void)more; // the last stage
+  if (more)
+    TC_RETURN_IF_ERROR(runGraphStagesWith(runner, registry).status());
   return graph;
+}
+
+Status runGraphStages(Graph &graph, const OpRegistry &registry, const PipelineOptions &options) {
+  TC_RETURN_IF_ERROR(checkStopStage(options));
+  StageRunner runner(graph, options);
+  return runGraphStagesWith(runner, registry).status();
 }
 
 } // namespace tensorc

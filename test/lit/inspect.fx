@@ -1,7 +1,8 @@
 # RUN: tensorc inspect %s | FileCheck %s
 # RUN: d=$(mktemp -d) && tensorc inspect %s -o $d 2>&1 | FileCheck %s --check-prefix=WROTE && ls $d | FileCheck %s --check-prefix=FILES && rm -r $d
 # RUN: tensorc inspect %s --stage simplify | FileCheck %s --check-prefix=SIMPLIFY
-# RUN: not tensorc inspect %s --stage lower 2>&1 | FileCheck %s --check-prefix=BADSTAGE
+# RUN: tensorc inspect %s --stage fuse | FileCheck %s --check-prefix=FUSE
+# RUN: not tensorc inspect %s --stage codegen 2>&1 | FileCheck %s --check-prefix=BADSTAGE
 # Every stage prints in order; a stage that changes nothing says so; -o writes numbered files.
 
 # CHECK: # ---- import ----
@@ -15,14 +16,26 @@
 # CHECK: aten.exp
 # CHECK: aten.sum
 # CHECK: aten.div
-# WROTE: wrote 4 stage dump(s)
+# CHECK: # ---- lower ----
+# CHECK: reduction s_amax over [2] reducing [3] with max
+# CHECK: # ---- fuse ----
+# CHECK: per_fused
+# WROTE: wrote 6 stage dump(s)
 # FILES: 01_import.fx
 # FILES-NEXT: 02_verify.fx
 # FILES-NEXT: 03_simplify.fx
 # FILES-NEXT: 04_decompose.fx
+# FILES-NEXT: 05_lower.txt
+# FILES-NEXT: 06_fuse.txt
 # SIMPLIFY: %scale : f32[] = call_function[target=prims.constant](args=(), kwargs={value=tensor<f32[]>[6.0]})
 # SIMPLIFY-NOT: %unused
-# BADSTAGE: error: unknown stage 'lower' (stages: import, verify, simplify, decompose, all)
+# BADSTAGE: error: unknown stage 'codegen' (stages: import, verify, simplify, decompose, lower, fuse, all)
+# Softmax (amax, exp-sum, divide) becomes one kernel over the rows.
+# FUSE: per_fused_mul_amax_sub_exp_0 rows [2] (x, s_amax, s_sum, s)
+# FUSE-NEXT: reduction s_amax [2] reducing [3] with max
+# FUSE-NEXT: reduction s_sum [2] reducing [3] with sum
+# FUSE-NEXT: pointwise s [2, 3]
+# FUSE: # 1 kernels
 graph(%x: f32[2, 3]):
   %two : f32[] = call_function[target=prims.constant](args=(), kwargs={value=tensor<f32[]>[2.0]})
   %three : f32[] = call_function[target=prims.constant](args=(), kwargs={value=tensor<f32[]>[3.0]})

@@ -3,7 +3,9 @@
 #include "tensorc/Interp/Interpreter.h"
 #include "tensorc/IR/Printer.h"
 #include "tensorc/Ops/Registry.h"
+#include "tensorc/Pipeline/Compile.h"
 #include "tensorc/Pipeline/Pipeline.h"
+#include "tensorc/Runtime/Model.h"
 #include "tensorc/Support/Log.h"
 #include "tensorc/Support/Safetensors.h"
 #include "tensorc/Support/StrCat.h"
@@ -16,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 namespace {
 
@@ -61,9 +64,31 @@ int runInspect(const InspectOptions &options, const OpRegistry &registry) {
     else if (stage == options.stage)
       std::cout << text;
   };
+  pipeline.onLoopStage = [&](const std::string &stage, const std::string &text) {
+    ++index;
+    if (!options.outDir.empty()) {
+      char prefix[8];
+      std::snprintf(prefix, sizeof prefix, "%02zu_", index);
+      std::string path = options.outDir + "/" + prefix + stage + ".txt";
+      std::ofstream out(path, std::ios::binary);
+      out << text;
+      if (!out && error.empty())
+        error = path + ": write failed";
+      return;
+    }
+    if (options.stage == "all")
+      std::cout << "# ---- " << stage << " ----\n" << text;
+    else if (stage == options.stage)
+      std::cout << text;
+  };
   Expected<Graph> graph = runPipeline(options.model, registry, pipeline);
   if (!graph)
     return fail(graph.error().message());
+  if (options.stage == "all" || isLoopStage(options.stage)) {
+    Expected<LoweredModel> lowered = lowerAndSchedule(*graph, pipeline);
+    if (!lowered)
+      return fail(strCat(options.model, ": ", lowered.error().message()));
+  }
   if (!error.empty())
     return fail(error);
   if (!options.outDir.empty())
@@ -102,12 +127,115 @@ struct RunOptions {
   std::optional<uint64_t> seed;
   std::vector<std::string> dims;
   std::string outputs;
+  int threads = 0;
+  std::string variant;
 };
 
+Expected<SymbolBindings> parseDims(const std::vector<std::string> &dims) {
+  SymbolBindings bindings;
+  for (const std::string &dim : dims) {
+    size_t eq = dim.find('=');
+    char *end = nullptr;
+    long long value = eq == std::string::npos ? 0 : std::strtoll(dim.c_str() + eq + 1, &end, 10);
+    if (eq == std::string::npos || !end || *end != '\0' || value < 0)
+      return makeError("--dim expects NAME=VALUE with a non-negative VALUE, got '", dim, "'");
+    bindings[dim.substr(0, eq)] = value;
+  }
+  return bindings;
+}
+
+int writeOutputs(const std::string &path, const std::vector<std::string> &names,
+                 const std::vector<Tensor> &outputs) {
+  std::vector<std::pair<std::string, Tensor>> named;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::cout << names[i] << ": " << interp::summarizeTensor(outputs[i]) << "\n";
+    named.emplace_back(names[i], outputs[i]);
+  }
+  if (!path.empty()) {
+    Status written = writeSafetensors(path, named);
+    if (!written)
+      return fail(written.message());
+  }
+  return 0;
+}
+
+/// Runs a compiled bundle with the runtime. Inputs come from the same generator as `--interp`,
+/// so both runs of one seed see the same data.
+int runBundle(const RunOptions &options) {
+  rt::LoadOptions load;
+  load.threads = options.threads;
+  load.variant = options.variant;
+  Expected<std::unique_ptr<rt::Model>> model = rt::Model::load(options.model, load);
+  if (!model)
+    return fail(model.error().message());
+  const bundle::Manifest &manifest = (*model)->manifest();
+  Graph signature; // placeholders shaped like the bundle's inputs
+  for (const bundle::TensorDesc &input : manifest.inputs) {
+    Shape shape;
+    for (const bundle::SizeExpr &dim : input.shape) {
+      if (auto symbol = dim.symbolName()) {
+        shape.push_back(SymInt::symbol(*symbol));
+        continue;
+      }
+      Expected<int64_t> value = dim.evaluate({});
+      if (!value)
+        return fail(strCat(options.model, ": input '", input.name, "' has dim ", dim.text(),
+                           ", which random inputs cannot size"));
+      shape.push_back(SymInt(*value));
+    }
+    Expected<Value *> added = signature.addInput(input.name, TensorType(input.dtype, shape));
+    if (!added)
+      return fail(added.error().message());
+  }
+  Expected<SymbolBindings> bindings = parseDims(options.dims);
+  if (!bindings)
+    return fail(bindings.error().message());
+  Expected<std::vector<Tensor>> inputs =
+      !options.inputs.empty() ? interp::loadInputs(signature, options.inputs)
+                              : interp::randomInputs(signature, options.seed.value_or(0), *bindings);
+  if (!inputs)
+    return fail(inputs.error().message());
+  Expected<std::vector<Tensor>> outputs = (*model)->run(*inputs);
+  if (!outputs)
+    return fail(strCat(options.model, ": ", outputs.error().message()));
+  std::vector<std::string> names;
+  for (const bundle::TensorDesc &output : manifest.outputs)
+    names.push_back(output.name);
+  return writeOutputs(options.outputs, names, *outputs);
+}
+
+struct CompileCommand {
+  std::string model;
+  CompileOptions options;
+  std::string cpuArchs = "x86_64";
+};
+
+int runCompile(CompileCommand &command, const OpRegistry &registry) {
+  command.options.cpuArchs.clear();
+  std::stringstream archs(command.cpuArchs);
+  for (std::string arch; std::getline(archs, arch, ',');)
+    if (!arch.empty())
+      command.options.cpuArchs.push_back(arch);
+  Expected<CompileSummary> summary = compileModel(command.model, registry, command.options);
+  if (!summary)
+    return fail(summary.error().message());
+  std::cerr << "tensorc: wrote " << command.options.outDir << " (" << summary->kernels
+            << " kernels, " << summary->fallbacks << " fallback op types, arena peak "
+            << summary->peakBytes << " bytes at example sizes; CPU: "
+            << join(summary->variants, ", ") << ")\n";
+  return 0;
+}
+
 int runRun(const RunOptions &options, const OpRegistry &registry) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(options.model, ec)) {
+    if (options.interp)
+      return fail(options.model + " is a bundle; --interp runs models (.fx, .onnx)");
+    return runBundle(options);
+  }
   if (!options.interp)
     return fail(options.model + " is a model, not a bundle: pass --interp to run it on the "
-                                 "reference interpreter");
+                                 "reference interpreter, or compile it first");
   // The interpreter is the oracle for the model as written: run the imported, verified graph.
   PipelineOptions pipeline;
   pipeline.stopAfter = "verify";
@@ -115,36 +243,22 @@ int runRun(const RunOptions &options, const OpRegistry &registry) {
   if (!graph)
     return fail(graph.error().message());
 
-  SymbolBindings bindings;
-  for (const std::string &dim : options.dims) {
-    size_t eq = dim.find('=');
-    char *end = nullptr;
-    long long value = eq == std::string::npos ? 0 : std::strtoll(dim.c_str() + eq + 1, &end, 10);
-    if (eq == std::string::npos || !end || *end != '\0' || value < 0)
-      return fail("--dim expects NAME=VALUE with a non-negative VALUE, got '" + dim + "'");
-    bindings[dim.substr(0, eq)] = value;
-  }
+  Expected<SymbolBindings> bindings = parseDims(options.dims);
+  if (!bindings)
+    return fail(bindings.error().message());
   Expected<std::vector<Tensor>> inputs =
       !options.inputs.empty() ? interp::loadInputs(*graph, options.inputs)
-                              : interp::randomInputs(*graph, options.seed.value_or(0), bindings);
+                              : interp::randomInputs(*graph, options.seed.value_or(0), *bindings);
   if (!inputs)
     return fail(inputs.error().message());
   Expected<std::vector<Tensor>> outputs = interp::interpret(*graph, *inputs);
   if (!outputs)
     return fail(strCat(options.model, ": ", outputs.error().message()));
 
-  std::vector<std::pair<std::string, Tensor>> named;
-  for (size_t i = 0; i < outputs->size(); ++i) {
-    const std::string &name = graph->outputs()[i]->name();
-    std::cout << name << ": " << interp::summarizeTensor((*outputs)[i]) << "\n";
-    named.emplace_back(name, (*outputs)[i]);
-  }
-  if (!options.outputs.empty()) {
-    Status written = writeSafetensors(options.outputs, named);
-    if (!written)
-      return fail(written.message());
-  }
-  return 0;
+  std::vector<std::string> names;
+  for (const Value *output : graph->outputs())
+    names.push_back(output->name());
+  return writeOutputs(options.outputs, names, *outputs);
 }
 
 } // namespace
@@ -184,9 +298,26 @@ int main(int argc, char **argv) {
   optCommand->add_option("-o,--output", opt.output,
                          "Write FX-text (and its .safetensors weights) here instead of stdout");
 
+  CompileCommand compile;
+  CLI::App *compileCommand =
+      app.add_subcommand("compile", "Compile a model into a bundle directory");
+  compileCommand->add_option("model", compile.model, "Model file (.fx or .onnx)")->required();
+  compileCommand->add_option("-o,--output", compile.options.outDir, "Bundle directory to write")
+      ->required();
+  compileCommand->add_option("--target", compile.options.target, "Code target (cpu)")
+      ->capture_default_str();
+  compileCommand
+      ->add_option("--cpu-arch", compile.cpuArchs,
+                   "Comma-separated CPU architectures: x86_64 (AVX2 + AVX-512), aarch64 (NEON)")
+      ->capture_default_str();
+
   RunOptions run;
-  CLI::App *runCommand = app.add_subcommand("run", "Run a model");
-  runCommand->add_option("model", run.model, "Model file (.fx or .onnx)")->required();
+  CLI::App *runCommand = app.add_subcommand("run", "Run a model (--interp) or a compiled bundle");
+  runCommand->add_option("model", run.model, "Model file (.fx or .onnx) or bundle directory")
+      ->required();
+  runCommand->add_option("--threads", run.threads, "Bundle: worker threads (0 = all cores)");
+  runCommand->add_option("--variant", run.variant,
+                         "Bundle: force a CPU variant (e.g. x86_64 to skip AVX-512)");
   runCommand->add_flag("--interp", run.interp, "Run on the reference interpreter");
   CLI::Option *inputsOption = runCommand->add_option(
       "--inputs", run.inputs, "Inputs as a .safetensors file, one tensor per input name");
@@ -211,6 +342,8 @@ int main(int argc, char **argv) {
     return runInspect(inspect, *registry);
   if (*runCommand)
     return runRun(run, *registry);
+  if (*compileCommand)
+    return runCompile(compile, *registry);
   if (*optCommand)
     return runOpt(opt, *registry);
   return fail("no command given (see --help)");

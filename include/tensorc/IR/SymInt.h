@@ -48,11 +48,18 @@ public:
   /// Value under `bindings`; errors name the first unbound symbol.
   Expected<int64_t> evaluate(const SymbolBindings &bindings) const;
   void collectSymbols(std::set<std::string> &symbols) const;
+  /// Replaces symbols by expressions (floor divisions and remainders fold again afterwards).
+  SymInt substitute(const std::map<std::string, SymInt> &replacements) const;
+  /// Simplifies knowing 0 <= symbol < bound for the symbols in `bounds` (loop variables):
+  /// `(128*x0 + x1)//128 -> x0` and `(128*x0 + x1)%128 -> x1` when x1 < 128.
+  SymInt simplify(const std::map<std::string, int64_t> &bounds) const;
 
   struct Atom;
   using AtomPtr = std::shared_ptr<const Atom>;
   /// Sorted atoms with repetition for powers; empty for the constant term.
   using Monomial = std::vector<AtomPtr>;
+  /// The terms in canonical order: a product of atoms (empty for the constant) and a coefficient.
+  std::vector<std::pair<Monomial, int64_t>> termList() const;
 
 private:
   const std::string &key() const { return text_; }

@@ -2,6 +2,8 @@
 #pragma once
 
 #include "tensorc/IR/Graph.h"
+#include "tensorc/Lowering/LoopIR.h"
+#include "tensorc/Scheduler/Schedule.h"
 
 #include <functional>
 #include <string>
@@ -17,9 +19,24 @@ struct PipelineOptions {
   std::string stopAfter = "all";
   /// Called after each stage with its name, the graph, and whether the stage changed it.
   std::function<void(const std::string &stage, const Graph &graph, bool changed)> onStage;
+  /// Called after each LoopIR stage (lower, fuse) with its name and printed IR.
+  std::function<void(const std::string &stage, const std::string &text)> onLoopStage;
   /// Log each stage's wall time (category "time").
   bool timeStages = false;
 };
+
+/// Runs the stages after import (verify, simplify, decompose) on an already imported graph.
+Status runGraphStages(Graph &graph, const OpRegistry &registry, const PipelineOptions &options);
+
+/// Graph stages end at "decompose"; the stages after it work on LoopIR.
+bool isLoopStage(const std::string &stage);
+
+/// The LoopIR stages: lower the decomposed graph, then fuse and plan buffers.
+struct LoweredModel {
+  loop::LoopProgram program;
+  sched::Schedule schedule;
+};
+Expected<LoweredModel> lowerAndSchedule(const Graph &graph, const PipelineOptions &options);
 
 /// Loads a model by its extension: .fx (with side .safetensors weights) or .onnx.
 Expected<Graph> importModel(const std::string &path, const OpRegistry &registry);

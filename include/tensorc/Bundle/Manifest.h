@@ -1,0 +1,139 @@
+// The bundle manifest (manifest.json, DESIGN §6): what the compiler writes and the runtime reads.
+// Sizes that depend on symbolic dims are kept as SymInt text ("64*batch + 128", "(h + 1)//2") and
+// evaluated by the runtime once the inputs have bound the symbols.
+#pragma once
+
+#include "tensorc/Support/DType.h"
+#include "tensorc/Support/Json.h"
+#include "tensorc/Support/Status.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tensorc::bundle {
+
+constexpr int64_t kFormatVersion = 1;
+
+/// An integer expression over symbols in SymInt's canonical text: integers, symbol names,
+/// + - *, `//` (floor division) and `%` (remainder, Python semantics) by constants, parentheses.
+class SizeExpr {
+public:
+  SizeExpr() = default;
+  /// Errors name the expression and the position of the bad token.
+  static Expected<SizeExpr> parse(const std::string &text);
+  static SizeExpr constant(int64_t value);
+  const std::string &text() const { return text_; }
+  /// Errors name the first unbound symbol; overflow is an error.
+  Expected<int64_t> evaluate(const std::map<std::string, int64_t> &symbols) const;
+  /// The symbol when the expression is exactly one symbol name.
+  std::optional<std::string> symbolName() const;
+  /// The value when the expression has no symbols (folded at parse time).
+  std::optional<int64_t> constantValue() const;
+  /// Adds every symbol the expression mentions (the manifest checks they are declared).
+  void collectSymbols(std::set<std::string> &symbols) const;
+  struct Node;
+
+private:
+  std::string text_;
+  std::shared_ptr<const Node> root_;
+};
+
+/// A tensor crossing the bundle boundary or living in it.
+struct TensorDesc {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<SizeExpr> shape;
+};
+
+/// Where a buffer's memory comes from.
+enum class BufferKind {
+  Input,  // user input `index` (caller's memory, read-only)
+  Output, // user output `index` (allocated by the runtime per call, returned to the caller)
+  Weight, // tensor `weight` of weights.safetensors (read-only)
+  Arena,  // planned scratch: bytes [offset, offset + bytes) of the arena
+};
+
+struct BufferDesc {
+  int64_t id = 0;
+  std::string name; // the graph value it holds, for messages and `inspect`
+  BufferKind kind = BufferKind::Arena;
+  DType dtype = DType::F32;
+  std::vector<SizeExpr> shape;
+  int64_t index = 0;   // Input/Output
+  std::string weight;  // Weight
+  SizeExpr offset;     // Arena: byte offset, 64-byte aligned
+};
+
+/// One step of the launch list, run in order.
+enum class LaunchKind {
+  Kernel, // a generated CPU kernel `name` in the target's .so, called as TensorcKernelFn
+  Extern, // the reference kernel of one op, run by the runtime (a fallback; see `graph`)
+  Copy,   // copy args[0] into args[1] (same dtype and number of elements)
+};
+
+struct Launch {
+  LaunchKind kind = LaunchKind::Kernel;
+  std::string name;           // kernel symbol, or the op name for Extern
+  std::vector<int64_t> args;  // buffer ids, in the kernel's argument order (Extern: inputs, then outputs)
+  SizeExpr range;             // Kernel: the parallel outer loop runs [0, range)
+  int64_t grain = 1;          // Kernel: fewest iterations worth one task
+  std::string graph;          // Extern: FX-text of a graph with exactly this one node, whose
+                              // placeholders are the inputs in order and outputs the outputs
+};
+
+/// One shared object of CPU kernels.
+struct CpuVariant {
+  std::string name;                   // "x86_64", "x86_64-avx512", "aarch64"
+  std::string arch;                   // "x86_64" | "aarch64"
+  std::string file;                   // relative to the bundle: "cpu/x86_64.so"
+  std::vector<std::string> requires_; // host CPU features, as __builtin_cpu_supports names
+  int64_t priority = 0;               // the runtime prefers the highest supported priority
+};
+
+struct Manifest {
+  int64_t formatVersion = kFormatVersion;
+  std::string tensorcVersion;
+  std::string sourceHash;   // hex digest of the model file the bundle was compiled from
+  std::string model;        // the model's file name, for messages
+  std::vector<std::string> symbols;   // the symbolic dims, bound from the inputs' shapes
+  std::vector<TensorDesc> inputs;     // user inputs in signature order
+  std::vector<TensorDesc> outputs;
+  std::vector<BufferDesc> buffers;    // indexed by id (buffers[i].id == i)
+  SizeExpr arenaBytes;                // total planned scratch
+  int64_t peakBytes = 0;              // the plan's peak, at the symbols' example sizes (report)
+  std::vector<Launch> launches;
+  std::vector<CpuVariant> cpu;
+  /// Shape checks beyond binding plain-symbol dims: `lhs == rhs` must hold once the symbols are
+  /// bound, else the run fails with `message` (which names the input and dim).
+  struct Guard {
+    SizeExpr lhs, rhs;
+    std::string message;
+  };
+  std::vector<Guard> guards;
+
+  Json toJson() const;
+  /// Validates everything the runtime relies on: buffer ids in range and dense, launch args
+  /// referring to existing buffers, expressions parsing, variants' files relative and inside the
+  /// bundle. Errors name the manifest field ("launches[3].args[1]: no buffer 17").
+  static Expected<Manifest> fromJson(const Json &json);
+};
+
+/// Names used in manifest.json for the enums ("arena", "kernel").
+const char *bufferKindName(BufferKind kind);
+const char *launchKindName(LaunchKind kind);
+
+/// The generated CPU kernel calling convention (every Launch of kind Kernel):
+///   args:  pointers to the launch's buffers, in `Launch::args` order
+///   syms:  the values of Manifest::symbols, in order
+///   [begin, end): the slice of the parallel outer loop [0, range) this call runs
+extern "C" {
+typedef void (*TensorcKernelFn)(void *const *args, const int64_t *syms, int64_t begin,
+                                int64_t end);
+}
+
+} // namespace tensorc::bundle

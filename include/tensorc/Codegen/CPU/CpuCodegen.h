@@ -1,0 +1,35 @@
+// CPU code generation: the scheduled LoopIR of one program -> LLVM IR -> optimized object for one
+// CpuTarget -> a shared object linked by ld.lld (what the bundle stores as cpu/<target>.so).
+#pragma once
+
+#include "tensorc/Codegen/CPU/Target.h"
+#include "tensorc/Lowering/LoopIR.h"
+#include "tensorc/Scheduler/Schedule.h"
+#include "tensorc/Support/Status.h"
+
+#include <string>
+
+namespace tensorc::cpu {
+
+struct CodegenOptions {
+  /// ld.lld to link with (found by CMake at build time; TENSORC_LD_LLD overrides at run time).
+  std::string linker;
+  /// Directory for temporary objects; empty = the system temp dir. Removed afterwards.
+  std::string tempDir;
+};
+
+struct CompiledKernels {
+  std::string sharedObject; // the linked .so, bytes
+  std::string llvmIR;       // the optimized module, text (bundle src/<target>.ll)
+};
+
+/// Emits every Loop and Template kernel of `schedule` (Extern kernels are the runtime's) as a
+/// function `void <kernel.name>(void *const *args, const int64_t *syms, int64_t begin,
+/// int64_t end)` (bundle::TensorcKernelFn): args are the kernel's `args` buffers in order, syms
+/// the values of `program.symbols` in order, [begin, end) a slice of the kernel's range (Loop: the
+/// product of outerRanges; Template: sched::gemmTileCount). Freestanding: no libc or libm calls.
+Expected<CompiledKernels> compileKernels(const loop::LoopProgram &program,
+                                         const sched::Schedule &schedule, const CpuTarget &target,
+                                         const CodegenOptions &options);
+
+} // namespace tensorc::cpu

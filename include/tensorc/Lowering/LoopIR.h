@@ -1,0 +1,156 @@
+// LoopIR (DESIGN §4): lowered buffers as iteration ranges plus a small expression graph giving the
+// value at each index; views are index arithmetic (SymInt over loop variables), not copies.
+#pragma once
+
+#include "tensorc/IR/SymInt.h"
+#include "tensorc/Support/DType.h"
+#include "tensorc/Support/Tensor.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tensorc::loop {
+
+// X(Enum, printed name)
+#define TENSORC_FOR_EACH_UNARY(X)                                                                  \
+  X(Neg, "neg") X(Abs, "abs") X(Exp, "exp") X(Log, "log") X(Sqrt, "sqrt") X(Rsqrt, "rsqrt")        \
+  X(Reciprocal, "reciprocal") X(Tanh, "tanh") X(Sigmoid, "sigmoid") X(Erf, "erf")                  \
+  X(Floor, "floor") X(Ceil, "ceil") X(Round, "round") X(Sign, "sign") X(Relu, "relu")              \
+  X(LogicalNot, "logical_not") X(BitwiseNot, "bitwise_not") X(IsNan, "isnan")
+
+#define TENSORC_FOR_EACH_BINARY(X)                                                                 \
+  X(Add, "add") X(Sub, "sub") X(Mul, "mul") X(Div, "div") X(Pow, "pow")                            \
+  X(Remainder, "remainder") X(Fmod, "fmod") X(Maximum, "maximum") X(Minimum, "minimum")            \
+  X(Eq, "eq") X(Ne, "ne") X(Lt, "lt") X(Le, "le") X(Gt, "gt") X(Ge, "ge")                          \
+  X(LogicalAnd, "logical_and") X(LogicalOr, "logical_or") X(LogicalXor, "logical_xor")             \
+  X(BitwiseAnd, "bitwise_and") X(BitwiseOr, "bitwise_or") X(BitwiseXor, "bitwise_xor")             \
+  X(Shl, "shl") X(Shr, "shr")
+
+enum class UnaryOp : uint8_t {
+#define TENSORC_ENUM(e, n) e,
+  TENSORC_FOR_EACH_UNARY(TENSORC_ENUM)
+#undef TENSORC_ENUM
+};
+enum class BinaryOp : uint8_t {
+#define TENSORC_ENUM(e, n) e,
+  TENSORC_FOR_EACH_BINARY(TENSORC_ENUM)
+#undef TENSORC_ENUM
+};
+const char *unaryName(UnaryOp op);
+const char *binaryName(BinaryOp op);
+
+enum class ExprKind : uint8_t {
+  Constant, // `value` (integers are exact in a double up to 2^53; `intValue` holds them exactly)
+  Load,     // buffer `buffer` at flat element index `index`
+  Index,    // the integer `index` itself, as a value of `dtype`
+  Unary,    // unary(operands[0]); comparisons and logical ops produce bool
+  Binary,   // binary(operands[0], operands[1]) (operands share a dtype; the result may be bool)
+  Select,   // operands[0] (bool) ? operands[1] : operands[2]
+  Cast,     // operands[0] converted to `dtype` (float->int truncates, ->bool is != 0)
+};
+
+struct Expr;
+using ExprRef = std::shared_ptr<const Expr>;
+
+/// One node of a body's expression graph. Built only through the make* functions below, which
+/// check operand dtypes; shared subexpressions are shared pointers (a DAG).
+struct Expr {
+  ExprKind kind = ExprKind::Constant;
+  DType dtype = DType::F32;
+  UnaryOp unary = UnaryOp::Neg;
+  BinaryOp binary = BinaryOp::Add;
+  double value = 0;
+  int64_t intValue = 0;
+  int buffer = -1;
+  SymInt index;
+  std::vector<ExprRef> operands;
+};
+
+ExprRef makeConstant(double value, DType dtype);
+ExprRef makeIntConstant(int64_t value, DType dtype);
+ExprRef makeLoad(int buffer, DType dtype, SymInt index);
+ExprRef makeIndex(SymInt index, DType dtype);
+ExprRef makeUnary(UnaryOp op, ExprRef x);
+ExprRef makeBinary(BinaryOp op, ExprRef a, ExprRef b);
+ExprRef makeSelect(ExprRef cond, ExprRef a, ExprRef b);
+ExprRef makeCast(ExprRef x, DType dtype);
+/// The result dtype of `op` on operands of `operandType` (bool for comparisons/logical ops).
+DType binaryResultType(BinaryOp op, DType operandType);
+
+/// Loop variables: outer/pointwise dims are `x0, x1, ...`, reduction dims `r0, r1, ...`; every
+/// index expression is a SymInt over them and the graph's shape symbols.
+std::string loopVar(size_t dim);
+std::string reductionVar(size_t dim);
+
+enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, ArgMax, ArgMin };
+const char *reduceName(ReduceOp op);
+
+/// A buffer of the lowered program. Buffers are dense and row-major; views never get one.
+struct Buffer {
+  enum class Kind : uint8_t { Input, Weight, Intermediate };
+  int id = 0;
+  std::string name; // the graph value it holds
+  Kind kind = Kind::Intermediate;
+  DType dtype = DType::F32;
+  std::vector<SymInt> shape;
+  int64_t inputIndex = -1; // Input: position among the user inputs
+  SymInt numel() const;
+};
+
+/// A strided view of a buffer: element (i, j, ...) is at offset + sum(i_k * strides[k]).
+struct StridedView {
+  int buffer = -1;
+  SymInt offset;
+  std::vector<SymInt> strides;
+};
+
+/// One lowered node.
+struct LoopNode {
+  enum class Kind : uint8_t {
+    Pointwise, // out[x] = body(x) over `ranges` (== the output's shape)
+    Reduction, // out[x] = reduce over r in reductionRanges of body(x, r)
+    Template,  // GEMM: out[b, m, n] = sum_k A[b, m, k] * B[b, k, n] (a generated micro-kernel)
+    Extern,    // one graph op run by its reference kernel in the runtime (a fallback)
+  };
+  Kind kind = Kind::Pointwise;
+  int id = 0;
+  std::string name;
+  int output = -1; // buffer id (Extern: the first output; see externOutputs)
+  std::vector<SymInt> ranges;
+  std::vector<SymInt> reductionRanges;
+  ReduceOp reduceOp = ReduceOp::Sum;
+  ExprRef body;
+  std::vector<std::string> origins; // graph ops folded into this node ("add", "gelu"), in order
+
+  // Template (GEMM): A is batch x M x K, B is batch x K x N, as strided views.
+  struct Gemm {
+    StridedView a, b; // a.strides = {batch, m, k}; b.strides = {batch, k, n}
+    SymInt batch = 1, m, n, k;
+  } gemm;
+
+  // Extern: the op as an FX-text graph of one node, its input and output buffers.
+  std::string externOp;
+  std::string externGraph;
+  std::vector<int> externInputs, externOutputs;
+
+  /// Buffers read by the body (or the GEMM operands / extern inputs), sorted, unique.
+  std::vector<int> reads() const;
+};
+
+/// The lowered program: buffers, nodes in a valid execution order, and the graph outputs.
+struct LoopProgram {
+  std::vector<Buffer> buffers;
+  std::vector<LoopNode> nodes;
+  std::vector<int> outputs;              // buffer per graph output
+  std::vector<std::string> symbols;      // shape symbols, sorted
+  std::map<std::string, Tensor> weights; // Weight buffers' data by buffer name
+  std::vector<std::string> fallbacks;    // ops run as Extern, for reports
+};
+
+/// Human-readable dump (the `lower` stage of `tensorc inspect`).
+std::string printExpr(const ExprRef &expr, const LoopProgram &program);
+std::string printProgram(const LoopProgram &program);
+
+} // namespace tensorc::loop

@@ -1,0 +1,21 @@
+// Lowering (DESIGN §4): a decomposed Graph -> LoopProgram of pointwise, reduction, template and
+// extern nodes, inlining pointwise producers and views into their consumers' bodies.
+#pragma once
+
+#include "tensorc/IR/Graph.h"
+#include "tensorc/Lowering/LoopIR.h"
+#include "tensorc/Support/Status.h"
+
+namespace tensorc::loop {
+
+struct LowerOptions {
+  /// A pointwise value with several users is computed once into a buffer when its body is at least
+  /// this expensive (ops counted, transcendental ops count 8), else recomputed by each user.
+  int realizeCostThreshold = 16;
+};
+
+/// Lowers `graph` (after decomposition). Ops with no lowering become Extern nodes (reported in
+/// `fallbacks`); errors name the node.
+Expected<LoopProgram> lower(const Graph &graph, const LowerOptions &options = {});
+
+} // namespace tensorc::loop

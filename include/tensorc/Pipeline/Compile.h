@@ -1,0 +1,46 @@
+// `tensorc compile`: the whole pipeline from a model file to a bundle directory.
+#pragma once
+
+#include "tensorc/IR/Graph.h"
+#include "tensorc/Ops/Registry.h"
+#include "tensorc/Support/Status.h"
+
+#include <string>
+#include <vector>
+
+namespace tensorc {
+
+struct CompileOptions {
+  std::string outDir;
+  std::string target = "cpu";
+  /// CPU architectures to emit code for ("x86_64": AVX2 baseline + AVX-512; "aarch64": NEON).
+  std::vector<std::string> cpuArchs = {"x86_64"};
+  /// Only these variants of those architectures ("x86_64", "x86_64-avx512"); empty = all.
+  std::vector<std::string> variants;
+  /// No progress messages (for tools that compile many small models).
+  bool quiet = false;
+  /// ld.lld to link kernels with; empty = the one found at build time.
+  std::string linker;
+  bool timeStages = false;
+};
+
+/// What a compile produced, for the driver's summary line.
+struct CompileSummary {
+  size_t kernels = 0;
+  size_t generatedKernels = 0; // kernels with generated code (the rest are fallbacks)
+  size_t fallbacks = 0;
+  int64_t peakBytes = 0;
+  std::vector<std::string> variants;
+};
+
+/// Imports, lowers, fuses and generates code for `modelPath`, then writes the bundle (DESIGN §6)
+/// atomically to options.outDir. Errors name the model, node or file at fault.
+Expected<CompileSummary> compileModel(const std::string &modelPath, const OpRegistry &registry,
+                                      const CompileOptions &options);
+
+/// The same for an imported graph: `modelName` and `sourceHash` go into the manifest.
+Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
+                                      const CompileOptions &options, const std::string &modelName,
+                                      const std::string &sourceHash);
+
+} // namespace tensorc

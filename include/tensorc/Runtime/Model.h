@@ -1,0 +1,48 @@
+// The CPU runtime's C++ API: load a compiled bundle (DESIGN §6) and run it on tensors.
+#pragma once
+
+#include "tensorc/Bundle/Manifest.h"
+#include "tensorc/Support/Status.h"
+#include "tensorc/Support/Tensor.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tensorc::rt {
+
+struct LoadOptions {
+  int threads = 0;     // threads running kernels, the caller's included; 0 = one per core
+  std::string variant; // force a CPU variant ("x86_64" to skip AVX-512); empty = best supported
+};
+
+/// A loaded bundle: manifest, mapped weights, kernels and a thread pool. `run` may be called from
+/// several threads; calls on one Model take turns (they share the scratch arena).
+class Model {
+public:
+  /// Reads and validates `bundleDir`/manifest.json, maps the weights, picks and opens the CPU
+  /// variant, resolves every kernel and parses every extern graph. Errors name the file at fault.
+  static Expected<std::unique_ptr<Model>> load(const std::string &bundleDir,
+                                               const LoadOptions &options = {});
+  ~Model();
+  Model(const Model &) = delete;
+  Model &operator=(const Model &) = delete;
+
+  /// One tensor per manifest input, in order; only read. Checks dtypes, ranks, the symbol
+  /// bindings and the guards, then returns freshly allocated outputs.
+  Expected<std::vector<Tensor>> run(const std::vector<Tensor> &inputs);
+
+  const bundle::Manifest &manifest() const;
+  /// The chosen CPU variant; empty when the bundle has no kernel launches.
+  const std::string &variant() const;
+  int numThreads() const;
+  /// Bytes of scratch held between runs (grows to the largest run so far).
+  size_t arenaCapacity() const;
+
+private:
+  struct Impl;
+  explicit Model(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace tensorc::rt

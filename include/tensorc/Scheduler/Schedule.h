@@ -1,0 +1,71 @@
+// The schedule: lowered nodes grouped into kernels (fusion), kernel names, and the buffer plan.
+#pragma once
+
+#include "tensorc/Lowering/LoopIR.h"
+#include "tensorc/Support/Status.h"
+
+#include <string>
+#include <vector>
+
+namespace tensorc::sched {
+
+/// One kernel of the launch list.
+struct Kernel {
+  enum class Kind : uint8_t {
+    Loop,     // poi_/red_/per_: per outer index, run each stage's loop in order
+    Template, // tem_: a GEMM over tiles, with an optional pointwise epilogue
+    Extern,   // a fallback op run by the runtime's reference kernel
+  };
+  Kind kind = Kind::Loop;
+  std::string name; // poi_fused_add_relu_0, red_fused_sum_1, per_fused_..., tem_mm_gelu_3
+  /// Loop: the parallel dims. Every stage's ranges start with these; a Reduction stage has exactly
+  /// these ranges, a Pointwise stage these plus inner dims (run as an inner loop nest, the last
+  /// one vectorized when its loads allow). The kernel's range is their product.
+  std::vector<SymInt> outerRanges;
+  /// Loop: the lowered nodes, in execution order (ids into LoopProgram::nodes). Template: the GEMM
+  /// node, then optionally one Pointwise epilogue node whose body reads the GEMM's output only at
+  /// its own index (codegen replaces that load by the accumulator and stores to the epilogue's
+  /// output instead). Extern: the one node.
+  std::vector<int> nodes;
+  /// Buffers the kernel reads or writes, sorted: the kernel's `args` order.
+  std::vector<int> args;
+  /// Buffers written by the kernel and read by no other kernel nor returned: kept for now (they
+  /// still get memory), listed so codegen may skip stores in the future.
+  std::vector<int> internal;
+  std::string reason; // why these nodes were fused, one line (also logged under `schedule`)
+};
+
+/// GEMM task decomposition shared by the compiler and every CPU target, so the manifest's range
+/// does not depend on the variant: tiles of kGemmTileM x kGemmTileN of each batch's C.
+constexpr int64_t kGemmTileM = 96;
+constexpr int64_t kGemmTileN = 256;
+SymInt gemmTileCount(const loop::LoopNode::Gemm &gemm);
+
+/// Where each buffer lives.
+struct BufferPlan {
+  std::vector<SymInt> offsets;  // per buffer id: arena byte offset (Intermediate buffers only)
+  SymInt arenaBytes;
+  int64_t peakBytes = 0;        // at the symbols' example values
+  int64_t naiveBytes = 0;       // without reuse, same example values (report)
+};
+
+struct Schedule {
+  std::vector<Kernel> kernels;
+  BufferPlan plan;
+};
+
+struct ScheduleOptions {
+  bool fuse = true;
+  /// Example value of every shape symbol, for reporting sizes (peak bytes).
+  int64_t exampleSymbolValue = 64;
+};
+
+/// Groups the program's nodes into kernels: vertical (reduction + pointwise row stages into one
+/// per_ kernel), horizontal (same iteration space), and GEMM epilogue fusion; logs each decision
+/// and rejection under the `schedule` category. Then plans buffers by lifetime.
+Expected<Schedule> schedule(const loop::LoopProgram &program, const ScheduleOptions &options);
+
+/// Human-readable dump (the `fuse` stage of `tensorc inspect`).
+std::string printSchedule(const loop::LoopProgram &program, const Schedule &schedule);
+
+} // namespace tensorc::sched

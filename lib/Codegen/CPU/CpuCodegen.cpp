@@ -1,0 +1,623 @@
+// CPU kernels from the schedule: loop nests (vectorized innermost dims with scalar tails) and GEMM
+// templates with fused epilogues, emitted as LLVM IR, then optimized and linked (ObjectLinker).
+#include "tensorc/Codegen/CPU/CpuCodegen.h"
+
+#include "ExprEmitter.h"
+#include "ObjectLinker.h"
+#include "tensorc/Codegen/CPU/Gemm.h"
+
+#include <llvm/ADT/STLFunctionalExtras.h>
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/Function.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <array>
+#include <functional>
+#include <set>
+
+namespace tensorc::cpu {
+
+using llvm::BasicBlock;
+using llvm::Value;
+using loop::LoopNode;
+using loop::ReduceOp;
+
+namespace {
+
+unsigned lanesOf(Value *value) {
+  if (auto *vector = llvm::dyn_cast<llvm::FixedVectorType>(value->getType()))
+    return vector->getNumElements();
+  return 1;
+}
+
+/// Emits one Loop or Template kernel: an exported entry that unpacks the argument arrays and an
+/// always-inlined body whose buffer parameters are noalias (a kernel's buffers are distinct).
+class KernelEmitter {
+public:
+  KernelEmitter(llvm::Module &module, const loop::LoopProgram &program, const CpuTarget &target,
+                const sched::Kernel &kernel)
+      : module(module), program(program), target(target), kernel(kernel), b(module.getContext()),
+        lanes(std::max(1u, target.f32Lanes())) {}
+
+  Status emit();
+
+private:
+  Value *i64(int64_t v) { return b.getInt64(v); }
+  Value *smin(Value *x, Value *y) { return b.CreateSelect(b.CreateICmpSLT(x, y), x, y); }
+  Value *smax(Value *x, Value *y) { return b.CreateSelect(b.CreateICmpSGT(x, y), x, y); }
+  void setAttributes(llvm::Function *function);
+  void createFunctions();
+
+  /// `for (iv = begin; iv < end; iv = body(iv))`: the body returns the next value.
+  void emitLoop(Value *begin, Value *end, const llvm::Twine &name,
+                llvm::function_ref<Value *(Value *)> body);
+  void emitFor(Value *begin, Value *end, int64_t step, const llvm::Twine &name,
+               llvm::function_ref<void(Value *)> body);
+  /// Runs `body` for `var` in [lo, hi): lanes wide while a whole vector fits, then one at a time.
+  void emitVectorized(const EmitScope &scope, const std::string &var, Value *lo, Value *hi,
+                      bool vectorize, llvm::function_ref<void(const EmitScope &)> body);
+  /// Binds x0..x(n-1) to the row-major decomposition of `flat` over `ranges`.
+  void decompose(Value *flat, const std::vector<Value *> &ranges, size_t count, EmitScope &scope);
+
+  Status emitLoopKernel();
+  void emitPointwiseStage(const LoopNode &node, const EmitScope &outer, Value *o);
+  void emitReductionStage(const LoopNode &node, const EmitScope &outer, Value *o);
+  Status emitTemplateKernel();
+
+  // Reduction helpers: values are register form (scalar or vector), indices i64 alike.
+  Value *identity(ReduceOp op, DType dtype, unsigned width);
+  Value *combine(ReduceOp op, DType dtype, Value *acc, Value *value);
+  /// Whether (value, index) replaces (best, bestIndex) for ArgMax/ArgMin; with `tieBreak`, equal
+  /// values (or two NaNs) go to the lower index, for merging partial results.
+  Value *argBetter(ReduceOp op, DType dtype, Value *value, Value *index, Value *best,
+                   Value *bestIndex, bool tieBreak);
+  llvm::AllocaInst *entryAlloca(llvm::Type *type, const llvm::Twine &name);
+
+  llvm::Module &module;
+  const loop::LoopProgram &program;
+  const CpuTarget &target;
+  const sched::Kernel &kernel;
+  llvm::IRBuilder<> b;
+  unsigned lanes;
+  llvm::Function *body = nullptr;
+  std::unique_ptr<ExprEmitter> ex;
+  EmitScope symbols; // shape symbols only
+  Value *begin = nullptr, *end = nullptr;
+  std::vector<Value *> outerRanges;
+  std::vector<Value *> bufferPtrs; // by buffer id; null for buffers the kernel does not touch
+};
+
+void KernelEmitter::setAttributes(llvm::Function *function) {
+  function->addFnAttr(llvm::Attribute::NoUnwind);
+  // Keeps loop idioms from becoming memset/memcpy calls: the .so links against nothing.
+  function->addFnAttr("no-builtins");
+  function->addFnAttr("target-cpu", target.cpu);
+  function->addFnAttr("target-features", target.features);
+}
+
+void KernelEmitter::createFunctions() {
+  llvm::LLVMContext &ctx = module.getContext();
+  llvm::Type *ptr = b.getPtrTy();
+  llvm::Type *i64Ty = b.getInt64Ty();
+  auto *entryType = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, i64Ty, i64Ty}, false);
+  llvm::Function *entry =
+      llvm::Function::Create(entryType, llvm::Function::ExternalLinkage, kernel.name, module);
+  setAttributes(entry);
+
+  size_t argCount = kernel.args.size(), symCount = program.symbols.size();
+  std::vector<llvm::Type *> params(argCount, ptr);
+  params.insert(params.end(), symCount + 2, i64Ty);
+  body = llvm::Function::Create(llvm::FunctionType::get(b.getVoidTy(), params, false),
+                                llvm::Function::InternalLinkage, kernel.name + ".body", module);
+  setAttributes(body);
+  body->addFnAttr(llvm::Attribute::AlwaysInline);
+  for (size_t i = 0; i < argCount; ++i)
+    body->addParamAttr(unsigned(i), llvm::Attribute::NoAlias);
+
+  // Entry: load every buffer pointer and symbol once, then run the body.
+  b.SetInsertPoint(BasicBlock::Create(ctx, "entry", entry));
+  std::vector<Value *> callArgs;
+  Value *args = entry->getArg(0), *syms = entry->getArg(1);
+  for (size_t i = 0; i < argCount; ++i)
+    callArgs.push_back(b.CreateAlignedLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, args, i),
+                                           llvm::Align(8), "arg" + std::to_string(i)));
+  for (size_t j = 0; j < symCount; ++j)
+    callArgs.push_back(b.CreateAlignedLoad(i64Ty, b.CreateConstInBoundsGEP1_64(i64Ty, syms, j),
+                                           llvm::Align(8), program.symbols[j]));
+  callArgs.push_back(entry->getArg(2));
+  callArgs.push_back(entry->getArg(3));
+  b.CreateCall(body, callArgs);
+  b.CreateRetVoid();
+
+  b.SetInsertPoint(BasicBlock::Create(ctx, "entry", body));
+  std::vector<Value *> buffers(program.buffers.size(), nullptr);
+  for (size_t i = 0; i < argCount; ++i) {
+    buffers[size_t(kernel.args[i])] = body->getArg(unsigned(i));
+    body->getArg(unsigned(i))->setName(program.buffers[size_t(kernel.args[i])].name);
+  }
+  for (size_t j = 0; j < symCount; ++j) {
+    Value *value = body->getArg(unsigned(argCount + j));
+    value->setName(program.symbols[j]);
+    symbols.vars[program.symbols[j]] = value;
+  }
+  begin = body->getArg(unsigned(argCount + symCount));
+  end = body->getArg(unsigned(argCount + symCount + 1));
+  bufferPtrs = buffers;
+  ex = std::make_unique<ExprEmitter>(b, program, std::move(buffers));
+}
+
+void KernelEmitter::emitLoop(Value *first, Value *last, const llvm::Twine &name,
+                             llvm::function_ref<Value *(Value *)> step) {
+  llvm::LLVMContext &ctx = b.getContext();
+  llvm::Function *fn = b.GetInsertBlock()->getParent();
+  BasicBlock *pre = b.GetInsertBlock();
+  BasicBlock *loopBlock = BasicBlock::Create(ctx, name + ".body", fn);
+  BasicBlock *exit = BasicBlock::Create(ctx, name + ".exit");
+  b.CreateCondBr(b.CreateICmpSLT(first, last), loopBlock, exit);
+  b.SetInsertPoint(loopBlock);
+  llvm::PHINode *iv = b.CreatePHI(b.getInt64Ty(), 2, name);
+  iv->addIncoming(first, pre);
+  Value *next = step(iv);
+  iv->addIncoming(next, b.GetInsertBlock());
+  b.CreateCondBr(b.CreateICmpSLT(next, last), loopBlock, exit);
+  exit->insertInto(fn);
+  b.SetInsertPoint(exit);
+}
+
+void KernelEmitter::emitFor(Value *first, Value *last, int64_t step, const llvm::Twine &name,
+                            llvm::function_ref<void(Value *)> loopBody) {
+  emitLoop(first, last, name, [&](Value *iv) {
+    loopBody(iv);
+    return b.CreateAdd(iv, i64(step), "", /*HasNUW=*/false, /*HasNSW=*/true);
+  });
+}
+
+void KernelEmitter::emitVectorized(const EmitScope &scope, const std::string &var, Value *lo,
+                                   Value *hi, bool vectorize,
+                                   llvm::function_ref<void(const EmitScope &)> loopBody) {
+  if (vectorize && lanes > 1) {
+    Value *count = b.CreateSub(hi, lo);
+    Value *vectorEnd = b.CreateAdd(lo, b.CreateAnd(count, i64(~int64_t(lanes - 1))));
+    emitFor(lo, vectorEnd, lanes, var + ".vec", [&](Value *iv) {
+      EmitScope inner = scope;
+      inner.vars[var] = iv;
+      inner.vectorVar = var;
+      inner.lanes = lanes;
+      loopBody(inner);
+    });
+    lo = vectorEnd;
+  }
+  emitFor(lo, hi, 1, var, [&](Value *iv) {
+    EmitScope inner = scope;
+    inner.vars[var] = iv;
+    loopBody(inner);
+  });
+}
+
+void KernelEmitter::decompose(Value *flat, const std::vector<Value *> &ranges, size_t count,
+                              EmitScope &scope) {
+  // Loop variables are never negative, so unsigned division is exact and cheaper.
+  Value *rest = flat;
+  for (size_t i = count; i-- > 1;) {
+    scope.vars[loop::loopVar(i)] = b.CreateURem(rest, ranges[i]);
+    rest = b.CreateUDiv(rest, ranges[i]);
+  }
+  if (count > 0)
+    scope.vars[loop::loopVar(0)] = rest;
+}
+
+llvm::AllocaInst *KernelEmitter::entryAlloca(llvm::Type *type, const llvm::Twine &name) {
+  BasicBlock &entry = body->getEntryBlock();
+  llvm::IRBuilder<> entryBuilder(&entry, entry.getFirstInsertionPt());
+  return entryBuilder.CreateAlloca(type, nullptr, name);
+}
+
+// ---- Loop kernels -----------------------------------------------------------------------------
+
+Status KernelEmitter::emitLoopKernel() {
+  size_t k = kernel.outerRanges.size();
+  for (const SymInt &range : kernel.outerRanges)
+    outerRanges.push_back(ex->emitIndex(range, symbols));
+  std::vector<const LoopNode *> stages;
+  bool rowMode = k > 0;
+  for (int id : kernel.nodes) {
+    const LoopNode &node = program.nodes[size_t(id)];
+    if (node.kind != LoopNode::Kind::Pointwise && node.kind != LoopNode::Kind::Reduction)
+      return makeError("kernel ", kernel.name, ": node ", node.name,
+                       " is neither pointwise nor a reduction");
+    if (node.ranges.size() < k)
+      return makeError("kernel ", kernel.name, ": node ", node.name,
+                       " has fewer dims than the kernel's outer ranges");
+    rowMode = rowMode && node.kind == LoopNode::Kind::Pointwise && node.ranges.size() == k;
+    stages.push_back(&node);
+  }
+
+  if (!rowMode) {
+    // Per outer index: each stage's own loop nest (a reduction, or inner pointwise dims).
+    emitFor(begin, end, 1, "o", [&](Value *o) {
+      EmitScope scope = symbols;
+      decompose(o, outerRanges, k, scope);
+      for (const LoopNode *node : stages) {
+        if (node->kind == LoopNode::Kind::Reduction)
+          emitReductionStage(*node, scope, o);
+        else
+          emitPointwiseStage(*node, scope, o);
+      }
+    });
+    return Status::ok();
+  }
+
+  // Purely elementwise over the outer dims: walk [begin, end) a row segment of the last dim at a
+  // time, so the last dim is an inner loop that vectorizes even though it is a parallel dim.
+  std::string last = loop::loopVar(k - 1);
+  std::vector<bool> vectorize;
+  for (const LoopNode *node : stages)
+    vectorize.push_back(isVectorizable(node->body, last));
+  emitLoop(begin, end, "row", [&](Value *o) {
+    Value *rowLength = outerRanges[k - 1];
+    Value *lo = b.CreateURem(o, rowLength);
+    EmitScope scope = symbols;
+    decompose(b.CreateUDiv(o, rowLength), outerRanges, k - 1, scope);
+    Value *count = smin(b.CreateSub(rowLength, lo), b.CreateSub(end, o));
+    Value *rowBase = b.CreateSub(o, lo);
+    for (size_t s = 0; s < stages.size(); ++s) {
+      const LoopNode &node = *stages[s];
+      emitVectorized(scope, last, lo, b.CreateAdd(lo, count), vectorize[s],
+                     [&](const EmitScope &inner) {
+                       Value *value = ex->emitBody(node.body, inner);
+                       ex->store(node.output, node.body->dtype, value,
+                                 b.CreateAdd(rowBase, inner.vars.at(last)));
+                     });
+    }
+    return b.CreateAdd(o, count);
+  });
+  return Status::ok();
+}
+
+void KernelEmitter::emitPointwiseStage(const LoopNode &node, const EmitScope &outer, Value *o) {
+  size_t k = kernel.outerRanges.size(), m = node.ranges.size();
+  if (m == k) {
+    ex->store(node.output, node.body->dtype, ex->emitBody(node.body, outer), o);
+    return;
+  }
+  std::vector<Value *> ranges;
+  for (size_t d = 0; d < m; ++d)
+    ranges.push_back(d < k ? nullptr : ex->emitIndex(node.ranges[d], symbols));
+  // The output is dense row-major over node.ranges: the prefix offset is carried down the nest.
+  std::function<void(size_t, const EmitScope &, Value *)> nest =
+      [&](size_t d, const EmitScope &scope, Value *prefix) {
+        std::string var = loop::loopVar(d);
+        if (d + 1 == m) {
+          emitVectorized(scope, var, i64(0), ranges[d], isVectorizable(node.body, var),
+                         [&](const EmitScope &inner) {
+                           Value *value = ex->emitBody(node.body, inner);
+                           ex->store(node.output, node.body->dtype, value,
+                                     b.CreateAdd(prefix, inner.vars.at(var)));
+                         });
+          return;
+        }
+        emitFor(i64(0), ranges[d], 1, var, [&](Value *x) {
+          EmitScope inner = scope;
+          inner.vars[var] = x;
+          nest(d + 1, inner, b.CreateMul(b.CreateAdd(prefix, x), ranges[d + 1]));
+        });
+      };
+  nest(k, outer, b.CreateMul(o, ranges[k]));
+}
+
+Value *KernelEmitter::identity(ReduceOp op, DType dtype, unsigned width) {
+  llvm::Type *type = ex->registerType(dtype, width);
+  bool isFloat = isFloating(dtype);
+  bool isMax = op == ReduceOp::Max || op == ReduceOp::ArgMax;
+  unsigned bits = type->getScalarSizeInBits();
+  switch (op) {
+  case ReduceOp::Sum:
+    return llvm::Constant::getNullValue(type);
+  case ReduceOp::Prod:
+    return isFloat ? llvm::ConstantFP::get(type, 1.0) : llvm::ConstantInt::get(type, 1);
+  case ReduceOp::Max:
+  case ReduceOp::Min:
+  case ReduceOp::ArgMax:
+  case ReduceOp::ArgMin:
+    if (isFloat)
+      return llvm::ConstantFP::getInfinity(type, /*Negative=*/isMax);
+    if (dtype == DType::Bool || !isSignedInteger(dtype))
+      return isMax ? llvm::Constant::getNullValue(type) : llvm::Constant::getAllOnesValue(type);
+    return llvm::ConstantInt::get(type, isMax ? llvm::APInt::getSignedMinValue(bits)
+                                              : llvm::APInt::getSignedMaxValue(bits));
+  }
+  return llvm::Constant::getNullValue(type);
+}
+
+Value *KernelEmitter::combine(ReduceOp op, DType dtype, Value *acc, Value *value) {
+  bool isFloat = isFloating(dtype), isSigned = isSignedInteger(dtype);
+  switch (op) {
+  case ReduceOp::Sum:
+    return isFloat ? b.CreateFAdd(acc, value) : b.CreateAdd(acc, value);
+  case ReduceOp::Prod:
+    return isFloat ? b.CreateFMul(acc, value) : b.CreateMul(acc, value);
+  case ReduceOp::Max:
+    if (isFloat) // NaN wins, as in torch
+      return b.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, acc, value);
+    return b.CreateBinaryIntrinsic(isSigned ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, acc,
+                                   value);
+  case ReduceOp::Min:
+    if (isFloat)
+      return b.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, acc, value);
+    return b.CreateBinaryIntrinsic(isSigned ? llvm::Intrinsic::smin : llvm::Intrinsic::umin, acc,
+                                   value);
+  case ReduceOp::ArgMax:
+  case ReduceOp::ArgMin:
+    break;
+  }
+  return acc;
+}
+
+Value *KernelEmitter::argBetter(ReduceOp op, DType dtype, Value *value, Value *index, Value *best,
+                                Value *bestIndex, bool tieBreak) {
+  bool isMax = op == ReduceOp::ArgMax;
+  Value *better = nullptr, *same = nullptr;
+  if (isFloating(dtype)) {
+    // NaN counts as the extreme; the first NaN wins.
+    Value *valueNan = b.CreateFCmpUNO(value, value), *bestNan = b.CreateFCmpUNO(best, best);
+    better = isMax ? b.CreateFCmpOGT(value, best) : b.CreateFCmpOLT(value, best);
+    better = b.CreateOr(better, b.CreateAnd(valueNan, b.CreateNot(bestNan)));
+    same = b.CreateOr(b.CreateFCmpOEQ(value, best), b.CreateAnd(valueNan, bestNan));
+  } else {
+    bool isSigned = isSignedInteger(dtype);
+    better = isMax ? (isSigned ? b.CreateICmpSGT(value, best) : b.CreateICmpUGT(value, best))
+                   : (isSigned ? b.CreateICmpSLT(value, best) : b.CreateICmpULT(value, best));
+    same = b.CreateICmpEQ(value, best);
+  }
+  if (tieBreak)
+    better = b.CreateOr(better, b.CreateAnd(same, b.CreateICmpSLT(index, bestIndex)));
+  return better;
+}
+
+void KernelEmitter::emitReductionStage(const LoopNode &node, const EmitScope &outer, Value *o) {
+  ReduceOp op = node.reduceOp;
+  DType dtype = node.body->dtype;
+  bool isArg = op == ReduceOp::ArgMax || op == ReduceOp::ArgMin;
+  size_t q = node.reductionRanges.size();
+  if (q == 0) { // a reduction over nothing is the body itself (index 0 for arg reductions)
+    Value *value = ex->emitBody(node.body, outer);
+    if (isArg)
+      ex->store(node.output, DType::I64, i64(0), o);
+    else
+      ex->store(node.output, dtype, value, o);
+    return;
+  }
+  std::vector<Value *> ranges;
+  for (const SymInt &range : node.reductionRanges)
+    ranges.push_back(ex->emitIndex(range, symbols));
+  std::string innerVar = loop::reductionVar(q - 1);
+  bool vectorize = lanes > 1 && isVectorizable(node.body, innerVar);
+
+  // Accumulators live in stack slots that SROA turns into loop-carried registers.
+  llvm::AllocaInst *scalarAcc = entryAlloca(ex->registerType(dtype, 1), "acc");
+  llvm::AllocaInst *scalarIndex = entryAlloca(b.getInt64Ty(), "acc.index");
+  llvm::AllocaInst *vectorAcc = nullptr, *vectorIndex = nullptr;
+  llvm::Type *indexVecType = llvm::FixedVectorType::get(b.getInt64Ty(), lanes);
+  b.CreateStore(identity(op, dtype, 1), scalarAcc);
+  b.CreateStore(i64(0), scalarIndex);
+  if (vectorize) {
+    vectorAcc = entryAlloca(ex->registerType(dtype, lanes), "acc.vec");
+    vectorIndex = entryAlloca(indexVecType, "acc.vec.index");
+    b.CreateStore(identity(op, dtype, lanes), vectorAcc);
+    b.CreateStore(llvm::Constant::getNullValue(indexVecType), vectorIndex);
+  }
+
+  auto update = [&](const EmitScope &scope, Value *flatIndex) {
+    bool wide = scope.lanes > 1;
+    llvm::AllocaInst *accSlot = wide ? vectorAcc : scalarAcc;
+    llvm::AllocaInst *indexSlot = wide ? vectorIndex : scalarIndex;
+    Value *value = ex->emitBody(node.body, scope);
+    Value *acc = b.CreateLoad(accSlot->getAllocatedType(), accSlot);
+    if (!isArg) {
+      b.CreateStore(combine(op, dtype, acc, value), accSlot);
+      return;
+    }
+    Value *index = flatIndex;
+    if (wide) {
+      std::vector<llvm::Constant *> steps;
+      for (unsigned i = 0; i < lanes; ++i)
+        steps.push_back(b.getInt64(i));
+      index = b.CreateAdd(b.CreateVectorSplat(lanes, flatIndex), llvm::ConstantVector::get(steps));
+    }
+    Value *bestIndex = b.CreateLoad(indexSlot->getAllocatedType(), indexSlot);
+    Value *better = argBetter(op, dtype, value, index, acc, bestIndex, /*tieBreak=*/false);
+    b.CreateStore(b.CreateSelect(better, value, acc), accSlot);
+    b.CreateStore(b.CreateSelect(better, index, bestIndex), indexSlot);
+  };
+
+  // r0 .. r(q-2) as scalar loops carrying the flat reduction index prefix; r(q-1) vectorized.
+  std::function<void(size_t, const EmitScope &, Value *)> nest =
+      [&](size_t d, const EmitScope &scope, Value *prefix) {
+        std::string var = loop::reductionVar(d);
+        if (d + 1 == q) {
+          emitVectorized(scope, var, i64(0), ranges[d], vectorize, [&](const EmitScope &inner) {
+            update(inner, b.CreateAdd(prefix, inner.vars.at(var)));
+          });
+          return;
+        }
+        emitFor(i64(0), ranges[d], 1, var, [&](Value *r) {
+          EmitScope inner = scope;
+          inner.vars[var] = r;
+          nest(d + 1, inner, b.CreateMul(b.CreateAdd(prefix, r), ranges[d + 1]));
+        });
+      };
+  nest(0, outer, i64(0));
+
+  Value *result = b.CreateLoad(scalarAcc->getAllocatedType(), scalarAcc);
+  Value *resultIndex = b.CreateLoad(b.getInt64Ty(), scalarIndex);
+  if (vectorize) {
+    Value *vec = b.CreateLoad(vectorAcc->getAllocatedType(), vectorAcc);
+    if (!isArg) {
+      // Halve the vector until one lane is left, then fold in the scalar tail.
+      for (unsigned width = lanes; width > 1; width /= 2) {
+        llvm::SmallVector<int> low, high;
+        for (unsigned i = 0; i < width / 2; ++i) {
+          low.push_back(int(i));
+          high.push_back(int(i + width / 2));
+        }
+        vec = combine(op, dtype, b.CreateShuffleVector(vec, low), b.CreateShuffleVector(vec, high));
+      }
+      result = combine(op, dtype, b.CreateExtractElement(vec, i64(0)), result);
+    } else {
+      Value *indices = b.CreateLoad(indexVecType, vectorIndex);
+      for (unsigned i = 0; i < lanes; ++i) {
+        Value *value = b.CreateExtractElement(vec, i64(i));
+        Value *index = b.CreateExtractElement(indices, i64(i));
+        Value *better = argBetter(op, dtype, value, index, result, resultIndex, true);
+        result = b.CreateSelect(better, value, result);
+        resultIndex = b.CreateSelect(better, index, resultIndex);
+      }
+    }
+  }
+  if (isArg)
+    ex->store(node.output, DType::I64, resultIndex, o);
+  else
+    ex->store(node.output, dtype, result, o);
+}
+
+// ---- Template (GEMM) kernels ------------------------------------------------------------------
+
+Status KernelEmitter::emitTemplateKernel() {
+  if (kernel.nodes.empty() || kernel.nodes.size() > 2)
+    return makeError("kernel ", kernel.name, ": a template kernel has a GEMM and at most one ",
+                     "epilogue, not ", kernel.nodes.size(), " nodes");
+  const LoopNode &gemmNode = program.nodes[size_t(kernel.nodes[0])];
+  const LoopNode *epilogueNode =
+      kernel.nodes.size() == 2 ? &program.nodes[size_t(kernel.nodes[1])] : nullptr;
+  if (gemmNode.kind != LoopNode::Kind::Template)
+    return makeError("kernel ", kernel.name, ": first node ", gemmNode.name, " is not a GEMM");
+  const LoopNode::Gemm &gemm = gemmNode.gemm;
+  int outBuffer = epilogueNode ? epilogueNode->output : gemmNode.output;
+  for (int buffer : {gemm.a.buffer, gemm.b.buffer, outBuffer})
+    if (program.buffers[size_t(buffer)].dtype != DType::F32)
+      return makeError("kernel ", kernel.name, ": GEMM buffer ",
+                       program.buffers[size_t(buffer)].name, " is ",
+                       dtypeName(program.buffers[size_t(buffer)].dtype), "; only f32 is supported");
+  for (int buffer : {gemm.a.buffer, gemm.b.buffer, outBuffer})
+    if (!bufferPtrs[size_t(buffer)])
+      return makeError("kernel ", kernel.name, ": GEMM buffer ",
+                       program.buffers[size_t(buffer)].name, " is not among its args");
+  if (epilogueNode && epilogueNode->ranges.size() < 2)
+    return makeError("kernel ", kernel.name, ": epilogue ", epilogueNode->name,
+                     " must range over [..., m, n]");
+  for (const loop::StridedView *view : {&gemm.a, &gemm.b})
+    if (view->strides.size() != 2 && view->strides.size() != 3)
+      return makeError("kernel ", kernel.name, ": GEMM operand views need 2 or 3 strides");
+
+  auto eval = [&](const SymInt &value) { return ex->emitIndex(value, symbols); };
+  Value *m = eval(gemm.m), *n = eval(gemm.n), *k = eval(gemm.k), *batch = eval(gemm.batch);
+  GemmTiling tiling{sched::kGemmTileM, sched::kGemmTileN};
+  Value *tiles = emitGemmTileCount(b, tiling, m, n);
+  // Empty matrices have no tiles; a divisor of 1 keeps the batch arithmetic defined.
+  Value *safeTiles = smax(tiles, i64(1));
+  Value *firstBatch = b.CreateUDiv(begin, safeTiles);
+  Value *lastBatch =
+      smin(batch, b.CreateUDiv(b.CreateAdd(end, b.CreateSub(safeTiles, i64(1))), safeTiles));
+  auto viewStrides = [&](const loop::StridedView &view) {
+    size_t base = view.strides.size() - 2;
+    return std::array<Value *, 3>{base ? eval(view.strides[0]) : i64(0), eval(view.strides[base]),
+                                  eval(view.strides[base + 1])};
+  };
+  std::array<Value *, 3> aStrides = viewStrides(gemm.a), bStrides = viewStrides(gemm.b);
+  Value *aOffset = eval(gemm.a.offset), *bOffset = eval(gemm.b.offset);
+  std::vector<Value *> epilogueRanges;
+  if (epilogueNode)
+    for (const SymInt &range : epilogueNode->ranges)
+      epilogueRanges.push_back(eval(range));
+
+  emitFor(firstBatch, lastBatch, 1, "batch", [&](Value *bi) {
+    Value *tileBase = b.CreateMul(bi, tiles);
+    Value *tileBegin = smax(b.CreateSub(begin, tileBase), i64(0));
+    Value *tileEnd = smin(b.CreateSub(end, tileBase), tiles);
+    llvm::Type *f32 = b.getFloatTy();
+    GemmOperands ops;
+    Value *aBase = b.CreateAdd(aOffset, b.CreateMul(bi, aStrides[0]));
+    Value *bBase = b.CreateAdd(bOffset, b.CreateMul(bi, bStrides[0]));
+    ops.a = b.CreateGEP(f32, bufferPtrs[size_t(gemm.a.buffer)], aBase);
+    ops.aRowStride = aStrides[1];
+    ops.aColStride = aStrides[2];
+    ops.b = b.CreateGEP(f32, bufferPtrs[size_t(gemm.b.buffer)], bBase);
+    ops.bRowStride = bStrides[1];
+    ops.bColStride = bStrides[2];
+    ops.c = b.CreateGEP(f32, bufferPtrs[size_t(outBuffer)], b.CreateMul(bi, b.CreateMul(m, n)));
+    ops.cRowStride = n;
+    ops.m = m;
+    ops.n = n;
+    ops.k = k;
+    GemmEpilogue epilogue;
+    EmitScope epilogueScope = symbols;
+    if (epilogueNode) {
+      size_t rank = epilogueNode->ranges.size();
+      decompose(bi, epilogueRanges, rank - 2, epilogueScope);
+      epilogue = [&, rank](llvm::IRBuilderBase &, Value *acc, Value *row, Value *col) {
+        EmitScope scope = epilogueScope;
+        scope.vars[loop::loopVar(rank - 2)] = row;
+        scope.vars[loop::loopVar(rank - 1)] = col;
+        scope.lanes = lanesOf(acc);
+        if (scope.lanes > 1)
+          scope.vectorVar = loop::loopVar(rank - 1);
+        ex->setLoadOverride(gemmNode.output, acc);
+        Value *value = ex->emitBody(epilogueNode->body, scope);
+        ex->setLoadOverride(-1, nullptr);
+        return ex->convert(value, epilogueNode->body->dtype, DType::F32);
+      };
+    }
+    emitGemmTiles(b, target, tiling, ops, tileBegin, tileEnd, epilogue);
+  });
+  return Status::ok();
+}
+
+Status KernelEmitter::emit() {
+  std::set<int> argSet(kernel.args.begin(), kernel.args.end());
+  if (argSet.size() != kernel.args.size())
+    return makeError("kernel ", kernel.name, ": a buffer appears twice in its args");
+  for (int buffer : kernel.args)
+    if (buffer < 0 || size_t(buffer) >= program.buffers.size())
+      return makeError("kernel ", kernel.name, ": arg buffer ", buffer, " does not exist");
+  createFunctions();
+  Status status =
+      kernel.kind == sched::Kernel::Kind::Template ? emitTemplateKernel() : emitLoopKernel();
+  TC_RETURN_IF_ERROR(status);
+  TC_RETURN_IF_ERROR(ex->status());
+  b.CreateRetVoid();
+  return Status::ok();
+}
+
+} // namespace
+
+Expected<CompiledKernels> compileKernels(const loop::LoopProgram &program,
+                                         const sched::Schedule &schedule, const CpuTarget &target,
+                                         const CodegenOptions &options) {
+  TC_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> machine, createTargetMachine(target));
+  llvm::LLVMContext context;
+  llvm::Module module("tensorc_kernels", context);
+  module.setTargetTriple(target.triple);
+  module.setDataLayout(machine->createDataLayout());
+  std::set<std::string> exported;
+  for (const sched::Kernel &kernel : schedule.kernels) {
+    if (kernel.kind == sched::Kernel::Kind::Extern)
+      continue;
+    if (!exported.insert(kernel.name).second)
+      return makeError("two kernels are named ", kernel.name);
+    Status status = KernelEmitter(module, program, target, kernel).emit();
+    if (!status)
+      return status.takeError().withContext("CPU codegen for " + target.name);
+  }
+  // Only the kernels are exported; anything a generator added stays local to the object.
+  for (llvm::Function &function : module)
+    if (!function.isDeclaration() && !exported.count(function.getName().str()))
+      function.setLinkage(llvm::GlobalValue::InternalLinkage);
+  CompiledKernels compiled;
+  TC_ASSIGN_OR_RETURN(compiled.sharedObject,
+                      optimizeAndLink(module, *machine, target, options, compiled.llvmIR));
+  return compiled;
+}
+
+} // namespace tensorc::cpu

@@ -1,0 +1,186 @@
+// O3 optimization, object emission through TargetMachine and the ld.lld link of CPU kernels.
+#include "ObjectLinker.h"
+
+#include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/Path.h>
+#include <llvm/Support/Program.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Target/TargetOptions.h>
+#include <llvm/TargetParser/Triple.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <vector>
+
+#ifndef TENSORC_LD_LLD_PATH
+#define TENSORC_LD_LLD_PATH "ld.lld"
+#endif
+
+namespace tensorc::cpu {
+
+namespace {
+
+void initializeTargets() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeX86TargetInfo();
+    LLVMInitializeX86Target();
+    LLVMInitializeX86TargetMC();
+    LLVMInitializeX86AsmPrinter();
+    LLVMInitializeAArch64TargetInfo();
+    LLVMInitializeAArch64Target();
+    LLVMInitializeAArch64TargetMC();
+    LLVMInitializeAArch64AsmPrinter();
+  });
+}
+
+/// Temporary files removed when the link is done, whether it succeeded or not.
+class TempFiles {
+public:
+  ~TempFiles() {
+    for (const std::string &path : paths_)
+      llvm::sys::fs::remove(path);
+  }
+  Expected<std::string> create(const std::string &dir, const std::string &suffix) {
+    llvm::SmallString<256> model;
+    if (dir.empty())
+      llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, model);
+    else
+      model = dir;
+    llvm::sys::path::append(model, "tensorc-%%%%%%%%" + suffix);
+    llvm::SmallString<256> path;
+    if (std::error_code ec = llvm::sys::fs::createUniqueFile(model, path))
+      return makeError("cannot create a temporary file in ", model.str().str(), ": ", ec.message());
+    paths_.push_back(path.str().str());
+    return paths_.back();
+  }
+
+private:
+  std::vector<std::string> paths_;
+};
+
+std::string linkerPath(const CodegenOptions &options) {
+  if (!options.linker.empty())
+    return options.linker;
+  if (const char *env = std::getenv("TENSORC_LD_LLD"); env && *env)
+    return env;
+  return TENSORC_LD_LLD_PATH;
+}
+
+Status runO3(llvm::Module &module, llvm::TargetMachine &machine) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder builder(&machine);
+  // Kernels are freestanding: no library function may be recognized or synthesized.
+  llvm::TargetLibraryInfoImpl libraryInfo(llvm::Triple(module.getTargetTriple()));
+  libraryInfo.disableAllFunctions();
+  fam.registerPass([&] { return llvm::TargetLibraryAnalysis(libraryInfo); });
+  builder.registerModuleAnalyses(mam);
+  builder.registerCGSCCAnalyses(cgam);
+  builder.registerFunctionAnalyses(fam);
+  builder.registerLoopAnalyses(lam);
+  builder.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager passes =
+      builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  passes.run(module, mam);
+  return Status::ok();
+}
+
+} // namespace
+
+Expected<std::unique_ptr<llvm::TargetMachine>> createTargetMachine(const CpuTarget &target) {
+  initializeTargets();
+  std::string error;
+  const llvm::Target *backend = llvm::TargetRegistry::lookupTarget(target.triple, error);
+  if (!backend)
+    return makeError("CPU target ", target.name, ": ", error);
+  llvm::TargetOptions options;
+  std::unique_ptr<llvm::TargetMachine> machine(backend->createTargetMachine(
+      target.triple, target.cpu, target.features, options, llvm::Reloc::PIC_, std::nullopt,
+      llvm::CodeGenOptLevel::Aggressive));
+  if (!machine)
+    return makeError("CPU target ", target.name, ": cannot create a target machine for ",
+                     target.triple);
+  return machine;
+}
+
+Expected<std::string> optimizeAndLink(llvm::Module &module, llvm::TargetMachine &machine,
+                                      const CpuTarget &target, const CodegenOptions &options,
+                                      std::string &optimizedIR) {
+  std::string verifierMessage;
+  llvm::raw_string_ostream verifierStream(verifierMessage);
+  if (llvm::verifyModule(module, &verifierStream))
+    return makeError("CPU codegen for ", target.name,
+                     " built an invalid module: ", verifierMessage);
+  TC_RETURN_IF_ERROR(runO3(module, machine));
+  for (const llvm::Function &function : module)
+    if (function.isDeclaration() && !function.isIntrinsic())
+      return makeError("CPU codegen for ", target.name, ": kernels must be freestanding, but ",
+                       "the module calls external function '", function.getName().str(), "'");
+  optimizedIR.clear();
+  llvm::raw_string_ostream irStream(optimizedIR);
+  module.print(irStream, nullptr);
+
+  llvm::SmallVector<char, 0> object;
+  {
+    llvm::raw_svector_ostream objectStream(object);
+    llvm::legacy::PassManager codegen;
+    if (machine.addPassesToEmitFile(codegen, objectStream, nullptr,
+                                    llvm::CodeGenFileType::ObjectFile))
+      return makeError("CPU target ", target.name, " cannot emit object files");
+    codegen.run(module);
+  }
+
+  TempFiles temps;
+  TC_ASSIGN_OR_RETURN(std::string objectPath, temps.create(options.tempDir, ".o"));
+  TC_ASSIGN_OR_RETURN(std::string libraryPath, temps.create(options.tempDir, ".so"));
+  TC_ASSIGN_OR_RETURN(std::string logPath, temps.create(options.tempDir, ".log"));
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(objectPath, ec);
+    if (ec)
+      return makeError("cannot write ", objectPath, ": ", ec.message());
+    out.write(object.data(), object.size());
+    out.close();
+    if (out.has_error())
+      return makeError("cannot write ", objectPath, ": ", out.error().message());
+  }
+
+  std::string linker = linkerPath(options);
+  std::vector<llvm::StringRef> args = {linker,     "-shared",        "-o", libraryPath,
+                                       objectPath, "--no-undefined", "-z", "noexecstack"};
+  if (llvm::Triple(target.triple).isAArch64()) {
+    args.push_back("-m");
+    args.push_back("aarch64linux");
+  }
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(logPath),
+                                                llvm::StringRef(logPath)};
+  std::string execError;
+  int rc = llvm::sys::ExecuteAndWait(linker, args, std::nullopt, redirects, 0, 0, &execError);
+  if (rc != 0) {
+    std::string log;
+    if (auto text = llvm::MemoryBuffer::getFile(logPath))
+      log = (*text)->getBuffer().str();
+    return makeError("linking the CPU kernels for ", target.name, " with ", linker,
+                     " failed (exit ", rc, ")", execError.empty() ? "" : ": " + execError,
+                     log.empty() ? "" : ":\n" + log);
+  }
+  auto library = llvm::MemoryBuffer::getFile(libraryPath, /*IsText=*/false,
+                                             /*RequiresNullTerminator=*/false);
+  if (!library)
+    return makeError("cannot read the linked ", libraryPath, ": ", library.getError().message());
+  return (*library)->getBuffer().str();
+}
+
+} // namespace tensorc::cpu

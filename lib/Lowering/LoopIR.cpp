@@ -1,0 +1,317 @@
+// LoopIR constructors (dtype-checked), names and the human-readable dump.
+#include "tensorc/Lowering/LoopIR.h"
+
+#include <cassert>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace tensorc::loop {
+
+const char *unaryName(UnaryOp op) {
+  switch (op) {
+#define TENSORC_CASE(e, n)                                                                         \
+  case UnaryOp::e:                                                                                 \
+    return n;
+    TENSORC_FOR_EACH_UNARY(TENSORC_CASE)
+#undef TENSORC_CASE
+  }
+  return "?";
+}
+
+const char *binaryName(BinaryOp op) {
+  switch (op) {
+#define TENSORC_CASE(e, n)                                                                         \
+  case BinaryOp::e:                                                                                \
+    return n;
+    TENSORC_FOR_EACH_BINARY(TENSORC_CASE)
+#undef TENSORC_CASE
+  }
+  return "?";
+}
+
+const char *reduceName(ReduceOp op) {
+  switch (op) {
+  case ReduceOp::Sum:
+    return "sum";
+  case ReduceOp::Prod:
+    return "prod";
+  case ReduceOp::Max:
+    return "max";
+  case ReduceOp::Min:
+    return "min";
+  case ReduceOp::ArgMax:
+    return "argmax";
+  case ReduceOp::ArgMin:
+    return "argmin";
+  }
+  return "?";
+}
+
+std::string loopVar(size_t dim) { return "x" + std::to_string(dim); }
+std::string reductionVar(size_t dim) { return "r" + std::to_string(dim); }
+
+ExprRef makeConstant(double value, DType dtype) {
+  auto expr = std::make_shared<Expr>();
+  expr->kind = ExprKind::Constant;
+  expr->dtype = dtype;
+  expr->value = value;
+  expr->intValue = isFloating(dtype) ? 0 : int64_t(value);
+  return expr;
+}
+
+ExprRef makeIntConstant(int64_t value, DType dtype) {
+  auto expr = std::make_shared<Expr>();
+  expr->kind = ExprKind::Constant;
+  expr->dtype = dtype;
+  expr->value = double(value);
+  expr->intValue = value;
+  return expr;
+}
+
+ExprRef makeLoad(int buffer, DType dtype, SymInt index) {
+  auto expr = std::make_shared<Expr>();
+  expr->kind = ExprKind::Load;
+  expr->dtype = dtype;
+  expr->buffer = buffer;
+  expr->index = std::move(index);
+  return expr;
+}
+
+ExprRef makeIndex(SymInt index, DType dtype) {
+  auto expr = std::make_shared<Expr>();
+  expr->kind = ExprKind::Index;
+  expr->dtype = dtype;
+  expr->index = std::move(index);
+  return expr;
+}
+
+ExprRef makeUnary(UnaryOp op, ExprRef x) {
+  auto expr = std::make_shared<Expr>();
+  expr->kind = ExprKind::Unary;
+  expr->unary = op;
+  expr->dtype = (op == UnaryOp::IsNan || op == UnaryOp::LogicalNot) ? DType::Bool : x->dtype;
+  expr->operands = {std::move(x)};
+  return expr;
+}
+
+DType binaryResultType(BinaryOp op, DType operandType) {
+  switch (op) {
+  case BinaryOp::Eq:
+  case BinaryOp::Ne:
+  case BinaryOp::Lt:
+  case BinaryOp::Le:
+  case BinaryOp::Gt:
+  case BinaryOp::Ge:
+  case BinaryOp::LogicalAnd:
+  case BinaryOp::LogicalOr:
+  case BinaryOp::LogicalXor:
+    return DType::Bool;
+  case BinaryOp::Add:
+  case BinaryOp::Sub:
+  case BinaryOp::Mul:
+  case BinaryOp::Div:
+  case BinaryOp::Pow:
+  case BinaryOp::Remainder:
+  case BinaryOp::Fmod:
+  case BinaryOp::Maximum:
+  case BinaryOp::Minimum:
+  case BinaryOp::BitwiseAnd:
+  case BinaryOp::BitwiseOr:
+  case BinaryOp::BitwiseXor:
+  case BinaryOp::Shl:
+  case BinaryOp::Shr:
+    return operandType;
+  }
+  return operandType;
+}
+
+ExprRef makeBinary(BinaryOp op, ExprRef a, ExprRef b) {
+  // Lowering promotes operands first; a mismatch here is a lowering bug, not bad input.
+  assert(a->dtype == b->dtype && "binary operands must share a dtype");
+  auto expr = std::make_shared<Expr>();
+  expr->kind = ExprKind::Binary;
+  expr->binary = op;
+  expr->dtype = binaryResultType(op, a->dtype);
+  expr->operands = {std::move(a), std::move(b)};
+  return expr;
+}
+
+ExprRef makeSelect(ExprRef cond, ExprRef a, ExprRef b) {
+  assert(cond->dtype == DType::Bool && a->dtype == b->dtype && "select operand types");
+  auto expr = std::make_shared<Expr>();
+  expr->kind = ExprKind::Select;
+  expr->dtype = a->dtype;
+  expr->operands = {std::move(cond), std::move(a), std::move(b)};
+  return expr;
+}
+
+ExprRef makeCast(ExprRef x, DType dtype) {
+  if (x->dtype == dtype)
+    return x;
+  auto expr = std::make_shared<Expr>();
+  expr->kind = ExprKind::Cast;
+  expr->dtype = dtype;
+  expr->operands = {std::move(x)};
+  return expr;
+}
+
+SymInt Buffer::numel() const {
+  SymInt total(1);
+  for (const SymInt &dim : shape)
+    total = total * dim;
+  return total;
+}
+
+std::vector<int> LoopNode::reads() const {
+  std::set<int> buffers;
+  std::set<const Expr *> seen;
+  std::function<void(const ExprRef &)> visit = [&](const ExprRef &expr) {
+    if (!expr || !seen.insert(expr.get()).second)
+      return;
+    if (expr->kind == ExprKind::Load)
+      buffers.insert(expr->buffer);
+    for (const ExprRef &operand : expr->operands)
+      visit(operand);
+  };
+  visit(body);
+  if (kind == Kind::Template) {
+    buffers.insert(gemm.a.buffer);
+    buffers.insert(gemm.b.buffer);
+  }
+  for (int input : externInputs)
+    buffers.insert(input);
+  return {buffers.begin(), buffers.end()};
+}
+
+namespace {
+
+std::string joinDims(const std::vector<SymInt> &dims) {
+  std::string out = "[";
+  for (size_t i = 0; i < dims.size(); ++i)
+    out += (i ? ", " : "") + dims[i].str();
+  return out + "]";
+}
+
+/// Prints a body as numbered temporaries in operand order, sharing repeated subexpressions.
+class BodyPrinter {
+public:
+  explicit BodyPrinter(const LoopProgram &program) : program_(program) {}
+  std::string print(const ExprRef &expr) {
+    std::string result = visit(expr);
+    return lines_ + "      -> " + result;
+  }
+
+private:
+  std::string visit(const ExprRef &expr) {
+    if (auto it = names_.find(expr.get()); it != names_.end())
+      return it->second;
+    std::string text;
+    switch (expr->kind) {
+    case ExprKind::Constant:
+      if (isFloating(expr->dtype)) {
+        std::ostringstream os;
+        os.precision(9);
+        os << expr->value;
+        text = os.str();
+      } else {
+        text = std::to_string(expr->intValue);
+      }
+      return text; // constants print inline
+    case ExprKind::Load:
+      text = "load(" + program_.buffers[size_t(expr->buffer)].name + ", " + expr->index.str() + ")";
+      break;
+    case ExprKind::Index:
+      text = "index(" + expr->index.str() + ")";
+      break;
+    case ExprKind::Unary:
+      text = std::string(unaryName(expr->unary)) + "(" + visit(expr->operands[0]) + ")";
+      break;
+    case ExprKind::Binary:
+      text = std::string(binaryName(expr->binary)) + "(" + visit(expr->operands[0]) + ", " +
+             visit(expr->operands[1]) + ")";
+      break;
+    case ExprKind::Select:
+      text = "where(" + visit(expr->operands[0]) + ", " + visit(expr->operands[1]) + ", " +
+             visit(expr->operands[2]) + ")";
+      break;
+    case ExprKind::Cast:
+      text = "cast(" + visit(expr->operands[0]) + ")";
+      break;
+    }
+    std::string name = "t" + std::to_string(names_.size());
+    names_[expr.get()] = name;
+    lines_ += "      " + name + " : " + std::string(dtypeName(expr->dtype)) + " = " + text + "\n";
+    return name;
+  }
+
+  const LoopProgram &program_;
+  std::map<const Expr *, std::string> names_;
+  std::string lines_;
+};
+
+const char *bufferKindName(Buffer::Kind kind) {
+  switch (kind) {
+  case Buffer::Kind::Input:
+    return "input";
+  case Buffer::Kind::Weight:
+    return "weight";
+  case Buffer::Kind::Intermediate:
+    return "buffer";
+  }
+  return "?";
+}
+
+} // namespace
+
+std::string printExpr(const ExprRef &expr, const LoopProgram &program) {
+  return BodyPrinter(program).print(expr);
+}
+
+std::string printProgram(const LoopProgram &program) {
+  std::string out;
+  for (const Buffer &buffer : program.buffers)
+    out += std::string(bufferKindName(buffer.kind)) + " " + buffer.name + " : " +
+           std::string(dtypeName(buffer.dtype)) + joinDims(buffer.shape) + "\n";
+  for (const LoopNode &node : program.nodes) {
+    const std::string &output = program.buffers[size_t(node.output)].name;
+    switch (node.kind) {
+    case LoopNode::Kind::Pointwise:
+      out += "pointwise " + output + " over " + joinDims(node.ranges) + "\n";
+      out += printExpr(node.body, program) + "\n";
+      break;
+    case LoopNode::Kind::Reduction:
+      out += "reduction " + output + " over " + joinDims(node.ranges) + " reducing " +
+             joinDims(node.reductionRanges) + " with " + reduceName(node.reduceOp) + "\n";
+      out += printExpr(node.body, program) + "\n";
+      break;
+    case LoopNode::Kind::Template: {
+      const LoopNode::Gemm &g = node.gemm;
+      out += "template gemm " + output + " batch=" + g.batch.str() + " m=" + g.m.str() +
+             " n=" + g.n.str() + " k=" + g.k.str() + "\n";
+      out += "      a = " + program.buffers[size_t(g.a.buffer)].name + " offset " +
+             g.a.offset.str() + " strides " + joinDims(g.a.strides) + "\n";
+      out += "      b = " + program.buffers[size_t(g.b.buffer)].name + " offset " +
+             g.b.offset.str() + " strides " + joinDims(g.b.strides) + "\n";
+      break;
+    }
+    case LoopNode::Kind::Extern: {
+      out += "extern " + node.externOp + " (";
+      for (size_t i = 0; i < node.externInputs.size(); ++i)
+        out += (i ? ", " : "") + program.buffers[size_t(node.externInputs[i])].name;
+      out += ") -> (";
+      for (size_t i = 0; i < node.externOutputs.size(); ++i)
+        out += (i ? ", " : "") + program.buffers[size_t(node.externOutputs[i])].name;
+      out += ")\n";
+      break;
+    }
+    }
+  }
+  out += "outputs (";
+  for (size_t i = 0; i < program.outputs.size(); ++i)
+    out += (i ? ", " : "") + program.buffers[size_t(program.outputs[i])].name;
+  return out + ")\n";
+}
+
+} // namespace tensorc::loop

@@ -1,0 +1,282 @@
+// `tensorc compile`: pipeline -> LoopIR -> schedule -> CPU code per target -> bundle directory.
+#include "tensorc/Pipeline/Compile.h"
+
+#include "tensorc/Bundle/BundleWriter.h"
+#include "tensorc/Bundle/Manifest.h"
+#include "tensorc/Codegen/CPU/CpuCodegen.h"
+#include "tensorc/Pipeline/Pipeline.h"
+#include "tensorc/Support/Log.h"
+#include "tensorc/Support/Safetensors.h"
+#include "tensorc/Support/StrCat.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#ifndef TENSORC_VERSION
+#define TENSORC_VERSION "0.0.0"
+#endif
+
+namespace tensorc {
+
+namespace {
+
+using bundle::BufferDesc;
+using bundle::BufferKind;
+using bundle::Launch;
+using bundle::LaunchKind;
+using bundle::Manifest;
+using bundle::SizeExpr;
+
+Expected<std::string> hashFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return makeError(path, ": cannot read");
+  // FNV-1a over the bytes: identifies the source, not a security property.
+  uint64_t hash = 1469598103934665603ull;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    for (std::streamsize i = 0; i < in.gcount(); ++i)
+      hash = (hash ^ uint8_t(chunk[i])) * 1099511628211ull;
+    if (!in)
+      break;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, "fnv1a64:%016llx", static_cast<unsigned long long>(hash));
+  return std::string(text);
+}
+
+Expected<SizeExpr> sizeExpr(const SymInt &value) { return SizeExpr::parse(value.str()); }
+
+Expected<std::vector<SizeExpr>> shapeExprs(const std::vector<SymInt> &shape) {
+  std::vector<SizeExpr> dims;
+  for (const SymInt &dim : shape) {
+    TC_ASSIGN_OR_RETURN(SizeExpr expr, sizeExpr(dim));
+    dims.push_back(std::move(expr));
+  }
+  return dims;
+}
+
+/// The manifest of a scheduled program (the CPU variants are added by the caller).
+Expected<Manifest> buildManifest(const loop::LoopProgram &program, const sched::Schedule &schedule,
+                                 const Graph &graph) {
+  Manifest manifest;
+  manifest.tensorcVersion = TENSORC_VERSION;
+  manifest.symbols = program.symbols;
+  // Every symbol must be a whole dim of some input, or the runtime could not bind it.
+  std::set<std::string> bindable;
+  for (const Value *input : graph.userInputs()) {
+    bundle::TensorDesc desc;
+    desc.name = input->name();
+    desc.dtype = input->type().dtype;
+    TC_ASSIGN_OR_RETURN(desc.shape, shapeExprs(input->type().shape));
+    for (const SymInt &dim : input->type().shape)
+      if (auto name = dim.symbolName())
+        bindable.insert(*name);
+    manifest.inputs.push_back(std::move(desc));
+  }
+  for (const std::string &symbol : program.symbols)
+    if (!bindable.count(symbol))
+      return makeError("symbol '", symbol,
+                       "' is no input's whole dim, so a caller's shapes could not bind it");
+
+  std::map<int, int64_t> outputIndex; // buffer -> output position it is returned as
+  for (size_t i = 0; i < program.outputs.size(); ++i) {
+    const loop::Buffer &buffer = program.buffers[size_t(program.outputs[i])];
+    bundle::TensorDesc desc;
+    desc.name = graph.outputs()[i]->name();
+    desc.dtype = buffer.dtype;
+    TC_ASSIGN_OR_RETURN(desc.shape, shapeExprs(buffer.shape));
+    manifest.outputs.push_back(std::move(desc));
+    if (buffer.kind == loop::Buffer::Kind::Intermediate && !outputIndex.count(buffer.id))
+      outputIndex[buffer.id] = int64_t(i);
+  }
+
+  for (const loop::Buffer &buffer : program.buffers) {
+    BufferDesc desc;
+    desc.id = buffer.id;
+    desc.name = buffer.name;
+    desc.dtype = buffer.dtype;
+    TC_ASSIGN_OR_RETURN(desc.shape, shapeExprs(buffer.shape));
+    desc.offset = SizeExpr::constant(0);
+    switch (buffer.kind) {
+    case loop::Buffer::Kind::Input:
+      desc.kind = BufferKind::Input;
+      desc.index = buffer.inputIndex;
+      break;
+    case loop::Buffer::Kind::Weight:
+      desc.kind = BufferKind::Weight;
+      desc.weight = buffer.name;
+      break;
+    case loop::Buffer::Kind::Intermediate:
+      if (auto it = outputIndex.find(buffer.id); it != outputIndex.end()) {
+        desc.kind = BufferKind::Output;
+        desc.index = it->second;
+      } else {
+        desc.kind = BufferKind::Arena;
+        TC_ASSIGN_OR_RETURN(desc.offset, sizeExpr(schedule.plan.offsets[size_t(buffer.id)]));
+      }
+      break;
+    }
+    manifest.buffers.push_back(std::move(desc));
+  }
+  TC_ASSIGN_OR_RETURN(manifest.arenaBytes, sizeExpr(schedule.plan.arenaBytes));
+  manifest.peakBytes = schedule.plan.peakBytes;
+
+  for (const sched::Kernel &kernel : schedule.kernels) {
+    Launch launch;
+    launch.name = kernel.name;
+    launch.args.assign(kernel.args.begin(), kernel.args.end());
+    switch (kernel.kind) {
+    case sched::Kernel::Kind::Loop: {
+      launch.kind = LaunchKind::Kernel;
+      SymInt range(1);
+      for (const SymInt &dim : kernel.outerRanges)
+        range = range * dim;
+      TC_ASSIGN_OR_RETURN(launch.range, sizeExpr(range));
+      break;
+    }
+    case sched::Kernel::Kind::Template: {
+      launch.kind = LaunchKind::Kernel;
+      TC_ASSIGN_OR_RETURN(launch.range,
+                          sizeExpr(sched::gemmTileCount(
+                              program.nodes[size_t(kernel.nodes[0])].gemm)));
+      break;
+    }
+    case sched::Kernel::Kind::Extern: {
+      const loop::LoopNode &node = program.nodes[size_t(kernel.nodes[0])];
+      launch.kind = LaunchKind::Extern;
+      launch.name = node.externOp;
+      launch.args.assign(node.externInputs.begin(), node.externInputs.end());
+      launch.args.insert(launch.args.end(), node.externOutputs.begin(), node.externOutputs.end());
+      launch.graph = node.externGraph;
+      launch.range = SizeExpr::constant(1);
+      break;
+    }
+    }
+    manifest.launches.push_back(std::move(launch));
+  }
+
+  // Outputs that are inputs, weights, or another output's buffer are copied into their own.
+  for (size_t i = 0; i < program.outputs.size(); ++i) {
+    int source = program.outputs[i];
+    auto it = outputIndex.find(source);
+    if (it != outputIndex.end() && it->second == int64_t(i))
+      continue;
+    BufferDesc desc = manifest.buffers[size_t(source)];
+    desc.id = int64_t(manifest.buffers.size());
+    desc.name = manifest.outputs[i].name + "_out";
+    desc.kind = BufferKind::Output;
+    desc.index = int64_t(i);
+    desc.weight.clear();
+    desc.offset = SizeExpr::constant(0);
+    Launch copy;
+    copy.kind = LaunchKind::Copy;
+    copy.name = "copy_" + manifest.outputs[i].name;
+    copy.args = {source, desc.id};
+    copy.range = SizeExpr::constant(1);
+    manifest.buffers.push_back(std::move(desc));
+    manifest.launches.push_back(std::move(copy));
+  }
+  return manifest;
+}
+
+} // namespace
+
+Expected<CompileSummary> compileModel(const std::string &modelPath, const OpRegistry &registry,
+                                      const CompileOptions &options) {
+  TC_ASSIGN_OR_RETURN(Graph graph, importModel(modelPath, registry));
+  TC_ASSIGN_OR_RETURN(std::string hash, hashFile(modelPath));
+  return compileGraph(std::move(graph), registry, options,
+                      std::filesystem::path(modelPath).filename().string(), hash);
+}
+
+Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
+                                      const CompileOptions &options, const std::string &modelName,
+                                      const std::string &sourceHash) {
+  const std::string &modelPath = modelName; // for messages
+  if (options.target != "cpu")
+    return makeError("target '", options.target, "' is not supported yet (supported: cpu)");
+  std::vector<cpu::CpuTarget> targets;
+  for (const std::string &arch : options.cpuArchs) {
+    TC_ASSIGN_OR_RETURN(std::vector<cpu::CpuTarget> archTargets, cpu::targetsForArch(arch));
+    for (const cpu::CpuTarget &target : archTargets)
+      if (options.variants.empty() || std::count(options.variants.begin(),
+                                                 options.variants.end(), target.name))
+        targets.push_back(target);
+  }
+  if (targets.empty())
+    return makeError("no CPU variant selected (--cpu-arch)");
+
+  PipelineOptions pipeline;
+  pipeline.timeStages = options.timeStages;
+  if (Status staged = runGraphStages(graph, registry, pipeline); !staged)
+    return makeError(modelPath, ": ", staged.message());
+  Expected<LoweredModel> loweredOr = lowerAndSchedule(graph, pipeline);
+  if (!loweredOr)
+    return makeError(modelPath, ": ", loweredOr.error().message());
+  LoweredModel &lowered = *loweredOr;
+  if (!lowered.program.fallbacks.empty() && !options.quiet)
+    log::info(strCat("fallbacks (run by the runtime's reference kernels): ",
+                     join(lowered.program.fallbacks, ", ")));
+
+  Expected<Manifest> manifestOr = buildManifest(lowered.program, lowered.schedule, graph);
+  if (!manifestOr)
+    return makeError(modelPath, ": ", manifestOr.error().message());
+  Manifest manifest = std::move(*manifestOr);
+  manifest.sourceHash = sourceHash;
+  manifest.model = modelName;
+
+  std::map<std::string, cpu::CompiledKernels> compiled;
+  cpu::CodegenOptions codegen;
+  codegen.linker = options.linker;
+  for (const cpu::CpuTarget &target : targets) {
+    if (!options.quiet)
+      log::info(strCat("generating ", lowered.schedule.kernels.size(), " kernels for ",
+                       target.name));
+    Expected<cpu::CompiledKernels> kernels =
+        cpu::compileKernels(lowered.program, lowered.schedule, target, codegen);
+    if (!kernels)
+      return makeError(modelPath, ": ", target.name, ": ", kernels.error().message());
+    compiled[target.name] = std::move(*kernels);
+    bundle::CpuVariant variant;
+    variant.name = target.name;
+    variant.arch = target.arch;
+    variant.file = "cpu/" + target.name + ".so";
+    variant.requires_ = target.requires_;
+    variant.priority = int64_t(target.vectorBits);
+    manifest.cpu.push_back(std::move(variant));
+  }
+
+  std::vector<std::pair<std::string, Tensor>> weights(lowered.program.weights.begin(),
+                                                      lowered.program.weights.end());
+  std::string loopText = loop::printProgram(lowered.program);
+  std::string scheduleText = sched::printSchedule(lowered.program, lowered.schedule);
+  std::string manifestText = manifest.toJson().dump(2) + "\n";
+  TC_RETURN_IF_ERROR(bundle::writeBundleDirectory(options.outDir, [&](const std::string &dir) -> Status {
+    TC_RETURN_IF_ERROR(writeSafetensors(dir + "/weights.safetensors", weights));
+    for (const auto &[name, kernels] : compiled) {
+      TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/cpu/" + name + ".so", kernels.sharedObject));
+      TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/src/" + name + ".ll", kernels.llvmIR));
+    }
+    TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/src/lower.txt", loopText));
+    TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/src/fuse.txt", scheduleText));
+    // The manifest goes last: a directory with one is complete.
+    return bundle::writeFile(dir + "/manifest.json", manifestText);
+  }));
+
+  CompileSummary summary;
+  summary.kernels = lowered.schedule.kernels.size();
+  for (const sched::Kernel &kernel : lowered.schedule.kernels)
+    summary.generatedKernels += kernel.kind != sched::Kernel::Kind::Extern;
+  summary.fallbacks = lowered.program.fallbacks.size();
+  summary.peakBytes = lowered.schedule.plan.peakBytes;
+  for (const cpu::CpuTarget &target : targets)
+    summary.variants.push_back(target.name);
+  return summary;
+}
+
+} // namespace tensorc

@@ -1,0 +1,420 @@
+// Fusion (vertical, horizontal, reduction + pointwise rows, GEMM epilogues), kernel naming and the
+// lifetime-based buffer plan. Every fusion decision and rejection is logged under `schedule`.
+#include "tensorc/Scheduler/Schedule.h"
+
+#include "tensorc/Support/Log.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace tensorc::sched {
+
+using loop::Buffer;
+using loop::ExprKind;
+using loop::ExprRef;
+using loop::LoopNode;
+using loop::LoopProgram;
+
+SymInt gemmTileCount(const loop::LoopNode::Gemm &gemm) {
+  SymInt tilesM = SymInt::floorDiv(gemm.m + SymInt(kGemmTileM - 1), kGemmTileM);
+  SymInt tilesN = SymInt::floorDiv(gemm.n + SymInt(kGemmTileN - 1), kGemmTileN);
+  return gemm.batch * tilesM * tilesN;
+}
+
+namespace {
+
+std::string dims(const std::vector<SymInt> &shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    out += (i ? ", " : "") + shape[i].str();
+  return out + "]";
+}
+
+/// Every Load of `body` with its index.
+void collectLoads(const ExprRef &body, std::vector<const loop::Expr *> &loads) {
+  std::set<const loop::Expr *> seen;
+  std::vector<const loop::Expr *> stack{body.get()};
+  while (!stack.empty()) {
+    const loop::Expr *expr = stack.back();
+    stack.pop_back();
+    if (!expr || !seen.insert(expr).second)
+      continue;
+    if (expr->kind == ExprKind::Load)
+      loads.push_back(expr);
+    for (const ExprRef &operand : expr->operands)
+      stack.push_back(operand.get());
+  }
+}
+
+SymInt rowMajorFlat(const std::vector<SymInt> &ranges, size_t count) {
+  // Flat index of (x0, ..., x(count-1), 0, ...) in a dense buffer over `ranges`.
+  SymInt flat(0), stride(1);
+  for (size_t i = ranges.size(); i-- > 0;) {
+    if (i < count)
+      flat = flat + SymInt::symbol(loop::loopVar(i)) * stride;
+    stride = stride * ranges[i];
+  }
+  return flat;
+}
+
+bool mentionsOuterVar(const SymInt &value, size_t outerCount) {
+  std::set<std::string> symbols;
+  value.collectSymbols(symbols);
+  for (size_t i = 0; i < outerCount; ++i)
+    if (symbols.count(loop::loopVar(i)))
+      return true;
+  return false;
+}
+
+class Scheduler {
+public:
+  Scheduler(const LoopProgram &program, const ScheduleOptions &options)
+      : program_(program), options_(options) {
+    for (const LoopNode &node : program.nodes) {
+      for (int buffer : node.reads())
+        readers_[buffer].push_back(node.id);
+      if (node.kind == LoopNode::Kind::Extern)
+        for (int buffer : node.externOutputs)
+          producer_[buffer] = node.id;
+      else
+        producer_[node.output] = node.id;
+    }
+    for (int output : program.outputs)
+      isOutput_.insert(output);
+  }
+
+  Expected<Schedule> run() {
+    for (const LoopNode &node : program_.nodes) {
+      switch (node.kind) {
+      case LoopNode::Kind::Pointwise:
+        if (options_.fuse && tryEpilogue(node))
+          break;
+        [[fallthrough]];
+      case LoopNode::Kind::Reduction:
+        if (!(options_.fuse && tryAppend(node)))
+          startLoopKernel(node);
+        break;
+      case LoopNode::Kind::Template:
+      case LoopNode::Kind::Extern: {
+        Kernel kernel;
+        kernel.kind = node.kind == LoopNode::Kind::Template ? Kernel::Kind::Template
+                                                            : Kernel::Kind::Extern;
+        kernel.nodes = {node.id};
+        addKernel(std::move(kernel));
+        break;
+      }
+      }
+    }
+    for (size_t i = 0; i < schedule_.kernels.size(); ++i)
+      finishKernel(schedule_.kernels[i], i);
+    planBuffers();
+    return std::move(schedule_);
+  }
+
+private:
+  void addKernel(Kernel kernel) {
+    for (int id : kernel.nodes)
+      kernelOf_[id] = schedule_.kernels.size();
+    schedule_.kernels.push_back(std::move(kernel));
+  }
+
+  void startLoopKernel(const LoopNode &node) {
+    Kernel kernel;
+    kernel.kind = Kernel::Kind::Loop;
+    kernel.outerRanges = node.ranges;
+    if (node.kind == LoopNode::Kind::Pointwise && !node.ranges.empty())
+      kernel.outerRanges.pop_back(); // the last dim is the vectorized inner loop
+    kernel.nodes = {node.id};
+    addKernel(std::move(kernel));
+  }
+
+  static std::vector<SymInt> outerOf(const LoopNode &node, size_t count) {
+    return std::vector<SymInt>(node.ranges.begin(),
+                               node.ranges.begin() + std::min(count, node.ranges.size()));
+  }
+
+  /// Appends `node` to the last kernel when it runs over the same rows and reads what that kernel
+  /// writes only within the same row.
+  bool tryAppend(const LoopNode &node) {
+    auto reject = [&](const std::string &why) {
+      log::debug("schedule", "not fusing " + node.name + ": " + why);
+      return false;
+    };
+    if (schedule_.kernels.empty())
+      return false;
+    Kernel &kernel = schedule_.kernels.back();
+    if (kernel.kind != Kernel::Kind::Loop)
+      return reject("the previous kernel is not a loop kernel");
+    const std::vector<SymInt> &outer = kernel.outerRanges;
+    if (outer.empty())
+      return reject("the previous kernel has no parallel dims");
+    if (node.ranges.size() < outer.size() || outerOf(node, outer.size()) != outer)
+      return reject("ranges " + dims(node.ranges) + " do not start with the kernel's rows " +
+                    dims(outer));
+    if (node.kind == LoopNode::Kind::Reduction && node.ranges.size() != outer.size())
+      return reject("a reduction over more dims than the kernel's rows");
+    std::vector<const loop::Expr *> loads;
+    collectLoads(node.body, loads);
+    for (const loop::Expr *load : loads) {
+      auto producer = producer_.find(load->buffer);
+      if (producer == producer_.end() || kernelOf_.count(producer->second) == 0 ||
+          kernelOf_.at(producer->second) != schedule_.kernels.size() - 1)
+        continue;
+      // Same row: with inner variables at 0 the index is the producer's row start, and the inner
+      // variables alone stay within the row.
+      const LoopNode &source = program_.nodes[size_t(producer->second)];
+      std::map<std::string, SymInt> zero;
+      for (size_t i = outer.size(); i < node.ranges.size(); ++i)
+        zero[loop::loopVar(i)] = SymInt(0);
+      for (size_t i = 0; i < node.reductionRanges.size(); ++i)
+        zero[loop::reductionVar(i)] = SymInt(0);
+      SymInt rowStart = load->index.substitute(zero);
+      if (rowStart != rowMajorFlat(source.ranges, outer.size()) ||
+          mentionsOuterVar(load->index - rowStart, outer.size()))
+        return reject("reads " + program_.buffers[size_t(load->buffer)].name +
+                      " outside the row it is written in (index " + load->index.str() + ")");
+    }
+    kernel.nodes.push_back(node.id);
+    kernelOf_[node.id] = schedule_.kernels.size() - 1;
+    std::string reason = "fused " + node.name + " into rows " + dims(outer);
+    kernel.reason += (kernel.reason.empty() ? "" : "; ") + reason;
+    log::debug("schedule", reason);
+    return true;
+  }
+
+  /// Fuses a pointwise node into the preceding GEMM as its epilogue when it reads the GEMM result
+  /// only at its own index and nothing else reads that result.
+  bool tryEpilogue(const LoopNode &node) {
+    auto reject = [&](const std::string &why) {
+      log::debug("schedule", "no epilogue " + node.name + ": " + why);
+      return false;
+    };
+    if (schedule_.kernels.empty() || schedule_.kernels.back().kind != Kernel::Kind::Template)
+      return false;
+    Kernel &kernel = schedule_.kernels.back();
+    if (kernel.nodes.size() > 1)
+      return reject("the GEMM already has an epilogue");
+    const LoopNode &gemm = program_.nodes[size_t(kernel.nodes[0])];
+    int result = gemm.output;
+    if (node.ranges != gemm.ranges)
+      return reject("ranges " + dims(node.ranges) + " differ from the GEMM's " +
+                    dims(gemm.ranges));
+    if (program_.buffers[size_t(node.output)].dtype != DType::F32)
+      return reject("the epilogue's result is not f32");
+    if (isOutput_.count(result) || readers_[result].size() != 1)
+      return reject("the GEMM result " + program_.buffers[size_t(result)].name +
+                    " has other readers");
+    std::vector<const loop::Expr *> loads;
+    collectLoads(node.body, loads);
+    bool readsResult = false;
+    SymInt identity = rowMajorFlat(gemm.ranges, gemm.ranges.size());
+    for (const loop::Expr *load : loads) {
+      if (load->buffer != result)
+        continue;
+      if (load->index != identity)
+        return reject("reads the GEMM result at " + load->index.str());
+      readsResult = true;
+    }
+    if (!readsResult)
+      return false;
+    kernel.nodes.push_back(node.id);
+    kernelOf_[node.id] = schedule_.kernels.size() - 1;
+    kernel.reason = "epilogue " + node.name + " fused into " + gemm.name;
+    log::debug("schedule", kernel.reason);
+    return true;
+  }
+
+  std::string originsName(const Kernel &kernel) {
+    std::vector<std::string> origins;
+    for (int id : kernel.nodes)
+      for (const std::string &origin : program_.nodes[size_t(id)].origins)
+        if (std::find(origins.begin(), origins.end(), origin) == origins.end())
+          origins.push_back(origin);
+    if (origins.size() > 4)
+      origins.resize(4);
+    std::string name;
+    for (const std::string &origin : origins)
+      name += "_" + origin;
+    return name;
+  }
+
+  void finishKernel(Kernel &kernel, size_t index) {
+    std::set<int> args;
+    bool reduction = false, pointwise = false;
+    for (int id : kernel.nodes) {
+      const LoopNode &node = program_.nodes[size_t(id)];
+      for (int buffer : node.reads())
+        args.insert(buffer);
+      if (node.kind == LoopNode::Kind::Extern)
+        args.insert(node.externOutputs.begin(), node.externOutputs.end());
+      else
+        args.insert(node.output);
+      reduction |= node.kind == LoopNode::Kind::Reduction;
+      pointwise |= node.kind == LoopNode::Kind::Pointwise;
+    }
+    kernel.args.assign(args.begin(), args.end());
+    std::string suffix = "_" + std::to_string(index);
+    switch (kernel.kind) {
+    case Kernel::Kind::Loop:
+      kernel.name = std::string(reduction ? (pointwise ? "per_fused" : "red_fused") : "poi_fused") +
+                    originsName(kernel) + suffix;
+      break;
+    case Kernel::Kind::Template: {
+      std::string epilogue;
+      if (kernel.nodes.size() > 1)
+        for (const std::string &origin : program_.nodes[size_t(kernel.nodes[1])].origins)
+          if (origin != "mm" && origin != "bmm")
+            epilogue += "_" + origin;
+      kernel.name = "tem_" + program_.nodes[size_t(kernel.nodes[0])].origins[0] + epilogue + suffix;
+      break;
+    }
+    case Kernel::Kind::Extern:
+      kernel.name = "ext_" + program_.nodes[size_t(kernel.nodes[0])].origins[0] + suffix;
+      break;
+    }
+    // Buffers written here and read by no other kernel and not returned.
+    for (int buffer : kernel.args) {
+      auto producer = producer_.find(buffer);
+      if (producer == producer_.end() || kernelOf_.at(producer->second) != index ||
+          isOutput_.count(buffer))
+        continue;
+      bool usedElsewhere = false;
+      for (int reader : readers_[buffer])
+        usedElsewhere |= kernelOf_.at(reader) != index;
+      if (!usedElsewhere)
+        kernel.internal.push_back(buffer);
+    }
+  }
+
+  /// Lifetime-based reuse: a buffer's memory is free after the last kernel that touches it; a new
+  /// buffer takes a free slot of the same size (or a larger constant one), else a new slot.
+  void planBuffers() {
+    size_t numBuffers = program_.buffers.size();
+    std::vector<int64_t> first(numBuffers, -1), last(numBuffers, -1);
+    for (size_t k = 0; k < schedule_.kernels.size(); ++k)
+      for (int buffer : schedule_.kernels[k].args) {
+        if (first[size_t(buffer)] < 0)
+          first[size_t(buffer)] = int64_t(k);
+        last[size_t(buffer)] = int64_t(k);
+      }
+    auto planned = [&](size_t buffer) {
+      return program_.buffers[buffer].kind == Buffer::Kind::Intermediate &&
+             !isOutput_.count(int(buffer)) && first[buffer] >= 0;
+    };
+    auto bytesOf = [&](size_t buffer) {
+      const Buffer &b = program_.buffers[buffer];
+      SymInt bytes = b.numel() * SymInt(int64_t(dtypeSize(b.dtype)));
+      return SymInt::floorDiv(bytes + SymInt(63), 64) * SymInt(64);
+    };
+    struct Slot {
+      SymInt bytes;
+      int64_t freeAfter = -1; // kernel index after which the slot is free again
+    };
+    std::vector<Slot> slots;
+    std::vector<size_t> slotOf(numBuffers, 0);
+    for (size_t k = 0; k < schedule_.kernels.size(); ++k) {
+      for (int buffer : schedule_.kernels[k].args) {
+        size_t b = size_t(buffer);
+        if (!planned(b) || first[b] != int64_t(k))
+          continue;
+        SymInt bytes = bytesOf(b);
+        std::optional<size_t> best;
+        for (size_t s = 0; s < slots.size(); ++s) {
+          if (slots[s].freeAfter >= int64_t(k))
+            continue;
+          bool fits = slots[s].bytes == bytes;
+          auto have = slots[s].bytes.constant(), need = bytes.constant();
+          if (!fits && have && need && *have >= *need)
+            fits = !best || *slots[*best].bytes.constant() > *have;
+          if (fits) {
+            best = s;
+            if (slots[s].bytes == bytes)
+              break;
+          }
+        }
+        if (!best) {
+          slots.push_back({bytes, -1});
+          best = slots.size() - 1;
+        }
+        slots[*best].freeAfter = last[b];
+        slotOf[b] = *best;
+      }
+    }
+    BufferPlan &plan = schedule_.plan;
+    std::vector<SymInt> slotOffsets;
+    SymInt offset(0);
+    for (const Slot &slot : slots) {
+      slotOffsets.push_back(offset);
+      offset = offset + slot.bytes;
+    }
+    plan.arenaBytes = offset;
+    plan.offsets.assign(numBuffers, SymInt(0));
+    SymbolBindings example;
+    for (const std::string &symbol : program_.symbols)
+      example[symbol] = options_.exampleSymbolValue;
+    for (size_t b = 0; b < numBuffers; ++b) {
+      if (!planned(b))
+        continue;
+      plan.offsets[b] = slotOffsets[slotOf[b]];
+      if (auto bytes = bytesOf(b).evaluate(example))
+        plan.naiveBytes += *bytes;
+    }
+    if (auto bytes = plan.arenaBytes.evaluate(example))
+      plan.peakBytes = *bytes;
+    log::debug("schedule", "buffer plan: " + std::to_string(slots.size()) + " slots, arena " +
+                               plan.arenaBytes.str() + " bytes (" +
+                               std::to_string(plan.peakBytes) + " at symbols = " +
+                               std::to_string(options_.exampleSymbolValue) + "; " +
+                               std::to_string(plan.naiveBytes) + " without reuse)");
+  }
+
+  const LoopProgram &program_;
+  ScheduleOptions options_;
+  std::map<int, std::vector<int>> readers_;
+  std::map<int, int> producer_;
+  std::set<int> isOutput_;
+  std::map<int, size_t> kernelOf_;
+  Schedule schedule_;
+};
+
+} // namespace
+
+Expected<Schedule> schedule(const LoopProgram &program, const ScheduleOptions &options) {
+  return Scheduler(program, options).run();
+}
+
+std::string printSchedule(const LoopProgram &program, const Schedule &schedule) {
+  std::string out;
+  for (const Kernel &kernel : schedule.kernels) {
+    out += kernel.name;
+    if (kernel.kind == Kernel::Kind::Loop)
+      out += " rows " + dims(kernel.outerRanges);
+    out += " (";
+    for (size_t i = 0; i < kernel.args.size(); ++i)
+      out += (i ? ", " : "") + program.buffers[size_t(kernel.args[i])].name;
+    out += ")\n";
+    for (int id : kernel.nodes) {
+      const LoopNode &node = program.nodes[size_t(id)];
+      const char *kind = "pointwise";
+      switch (node.kind) {
+      case LoopNode::Kind::Pointwise: kind = "pointwise"; break;
+      case LoopNode::Kind::Reduction: kind = "reduction"; break;
+      case LoopNode::Kind::Template: kind = "gemm"; break;
+      case LoopNode::Kind::Extern: kind = "extern"; break;
+      }
+      out += "  " + std::string(kind) + " " + node.name + " " + dims(node.ranges);
+      if (node.kind == LoopNode::Kind::Reduction)
+        out += " reducing " + dims(node.reductionRanges) + " with " + loop::reduceName(node.reduceOp);
+      out += "\n";
+    }
+    if (!kernel.reason.empty())
+      out += "  # " + kernel.reason + "\n";
+  }
+  out += "# " + std::to_string(schedule.kernels.size()) + " kernels, arena " +
+         schedule.plan.arenaBytes.str() + " bytes (peak " + std::to_string(schedule.plan.peakBytes) +
+         " at example sizes, " + std::to_string(schedule.plan.naiveBytes) + " without reuse)\n";
+  return out;
+}
+
+} // namespace tensorc::sched

@@ -1,0 +1,253 @@
+// The C ABI (include/tensorc/tensorc.h) over rt::Model: statuses instead of Expected, no throws.
+#include "tensorc/tensorc.h"
+
+#include "tensorc/Runtime/Model.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <new>
+
+struct tc_status {
+  tc_status_code code;
+  std::string message;
+};
+
+struct tc_model {
+  std::unique_ptr<tensorc::rt::Model> model;
+  // -1 for symbolic dims; what tc_tensor_info::dims points into.
+  std::vector<std::vector<int64_t>> inputDims, outputDims;
+};
+
+namespace {
+
+using tensorc::DType;
+
+#define TENSORC_CHECK_DTYPE_VALUE(e, n, s, b)                                                      \
+  static_assert(int(DType::e) == int(TC_##e), "tc_dtype must follow tensorc::DType");
+#define TC_Bool TC_BOOL
+TENSORC_FOR_EACH_DTYPE(TENSORC_CHECK_DTYPE_VALUE)
+#undef TC_Bool
+#undef TENSORC_CHECK_DTYPE_VALUE
+constexpr int kNumDTypes = int(DType::Bool) + 1;
+
+// Returned when even the status cannot be allocated; tc_status_free leaves it alone.
+tc_status outOfMemoryStatus{TC_OUT_OF_MEMORY, "out of memory"};
+
+tc_status *makeStatus(tc_status_code code, const std::string &message) {
+  tc_status *status = new (std::nothrow) tc_status{code, {}};
+  if (!status)
+    return &outOfMemoryStatus;
+  try {
+    status->message = message;
+  } catch (...) {
+    delete status;
+    return &outOfMemoryStatus;
+  }
+  return status;
+}
+
+/// Runs `body` (returning tc_status*), turning any escaping exception into a status.
+template <typename Body> tc_status *guarded(Body body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc &) {
+    return &outOfMemoryStatus;
+  } catch (const std::exception &error) {
+    return makeStatus(TC_INTERNAL, std::string("internal error: ") + error.what());
+  } catch (...) {
+    return makeStatus(TC_INTERNAL, "internal error: unknown exception");
+  }
+}
+
+std::vector<int64_t> signatureDims(const tensorc::bundle::TensorDesc &desc) {
+  std::vector<int64_t> dims;
+  for (const tensorc::bundle::SizeExpr &dim : desc.shape)
+    dims.push_back(dim.constantValue().value_or(-1));
+  return dims;
+}
+
+tc_status *tensorInfo(const tc_model *model, size_t index, tc_tensor_info *info, bool input) {
+  if (!model || !info)
+    return makeStatus(TC_INVALID_ARGUMENT, "model and info must not be NULL");
+  const auto &manifest = model->model->manifest();
+  const auto &descs = input ? manifest.inputs : manifest.outputs;
+  const auto &dims = input ? model->inputDims : model->outputDims;
+  if (index >= descs.size())
+    return makeStatus(TC_INVALID_ARGUMENT,
+                      tensorc::strCat(input ? "input" : "output", " index ", index,
+                                      " out of range (the model has ", descs.size(), ")"));
+  info->name = descs[index].name.c_str();
+  info->dtype = tc_dtype(descs[index].dtype);
+  info->rank = int64_t(descs[index].shape.size());
+  info->dims = dims[index].data();
+  return nullptr;
+}
+
+/// Releases what tc_model_run allocated for outputs [0, count) and clears them.
+void releaseOutputs(tc_tensor *outputs, const std::vector<bool> &allocated) {
+  for (size_t i = 0; i < allocated.size(); ++i)
+    if (allocated[i])
+      tc_tensor_free(&outputs[i]);
+}
+
+} // namespace
+
+extern "C" {
+
+tc_status_code tc_status_get_code(const tc_status *status) { return status ? status->code : TC_OK; }
+
+const char *tc_status_message(const tc_status *status) {
+  return status ? status->message.c_str() : "";
+}
+
+void tc_status_free(tc_status *status) {
+  if (status != &outOfMemoryStatus)
+    delete status;
+}
+
+size_t tc_dtype_size(tc_dtype dtype) {
+  if (int(dtype) < 0 || int(dtype) >= kNumDTypes)
+    return 0;
+  return tensorc::dtypeSize(DType(dtype));
+}
+
+tc_status *tc_model_load(const char *path, const tc_load_options *options, tc_model **model) {
+  return guarded([&]() -> tc_status * {
+    if (!path || !model)
+      return makeStatus(TC_INVALID_ARGUMENT, "path and model must not be NULL");
+    *model = nullptr;
+    tensorc::rt::LoadOptions loadOptions;
+    if (options) {
+      loadOptions.threads = options->threads;
+      loadOptions.variant = options->variant ? options->variant : "";
+    }
+    auto loaded = tensorc::rt::Model::load(path, loadOptions);
+    if (!loaded)
+      return makeStatus(TC_LOAD_ERROR, loaded.error().message());
+    auto result = std::make_unique<tc_model>();
+    result->model = std::move(loaded).value();
+    for (const auto &input : result->model->manifest().inputs)
+      result->inputDims.push_back(signatureDims(input));
+    for (const auto &output : result->model->manifest().outputs)
+      result->outputDims.push_back(signatureDims(output));
+    *model = result.release();
+    return nullptr;
+  });
+}
+
+void tc_model_free(tc_model *model) { delete model; }
+
+tc_status *tc_model_num_inputs(const tc_model *model, size_t *count) {
+  if (!model || !count)
+    return makeStatus(TC_INVALID_ARGUMENT, "model and count must not be NULL");
+  *count = model->model->manifest().inputs.size();
+  return nullptr;
+}
+
+tc_status *tc_model_num_outputs(const tc_model *model, size_t *count) {
+  if (!model || !count)
+    return makeStatus(TC_INVALID_ARGUMENT, "model and count must not be NULL");
+  *count = model->model->manifest().outputs.size();
+  return nullptr;
+}
+
+tc_status *tc_model_input_info(const tc_model *model, size_t index, tc_tensor_info *info) {
+  return guarded([&] { return tensorInfo(model, index, info, true); });
+}
+
+tc_status *tc_model_output_info(const tc_model *model, size_t index, tc_tensor_info *info) {
+  return guarded([&] { return tensorInfo(model, index, info, false); });
+}
+
+tc_status *tc_model_run(tc_model *model, const tc_tensor *inputs, size_t num_inputs,
+                        tc_tensor *outputs, size_t num_outputs) {
+  return guarded([&]() -> tc_status * {
+    if (!model || (num_inputs && !inputs) || (num_outputs && !outputs))
+      return makeStatus(TC_INVALID_ARGUMENT, "model, inputs and outputs must not be NULL");
+    const auto &manifest = model->model->manifest();
+    if (num_outputs != manifest.outputs.size())
+      return makeStatus(TC_INVALID_ARGUMENT, tensorc::strCat("expected ", manifest.outputs.size(),
+                                                             " outputs, got ", num_outputs));
+    std::vector<tensorc::Tensor> tensors;
+    for (size_t i = 0; i < num_inputs; ++i) {
+      const tc_tensor &input = inputs[i];
+      std::string what = tensorc::strCat("inputs[", i, "]");
+      if (int(input.dtype) < 0 || int(input.dtype) >= kNumDTypes)
+        return makeStatus(TC_INVALID_ARGUMENT,
+                          what + ": unknown dtype " + std::to_string(int(input.dtype)));
+      if (input.rank < 0 || (input.rank > 0 && !input.shape))
+        return makeStatus(TC_INVALID_ARGUMENT, what + ": bad rank or NULL shape");
+      std::vector<int64_t> shape(input.shape, input.shape + input.rank);
+      auto numel = tensorc::checkedNumel(shape, what);
+      if (!numel)
+        return makeStatus(TC_INVALID_ARGUMENT, numel.error().message());
+      if (*numel != 0 && !input.data)
+        return makeStatus(TC_INVALID_ARGUMENT, what + ": NULL data");
+      tensors.push_back(
+          tensorc::Tensor::view(DType(input.dtype), std::move(shape), nullptr, input.data));
+    }
+
+    auto results = model->model->run(tensors);
+    if (!results)
+      return makeStatus(TC_RUN_ERROR, results.error().message());
+
+    // Check every caller-provided buffer before writing any, so an error leaves outputs as given.
+    for (size_t i = 0; i < num_outputs; ++i) {
+      const tc_tensor &output = outputs[i];
+      const tensorc::Tensor &result = (*results)[i];
+      if (!output.data)
+        continue;
+      bool same = int(output.dtype) == int(result.dtype()) &&
+                  output.rank == int64_t(result.rank()) && (output.rank == 0 || output.shape) &&
+                  std::equal(result.shape().begin(), result.shape().end(),
+                             output.rank ? output.shape : result.shape().data());
+      if (!same)
+        return makeStatus(TC_INVALID_ARGUMENT,
+                          tensorc::strCat("outputs[", i, "] ('", manifest.outputs[i].name,
+                                          "'): the result is ",
+                                          tensorc::describeShape(result.dtype(), result.shape()),
+                                          ", the caller's buffer differs in dtype or shape"));
+    }
+    std::vector<bool> allocated(num_outputs, false);
+    for (size_t i = 0; i < num_outputs; ++i) {
+      tc_tensor &output = outputs[i];
+      const tensorc::Tensor &result = (*results)[i];
+      if (output.data) {
+        if (result.nbytes())
+          std::memcpy(output.data, result.data(), result.nbytes());
+        continue;
+      }
+      // One block: the shape, then the data at a 64-byte boundary; tc_tensor_free frees both.
+      size_t header = (std::max<size_t>(result.rank(), 1) * sizeof(int64_t) + 63) / 64 * 64;
+      size_t body = (std::max<size_t>(result.nbytes(), 1) + 63) / 64 * 64;
+      char *block = static_cast<char *>(std::aligned_alloc(64, header + body));
+      if (!block) {
+        releaseOutputs(outputs, allocated);
+        return &outOfMemoryStatus;
+      }
+      int64_t *shape = reinterpret_cast<int64_t *>(block);
+      std::copy(result.shape().begin(), result.shape().end(), shape);
+      if (result.nbytes())
+        std::memcpy(block + header, result.data(), result.nbytes());
+      output.dtype = tc_dtype(result.dtype());
+      output.rank = int64_t(result.rank());
+      output.shape = shape;
+      output.data = block + header;
+      allocated[i] = true;
+    }
+    return nullptr;
+  });
+}
+
+void tc_tensor_free(tc_tensor *tensor) {
+  if (!tensor)
+    return;
+  std::free(const_cast<int64_t *>(tensor->shape));
+  tensor->shape = nullptr;
+  tensor->data = nullptr;
+  tensor->rank = 0;
+}
+
+} // extern "C"

@@ -1,0 +1,473 @@
+// Loading a bundle and running its launch list on the CPU.
+#include "tensorc/Runtime/Model.h"
+
+#include "CpuTarget.h"
+#include "KernelLibrary.h"
+#include "ThreadPool.h"
+#include "WeightSource.h"
+
+#include "tensorc/Frontend/FX/FxParser.h"
+#include "tensorc/Interp/Interpreter.h"
+#include "tensorc/Ops/Registry.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <sys/stat.h>
+
+namespace tensorc::rt {
+
+using bundle::BufferDesc;
+using bundle::BufferKind;
+using bundle::Launch;
+using bundle::LaunchKind;
+using bundle::Manifest;
+
+namespace {
+
+constexpr size_t kArenaAlignment = 64;
+
+struct FreeDeleter {
+  void operator()(void *memory) const { std::free(memory); }
+};
+
+bool fileExists(const std::string &path) {
+  struct stat info;
+  return ::stat(path.c_str(), &info) == 0;
+}
+
+Expected<std::string> readFile(const std::string &path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    return makeError("cannot read ", path, ": ", std::strerror(errno));
+  std::ostringstream text;
+  text << file.rdbuf();
+  if (file.bad())
+    return makeError("cannot read ", path, ": ", std::strerror(errno));
+  return text.str();
+}
+
+Expected<Manifest> readManifest(const std::string &path) {
+  TC_ASSIGN_OR_RETURN(std::string text, readFile(path));
+  Expected<Json> json = Json::parse(text);
+  if (!json)
+    return json.takeError().withContext(path);
+  Expected<Manifest> manifest = Manifest::fromJson(*json);
+  if (!manifest)
+    return manifest.takeError().withContext(path);
+  return manifest;
+}
+
+std::string launchLabel(const Manifest &manifest, size_t index) {
+  const Launch &launch = manifest.launches[index];
+  return strCat("launches[", index, "] (", bundle::launchKindName(launch.kind), " ", launch.name,
+                ")");
+}
+
+std::string shapeText(const std::vector<bundle::SizeExpr> &shape) {
+  std::vector<std::string> dims;
+  for (const bundle::SizeExpr &dim : shape)
+    dims.push_back(dim.text());
+  return "[" + join(dims, ", ") + "]";
+}
+
+} // namespace
+
+struct Model::Impl {
+  Manifest manifest;
+  std::string bundleDir;
+  std::string variant;
+  std::unique_ptr<WeightSource> weights;
+  std::unique_ptr<KernelLibrary> kernels;
+  ThreadPool pool;
+
+  // Per buffer: the weight bytes (Weight buffers only).
+  std::vector<const void *> weightData;
+  // Per launch: the resolved kernel (Kernel) or the parsed one-node graph (Extern).
+  std::vector<bundle::TensorcKernelFn> kernelFns;
+  std::unique_ptr<OpRegistry> registry; // outlives the graphs, which point into it
+  std::vector<std::unique_ptr<Graph>> externGraphs;
+  // Launch i's argument pointers are argPointers[argOffsets[i] ...].
+  std::vector<size_t> argOffsets;
+
+  // Reused across runs so the steady state allocates only the outputs.
+  std::mutex runMutex;
+  std::unique_ptr<void, FreeDeleter> arena;
+  size_t arenaCapacity = 0;
+  std::map<std::string, int64_t> bindings;
+  std::vector<int64_t> symbolValues;
+  std::vector<std::vector<int64_t>> bufferShapes;
+  std::vector<void *> bufferPointers;
+  std::vector<void *> argPointers;
+
+  explicit Impl(int threads) : pool(threads) {}
+
+  Status loadWeights();
+  Status loadKernels(const std::string &forcedVariant);
+  Status loadExterns();
+
+  Status bindSymbols(const std::vector<Tensor> &inputs);
+  /// Evaluates every buffer's shape and address for the bound symbols; allocates the outputs.
+  Status planBuffers(const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs);
+  Status ensureArena(size_t bytes);
+  Status runLaunch(size_t index);
+  Status runExtern(size_t index);
+};
+
+Status Model::Impl::loadWeights() {
+  bool anyWeight = false;
+  for (const BufferDesc &buffer : manifest.buffers)
+    anyWeight |= buffer.kind == BufferKind::Weight;
+  std::string path = bundleDir + "/weights.safetensors";
+  if (!anyWeight && !fileExists(path)) {
+    weights = emptyWeights();
+  } else {
+    TC_ASSIGN_OR_RETURN(weights, openWeightFile(path));
+  }
+  weightData.assign(manifest.buffers.size(), nullptr);
+  for (const BufferDesc &buffer : manifest.buffers) {
+    if (buffer.kind != BufferKind::Weight)
+      continue;
+    std::string what = strCat("buffers[", buffer.id, "] '", buffer.name, "'");
+    auto it = weights->tensors().find(buffer.weight);
+    if (it == weights->tensors().end())
+      return makeError(weights->origin(), ": no tensor '", buffer.weight, "' for ", what);
+    const Tensor &tensor = it->second;
+    std::vector<int64_t> shape;
+    for (const bundle::SizeExpr &dim : buffer.shape) {
+      std::optional<int64_t> value = dim.constantValue();
+      if (!value)
+        return makeError(what, ": weight dim '", dim.text(), "' is not a constant");
+      shape.push_back(*value);
+    }
+    if (tensor.dtype() != buffer.dtype || tensor.shape() != shape)
+      return makeError(weights->origin(), ": tensor '", buffer.weight, "' is ",
+                       describeShape(tensor.dtype(), tensor.shape()), ", but ", what, " is ",
+                       describeShape(buffer.dtype, shape));
+    weightData[size_t(buffer.id)] = tensor.data();
+  }
+  return Status::ok();
+}
+
+Status Model::Impl::loadKernels(const std::string &forcedVariant) {
+  kernelFns.assign(manifest.launches.size(), nullptr);
+  bool anyKernel = false;
+  for (const Launch &launch : manifest.launches)
+    anyKernel |= launch.kind == LaunchKind::Kernel;
+  if (!anyKernel)
+    return Status::ok();
+  TC_ASSIGN_OR_RETURN(const bundle::CpuVariant *chosen,
+                      selectCpuVariant(manifest.cpu, hostCpu(), forcedVariant));
+  variant = chosen->name;
+  TC_ASSIGN_OR_RETURN(kernels, openKernelFile(bundleDir + "/" + chosen->file));
+  // Resolve every symbol now: a bundle missing one fails at load, not halfway through a run.
+  for (size_t i = 0; i < manifest.launches.size(); ++i) {
+    if (manifest.launches[i].kind != LaunchKind::Kernel)
+      continue;
+    Expected<bundle::TensorcKernelFn> fn = kernels->lookup(manifest.launches[i].name);
+    if (!fn)
+      return fn.takeError().withContext(launchLabel(manifest, i));
+    kernelFns[i] = *fn;
+  }
+  return Status::ok();
+}
+
+Status Model::Impl::loadExterns() {
+  externGraphs.resize(manifest.launches.size());
+  for (size_t i = 0; i < manifest.launches.size(); ++i) {
+    const Launch &launch = manifest.launches[i];
+    if (launch.kind != LaunchKind::Extern)
+      continue;
+    if (!registry) {
+      TC_ASSIGN_OR_RETURN(OpRegistry built, ops::buildCoreRegistry());
+      registry = std::make_unique<OpRegistry>(std::move(built));
+    }
+    std::string label = launchLabel(manifest, i);
+    Expected<Graph> graph = fx::parseFx(launch.graph, *registry, label + " graph");
+    if (!graph)
+      return graph.takeError();
+    std::vector<Value *> inputs = graph->userInputs();
+    size_t arity = inputs.size() + graph->outputs().size();
+    if (arity != launch.args.size())
+      return makeError(label, ": its graph has ", inputs.size(), " inputs and ",
+                       graph->outputs().size(), " outputs, but the launch passes ",
+                       launch.args.size(), " buffers");
+    for (size_t a = 0; a < launch.args.size(); ++a) {
+      const Value *value = a < inputs.size() ? inputs[a] : graph->outputs()[a - inputs.size()];
+      const BufferDesc &buffer = manifest.buffers[size_t(launch.args[a])];
+      if (value->type().dtype != buffer.dtype || value->type().shape.size() != buffer.shape.size())
+        return makeError(label, ": graph value %", value->name(), " is ", value->type().str(),
+                         ", but buffer '", buffer.name, "' is ", dtypeName(buffer.dtype),
+                         shapeText(buffer.shape));
+    }
+    externGraphs[i] = std::make_unique<Graph>(std::move(graph).value());
+  }
+  return Status::ok();
+}
+
+Expected<std::unique_ptr<Model>> Model::load(const std::string &bundleDir,
+                                             const LoadOptions &options) {
+  if (options.threads < 0)
+    return makeError("threads must be 0 (all cores) or positive, got ", options.threads);
+  TC_ASSIGN_OR_RETURN(Manifest manifest, readManifest(bundleDir + "/manifest.json"));
+  auto impl = std::make_unique<Impl>(options.threads);
+  impl->manifest = std::move(manifest);
+  impl->bundleDir = bundleDir;
+  TC_RETURN_IF_ERROR(impl->loadWeights());
+  TC_RETURN_IF_ERROR(impl->loadKernels(options.variant));
+  TC_RETURN_IF_ERROR(impl->loadExterns());
+
+  const Manifest &m = impl->manifest;
+  size_t totalArgs = 0;
+  for (const Launch &launch : m.launches) {
+    impl->argOffsets.push_back(totalArgs);
+    totalArgs += launch.args.size();
+  }
+  impl->argPointers.assign(totalArgs, nullptr);
+  impl->bufferShapes.resize(m.buffers.size());
+  impl->bufferPointers.assign(m.buffers.size(), nullptr);
+  impl->symbolValues.assign(m.symbols.size(), 0);
+  return std::unique_ptr<Model>(new Model(std::move(impl)));
+}
+
+Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Model::~Model() = default;
+
+const Manifest &Model::manifest() const { return impl_->manifest; }
+const std::string &Model::variant() const { return impl_->variant; }
+int Model::numThreads() const { return impl_->pool.numThreads(); }
+size_t Model::arenaCapacity() const { return impl_->arenaCapacity; }
+
+Status Model::Impl::bindSymbols(const std::vector<Tensor> &inputs) {
+  const Manifest &m = manifest;
+  if (inputs.size() != m.inputs.size())
+    return makeError("expected ", m.inputs.size(), " inputs, got ", inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const bundle::TensorDesc &desc = m.inputs[i];
+    const Tensor &input = inputs[i];
+    if (input.dtype() != desc.dtype || input.rank() != desc.shape.size())
+      return makeError("input '", desc.name, "' is ", describeShape(input.dtype(), input.shape()),
+                       ", expected ", dtypeName(desc.dtype), shapeText(desc.shape));
+    if (!input.defined())
+      return makeError("input '", desc.name, "' has no data");
+  }
+
+  // Plain-symbol dims bind; the first input to bind a symbol is the one messages blame.
+  bindings.clear();
+  std::map<std::string, std::string> boundBy;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const bundle::TensorDesc &desc = m.inputs[i];
+    for (size_t d = 0; d < desc.shape.size(); ++d) {
+      std::optional<std::string> symbol = desc.shape[d].symbolName();
+      if (!symbol)
+        continue;
+      int64_t size = inputs[i].dim(d);
+      auto [it, inserted] = bindings.emplace(*symbol, size);
+      if (inserted) {
+        boundBy[*symbol] = desc.name;
+      } else if (it->second != size) {
+        return makeError("input '", desc.name, "' dim ", d, " is ", size, ", but ", *symbol,
+                         " is already ", it->second, " from input '", boundBy[*symbol], "'");
+      }
+    }
+  }
+  for (size_t s = 0; s < m.symbols.size(); ++s) {
+    auto it = bindings.find(m.symbols[s]);
+    if (it == bindings.end())
+      return makeError("symbol '", m.symbols[s], "' is not the size of any input dim");
+    symbolValues[s] = it->second;
+  }
+
+  // Every dim, symbolic or not, must now equal its expression.
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const bundle::TensorDesc &desc = m.inputs[i];
+    for (size_t d = 0; d < desc.shape.size(); ++d) {
+      Expected<int64_t> expected = desc.shape[d].evaluate(bindings);
+      if (!expected)
+        return expected.takeError().withContext(strCat("input '", desc.name, "' dim ", d));
+      if (inputs[i].dim(d) != *expected) {
+        std::string what = desc.shape[d].constantValue()
+                               ? std::to_string(*expected)
+                               : strCat(desc.shape[d].text(), " = ", *expected);
+        return makeError("input '", desc.name, "' dim ", d, " is ", inputs[i].dim(d), ", expected ",
+                         what);
+      }
+    }
+  }
+  for (const Manifest::Guard &guard : m.guards) {
+    TC_ASSIGN_OR_RETURN(int64_t lhs, guard.lhs.evaluate(bindings));
+    TC_ASSIGN_OR_RETURN(int64_t rhs, guard.rhs.evaluate(bindings));
+    if (lhs != rhs)
+      return makeError(guard.message, " (", guard.lhs.text(), " is ", lhs, ", expected ", rhs, ")");
+  }
+  return Status::ok();
+}
+
+Status Model::Impl::planBuffers(const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs) {
+  const Manifest &m = manifest;
+  TC_ASSIGN_OR_RETURN(int64_t arenaBytes, m.arenaBytes.evaluate(bindings));
+  if (arenaBytes < 0)
+    return makeError("arena_bytes '", m.arenaBytes.text(), "' is ", arenaBytes);
+  TC_RETURN_IF_ERROR(ensureArena(size_t(arenaBytes)));
+  char *arenaBase = static_cast<char *>(arena.get());
+
+  outputs.clear();
+  outputs.resize(m.outputs.size());
+  for (size_t o = 0; o < m.outputs.size(); ++o) {
+    std::vector<int64_t> shape;
+    for (const bundle::SizeExpr &dim : m.outputs[o].shape) {
+      Expected<int64_t> value = dim.evaluate(bindings);
+      if (!value)
+        return value.takeError().withContext("output '" + m.outputs[o].name + "'");
+      shape.push_back(*value);
+    }
+    Expected<Tensor> tensor = Tensor::zeros(m.outputs[o].dtype, shape);
+    if (!tensor)
+      return tensor.takeError().withContext("output '" + m.outputs[o].name + "'");
+    outputs[o] = std::move(tensor).value();
+  }
+
+  for (const BufferDesc &buffer : m.buffers) {
+    std::string what = strCat("buffers[", buffer.id, "] '", buffer.name, "'");
+    std::vector<int64_t> &shape = bufferShapes[size_t(buffer.id)];
+    shape.resize(buffer.shape.size());
+    for (size_t d = 0; d < buffer.shape.size(); ++d) {
+      Expected<int64_t> value = buffer.shape[d].evaluate(bindings);
+      if (!value)
+        return value.takeError().withContext(what);
+      shape[d] = *value;
+    }
+    TC_ASSIGN_OR_RETURN(int64_t numel, checkedNumel(shape, what));
+    const Tensor *user = nullptr;
+    void *&pointer = bufferPointers[size_t(buffer.id)];
+    switch (buffer.kind) {
+    case BufferKind::Input:
+      user = &inputs[size_t(buffer.index)];
+      // Kernels take void*, but the plan never writes an input buffer.
+      pointer = const_cast<void *>(user->data());
+      break;
+    case BufferKind::Output:
+      user = &outputs[size_t(buffer.index)];
+      pointer = outputs[size_t(buffer.index)].mutableData();
+      break;
+    case BufferKind::Weight:
+      pointer = const_cast<void *>(weightData[size_t(buffer.id)]);
+      break;
+    case BufferKind::Arena: {
+      TC_ASSIGN_OR_RETURN(int64_t offset, buffer.offset.evaluate(bindings));
+      int64_t bytes = 0, end = 0;
+      if (__builtin_mul_overflow(numel, int64_t(dtypeSize(buffer.dtype)), &bytes) ||
+          __builtin_add_overflow(offset, bytes, &end))
+        return makeError(what, ": byte size overflows");
+      if (offset < 0 || end > arenaBytes || offset % int64_t(dtypeSize(buffer.dtype)) != 0)
+        return makeError(what, ": bytes [", offset, ", ", end, ") do not fit an arena of ",
+                         arenaBytes, " bytes aligned for ", dtypeName(buffer.dtype));
+      pointer = arenaBase + offset;
+      break;
+    }
+    }
+    if (user && user->numel() != numel)
+      return makeError(what, ": ", describeShape(buffer.dtype, shape), " does not match ",
+                       bundle::bufferKindName(buffer.kind), " ",
+                       describeShape(user->dtype(), user->shape()));
+  }
+  return Status::ok();
+}
+
+Status Model::Impl::ensureArena(size_t bytes) {
+  if (bytes <= arenaCapacity)
+    return Status::ok();
+  // Grow only: a smaller run reuses the larger arena without reallocating.
+  size_t rounded = (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+  void *memory = std::aligned_alloc(kArenaAlignment, rounded);
+  if (!memory)
+    return makeError("cannot allocate a scratch arena of ", rounded, " bytes");
+  arena.reset(memory);
+  arenaCapacity = rounded;
+  return Status::ok();
+}
+
+Status Model::Impl::runExtern(size_t index) {
+  const Launch &launch = manifest.launches[index];
+  const Graph &graph = *externGraphs[index];
+  size_t numInputs = graph.userInputs().size();
+  std::vector<Tensor> inputs;
+  inputs.reserve(numInputs);
+  for (size_t a = 0; a < numInputs; ++a) {
+    size_t id = size_t(launch.args[a]);
+    inputs.push_back(
+        Tensor::view(manifest.buffers[id].dtype, bufferShapes[id], nullptr, bufferPointers[id]));
+  }
+  Expected<std::vector<Tensor>> results = interp::interpret(graph, inputs);
+  if (!results)
+    return results.takeError().withContext(launchLabel(manifest, index));
+  for (size_t r = 0; r < results->size(); ++r) {
+    size_t id = size_t(launch.args[numInputs + r]);
+    const Tensor &result = (*results)[r];
+    const BufferDesc &buffer = manifest.buffers[id];
+    if (result.dtype() != buffer.dtype || result.shape() != bufferShapes[id])
+      return makeError(launchLabel(manifest, index), ": result ", r, " is ",
+                       describeShape(result.dtype(), result.shape()), ", but buffer '", buffer.name,
+                       "' is ", describeShape(buffer.dtype, bufferShapes[id]));
+    // memmove: a result may be a view of an input that shares the output's bytes.
+    if (result.nbytes() != 0)
+      std::memmove(bufferPointers[id], result.data(), result.nbytes());
+  }
+  return Status::ok();
+}
+
+Status Model::Impl::runLaunch(size_t index) {
+  const Launch &launch = manifest.launches[index];
+  switch (launch.kind) {
+  case LaunchKind::Kernel: {
+    Expected<int64_t> range = launch.range.evaluate(bindings);
+    if (!range)
+      return range.takeError().withContext(launchLabel(manifest, index) + " range");
+    if (*range < 0)
+      return makeError(launchLabel(manifest, index), ": range '", launch.range.text(), "' is ",
+                       *range);
+    void *const *args = argPointers.data() + argOffsets[index];
+    const int64_t *syms = symbolValues.data();
+    bundle::TensorcKernelFn fn = kernelFns[index];
+    auto body = [fn, args, syms](int64_t begin, int64_t end) { fn(args, syms, begin, end); };
+    pool.parallelFor(*range, launch.grain, body);
+    return Status::ok();
+  }
+  case LaunchKind::Extern:
+    return runExtern(index);
+  case LaunchKind::Copy: {
+    size_t from = size_t(launch.args[0]), to = size_t(launch.args[1]);
+    TC_ASSIGN_OR_RETURN(int64_t fromElements, checkedNumel(bufferShapes[from], "copy source"));
+    TC_ASSIGN_OR_RETURN(int64_t toElements, checkedNumel(bufferShapes[to], "copy target"));
+    if (fromElements != toElements)
+      return makeError(launchLabel(manifest, index), ": copies ", fromElements,
+                       " elements into a buffer of ", toElements);
+    size_t bytes = size_t(fromElements) * dtypeSize(manifest.buffers[from].dtype);
+    if (bytes != 0)
+      std::memmove(bufferPointers[to], bufferPointers[from], bytes);
+    return Status::ok();
+  }
+  }
+  return Status::ok();
+}
+
+Expected<std::vector<Tensor>> Model::run(const std::vector<Tensor> &inputs) {
+  Impl &impl = *impl_;
+  std::lock_guard<std::mutex> lock(impl.runMutex);
+  TC_RETURN_IF_ERROR(impl.bindSymbols(inputs));
+  std::vector<Tensor> outputs;
+  TC_RETURN_IF_ERROR(impl.planBuffers(inputs, outputs));
+  for (size_t i = 0; i < impl.manifest.launches.size(); ++i) {
+    const Launch &launch = impl.manifest.launches[i];
+    for (size_t a = 0; a < launch.args.size(); ++a)
+      impl.argPointers[impl.argOffsets[i] + a] = impl.bufferPointers[size_t(launch.args[a])];
+  }
+  for (size_t i = 0; i < impl.manifest.launches.size(); ++i)
+    TC_RETURN_IF_ERROR(impl.runLaunch(i));
+  return outputs;
+}
+
+} // namespace tensorc::rt

@@ -1,0 +1,28 @@
+// Where a model's weights live: a mapped weights.safetensors, or bytes embedded in the model's
+// image.
+#pragma once
+
+#include "tensorc/Support/Tensor.h"
+
+#include <map>
+#include <memory>
+#include <string>
+
+namespace tensorc::rt {
+
+/// Named weight tensors; each keeps its bytes alive for as long as the tensor is held.
+class WeightSource {
+public:
+  virtual ~WeightSource() = default;
+  virtual const std::map<std::string, Tensor> &tensors() const = 0;
+  /// For messages: the file, or "<embedded>".
+  virtual const std::string &origin() const = 0;
+};
+
+/// Maps a .safetensors file read-only.
+Expected<std::unique_ptr<WeightSource>> openWeightFile(const std::string &path);
+
+/// No weights (a bundle whose plan reads none).
+std::unique_ptr<WeightSource> emptyWeights();
+
+} // namespace tensorc::rt

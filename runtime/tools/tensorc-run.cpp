@@ -1,0 +1,202 @@
+// tensorc-run: runs a compiled bundle with the runtime alone (no compiler), for deployment checks.
+#include "tensorc/Interp/Inputs.h"
+#include "tensorc/Runtime/Model.h"
+#include "tensorc/Support/Safetensors.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace tensorc;
+
+namespace {
+
+constexpr const char *kUsage =
+    "usage: tensorc-run BUNDLE [--inputs X.safetensors | --random-inputs SEED]\n"
+    "                   [--dim NAME=VALUE]... [--outputs Y.safetensors] [--threads N]\n"
+    "                   [--variant NAME] [--iterations N]\n"
+    "Runs a compiled bundle and prints each output. Random inputs (the default, seed 0) give\n"
+    "every symbolic dim the size 2 unless --dim sets it.\n";
+
+struct Options {
+  std::string bundle;
+  std::string inputsPath;
+  uint64_t seed = 0;
+  std::map<std::string, int64_t> dims;
+  std::string outputsPath;
+  rt::LoadOptions load;
+  int64_t iterations = 0;
+};
+
+Expected<int64_t> parseInt(const std::string &flag, const std::string &text) {
+  char *end = nullptr;
+  errno = 0;
+  long long value = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE)
+    return makeError(flag, ": expected an integer, got '", text, "'");
+  return int64_t(value);
+}
+
+Expected<Options> parseArgs(int argc, char **argv) {
+  Options options;
+  bool randomGiven = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&]() -> Expected<std::string> {
+      if (i + 1 >= argc)
+        return makeError(arg, " needs a value");
+      return std::string(argv[++i]);
+    };
+    if (arg == "--inputs") {
+      TC_ASSIGN_OR_RETURN(options.inputsPath, value());
+    } else if (arg == "--random-inputs") {
+      TC_ASSIGN_OR_RETURN(std::string text, value());
+      TC_ASSIGN_OR_RETURN(int64_t seed, parseInt(arg, text));
+      options.seed = uint64_t(seed);
+      randomGiven = true;
+    } else if (arg == "--dim") {
+      TC_ASSIGN_OR_RETURN(std::string text, value());
+      size_t eq = text.find('=');
+      if (eq == std::string::npos || eq == 0)
+        return makeError("--dim: expected NAME=VALUE, got '", text, "'");
+      TC_ASSIGN_OR_RETURN(int64_t size,
+                          parseInt("--dim " + text.substr(0, eq), text.substr(eq + 1)));
+      options.dims[text.substr(0, eq)] = size;
+    } else if (arg == "--outputs") {
+      TC_ASSIGN_OR_RETURN(options.outputsPath, value());
+    } else if (arg == "--threads") {
+      TC_ASSIGN_OR_RETURN(std::string text, value());
+      TC_ASSIGN_OR_RETURN(int64_t threads, parseInt(arg, text));
+      options.load.threads = int(threads);
+    } else if (arg == "--variant") {
+      TC_ASSIGN_OR_RETURN(options.load.variant, value());
+    } else if (arg == "--iterations") {
+      TC_ASSIGN_OR_RETURN(std::string text, value());
+      TC_ASSIGN_OR_RETURN(options.iterations, parseInt(arg, text));
+    } else if (!arg.empty() && arg[0] == '-') {
+      return makeError("unknown option '", arg, "'");
+    } else if (options.bundle.empty()) {
+      options.bundle = arg;
+    } else {
+      return makeError("unexpected argument '", arg, "'");
+    }
+  }
+  if (options.bundle.empty())
+    return makeError("no bundle directory given");
+  if (randomGiven && !options.inputsPath.empty())
+    return makeError("--inputs and --random-inputs exclude each other");
+  return options;
+}
+
+/// splitmix64, the generator (and value ranges) of the interpreter's randomInputs, so both tools
+/// feed a model the same inputs for the same seed and dims.
+struct SplitMix64 {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return double(next() >> 11) * 0x1.0p-53; }
+};
+
+Expected<std::vector<Tensor>> makeInputs(const bundle::Manifest &manifest, const Options &options) {
+  std::vector<Tensor> inputs;
+  if (!options.inputsPath.empty()) {
+    TC_ASSIGN_OR_RETURN(auto tensors, readSafetensors(options.inputsPath));
+    for (const bundle::TensorDesc &desc : manifest.inputs) {
+      auto it = tensors.find(desc.name);
+      if (it == tensors.end())
+        return makeError(options.inputsPath, ": no tensor named '", desc.name, "'");
+      inputs.push_back(it->second);
+    }
+    return inputs;
+  }
+  std::map<std::string, int64_t> dims = options.dims;
+  for (const std::string &symbol : manifest.symbols)
+    dims.emplace(symbol, 2);
+  SplitMix64 rng{options.seed};
+  for (const bundle::TensorDesc &desc : manifest.inputs) {
+    std::vector<int64_t> shape;
+    for (const bundle::SizeExpr &dim : desc.shape) {
+      Expected<int64_t> size = dim.evaluate(dims);
+      if (!size)
+        return size.takeError().withContext("input '" + desc.name + "'");
+      shape.push_back(*size);
+    }
+    TC_ASSIGN_OR_RETURN(Tensor tensor, Tensor::zeros(desc.dtype, shape));
+    for (int64_t i = 0; i < tensor.numel(); ++i) {
+      if (isFloating(tensor.dtype()))
+        tensor.setDouble(i, rng.uniform() * 2.0 - 1.0);
+      else if (tensor.dtype() == DType::Bool)
+        tensor.setInt(i, int64_t(rng.next() & 1));
+      else
+        tensor.setInt(i, int64_t(rng.next() % 10));
+    }
+    inputs.push_back(std::move(tensor));
+  }
+  return inputs;
+}
+
+Status runTool(const Options &options) {
+  TC_ASSIGN_OR_RETURN(auto model, rt::Model::load(options.bundle, options.load));
+  const bundle::Manifest &manifest = model->manifest();
+  std::printf("%s: %s, variant %s, %d threads\n", options.bundle.c_str(),
+              manifest.model.empty() ? "model" : manifest.model.c_str(),
+              model->variant().empty() ? "(none)" : model->variant().c_str(), model->numThreads());
+  TC_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, makeInputs(manifest, options));
+  TC_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, model->run(inputs));
+  for (size_t i = 0; i < outputs.size(); ++i)
+    std::printf("%s: %s\n", manifest.outputs[i].name.c_str(),
+                interp::summarizeTensor(outputs[i]).c_str());
+
+  if (!options.outputsPath.empty()) {
+    std::vector<std::pair<std::string, Tensor>> named;
+    for (size_t i = 0; i < outputs.size(); ++i)
+      named.emplace_back(manifest.outputs[i].name, outputs[i]);
+    TC_RETURN_IF_ERROR(writeSafetensors(options.outputsPath, named));
+  }
+
+  if (options.iterations > 0) {
+    std::vector<double> times;
+    for (int64_t i = 0; i < options.iterations; ++i) {
+      auto start = std::chrono::steady_clock::now();
+      TC_ASSIGN_OR_RETURN(outputs, model->run(inputs));
+      auto stop = std::chrono::steady_clock::now();
+      times.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+    }
+    std::sort(times.begin(), times.end());
+    std::printf("median %.4f ms per run over %lld runs (min %.4f, max %.4f)\n",
+                times[times.size() / 2], static_cast<long long>(times.size()), times.front(),
+                times.back());
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+  Expected<Options> options = parseArgs(argc, argv);
+  if (!options) {
+    std::fprintf(stderr, "tensorc-run: error: %s\n%s", options.error().message().c_str(), kUsage);
+    return 2;
+  }
+  Status status = runTool(*options);
+  if (!status) {
+    std::fprintf(stderr, "tensorc-run: error: %s\n", status.message().c_str());
+    return 1;
+  }
+  return 0;
+}

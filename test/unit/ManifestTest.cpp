@@ -1,0 +1,255 @@
+// Tests of the bundle manifest: SizeExpr parsing and evaluation, JSON round trip, validation.
+#include "tensorc/Bundle/Manifest.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+using namespace tensorc;
+using namespace tensorc::bundle;
+
+namespace {
+
+int64_t eval(const std::string &text, const std::map<std::string, int64_t> &symbols = {}) {
+  Expected<SizeExpr> expr = SizeExpr::parse(text);
+  EXPECT_TRUE(expr) << (expr ? "" : expr.error().message());
+  if (!expr)
+    return INT64_MIN;
+  Expected<int64_t> value = expr->evaluate(symbols);
+  EXPECT_TRUE(value) << (value ? "" : value.error().message());
+  return value ? *value : INT64_MIN;
+}
+
+std::string parseError(const std::string &text) {
+  Expected<SizeExpr> expr = SizeExpr::parse(text);
+  return expr ? "(parsed)" : expr.error().message();
+}
+
+std::string evalError(const std::string &text, const std::map<std::string, int64_t> &symbols) {
+  Expected<SizeExpr> expr = SizeExpr::parse(text);
+  if (!expr)
+    return "(parse error) " + expr.error().message();
+  Expected<int64_t> value = expr->evaluate(symbols);
+  return value ? "(evaluated)" : value.error().message();
+}
+
+SizeExpr expr(const std::string &text) { return SizeExpr::parse(text).value(); }
+
+/// A small manifest using every buffer and launch kind.
+Manifest sampleManifest() {
+  Manifest m;
+  m.tensorcVersion = "0.1.0";
+  m.sourceHash = "abc123";
+  m.model = "sample.fx";
+  m.symbols = {"batch"};
+  m.inputs = {{"x", DType::F32, {expr("batch"), SizeExpr::constant(4)}}};
+  m.outputs = {{"y", DType::F32, {expr("batch"), SizeExpr::constant(4)}}};
+  BufferDesc x{0, "x", BufferKind::Input, DType::F32, m.inputs[0].shape, 0, "", {}};
+  BufferDesc w{1, "w", BufferKind::Weight, DType::F32, {SizeExpr::constant(4)}, 0, "w", {}};
+  BufferDesc t{2, "t", BufferKind::Arena, DType::F32, m.inputs[0].shape, 0, "", expr("0")};
+  BufferDesc y{3, "y", BufferKind::Output, DType::F32, m.outputs[0].shape, 0, "", {}};
+  m.buffers = {x, w, t, y};
+  m.arenaBytes = expr("16*batch");
+  m.peakBytes = 128;
+  Launch kernel;
+  kernel.name = "poi_fused_add_0";
+  kernel.args = {0, 1, 2};
+  kernel.range = expr("4*batch");
+  kernel.grain = 64;
+  Launch copy;
+  copy.kind = LaunchKind::Copy;
+  copy.name = "copy";
+  copy.args = {2, 3};
+  Launch ext;
+  ext.kind = LaunchKind::Extern;
+  ext.name = "aten.relu";
+  ext.args = {3, 3};
+  ext.graph =
+      "graph(%a: f32[s, 4]):\n  %b : f32[s, 4] = call_function[target=aten.relu](args=(%a,))\n"
+      "  return (%b,)\n";
+  m.launches = {kernel, copy, ext};
+  m.cpu = {{"x86_64", "x86_64", "cpu/x86_64.so", {"avx2", "fma"}, 1},
+           {"x86_64-avx512", "x86_64", "cpu/x86_64-avx512.so", {"avx512f"}, 2}};
+  m.guards = {{expr("batch % 2"), SizeExpr::constant(0), "input 'x' dim 0 must be even"}};
+  return m;
+}
+
+/// fromJson's error after `edit` changes the sample's JSON.
+std::string errorAfter(const std::function<void(Json &)> &edit) {
+  Json json = sampleManifest().toJson();
+  edit(json);
+  Expected<Manifest> manifest = Manifest::fromJson(json);
+  return manifest ? "(valid)" : manifest.error().message();
+}
+
+/// Mutable access to element `index` of the array member `key` (Json exposes arrays read-only).
+Json &item(Json &json, const std::string &key, size_t index) {
+  return const_cast<Json &>(json[key].items()[index]);
+}
+
+} // namespace
+
+TEST(ManifestSizeExpr, EvaluatesArithmetic) {
+  EXPECT_EQ(eval("64*batch + 128", {{"batch", 3}}), 320);
+  EXPECT_EQ(eval("(h + 1)//2", {{"h", 5}}), 3);
+  EXPECT_EQ(eval("2*s0*s1 - 3", {{"s0", 2}, {"s1", 5}}), 17);
+  EXPECT_EQ(eval("-s0 + 10", {{"s0", 4}}), 6);
+  EXPECT_EQ(eval("-(a - 1)", {{"a", 4}}), -3);
+  EXPECT_EQ(eval("  7  "), 7);
+  // `*` and `//` associate left, as in Python and the FX parser: (4*3)//2, not 4*(3//2).
+  EXPECT_EQ(eval("4*s//2", {{"s", 3}}), 6);
+  EXPECT_EQ(eval("1 + 2*3"), 7);
+}
+
+TEST(ManifestSizeExpr, FloorDivisionAndRemainderFollowPython) {
+  EXPECT_EQ(eval("-7//2"), -4);
+  EXPECT_EQ(eval("7//-2"), -4);
+  EXPECT_EQ(eval("-7//-2"), 3);
+  EXPECT_EQ(eval("-7%3"), 2);
+  EXPECT_EQ(eval("7%-3"), -2);
+  EXPECT_EQ(eval("-6%3"), 0);
+  EXPECT_EQ(eval("(n - 10)//4", {{"n", 3}}), -2);
+  EXPECT_EQ(eval("(n - 10)%4", {{"n", 3}}), 1);
+}
+
+TEST(ManifestSizeExpr, ReportsOverflowAndBadValues) {
+  EXPECT_EQ(evalError("a*a", {{"a", int64_t(1) << 32}}), "size expression 'a*a': overflows int64");
+  EXPECT_NE(evalError("a + 1", {{"a", INT64_MAX}}).find("overflows int64"), std::string::npos);
+  EXPECT_NE(evalError("-a - 2", {{"a", INT64_MAX}}).find("overflows int64"), std::string::npos);
+  EXPECT_NE(evalError("a//-1", {{"a", INT64_MIN}}).find("overflows int64"), std::string::npos);
+  EXPECT_EQ(evalError("a//b", {{"a", 1}, {"b", 0}}), "size expression 'a//b': division by zero");
+  EXPECT_EQ(evalError("a%0", {{"a", 1}}), "size expression 'a%0': remainder by zero");
+  EXPECT_EQ(evalError("2*batch", {}), "size expression '2*batch': symbol 'batch' has no value");
+}
+
+TEST(ManifestSizeExpr, RejectsBadText) {
+  EXPECT_EQ(parseError(""), "size expression '': empty expression at column 1");
+  EXPECT_EQ(parseError("2 +"),
+            "size expression '2 +': expected an integer, a symbol or '(' but found 'end of text' "
+            "at column 4");
+  EXPECT_EQ(parseError("a $ b"), "size expression 'a $ b': unexpected '$' at column 3");
+  EXPECT_EQ(parseError("(a + 1"),
+            "size expression '(a + 1': expected ')' but found 'end of text' at column 7");
+  EXPECT_EQ(parseError("a b"), "size expression 'a b': unexpected 'b' at column 3");
+  EXPECT_EQ(parseError("3x"), "size expression '3x': bad number '3x' at column 1");
+  EXPECT_EQ(parseError("a / 2"), "size expression 'a / 2': unexpected '/' at column 3");
+  EXPECT_NE(parseError("99999999999999999999").find("does not fit in int64"), std::string::npos);
+  std::string deep = std::string(1000, '(') + "1" + std::string(1000, ')');
+  EXPECT_NE(parseError(deep).find("nesting deeper than"), std::string::npos);
+}
+
+TEST(ManifestSizeExpr, QueriesShape) {
+  EXPECT_EQ(expr("batch").symbolName(), "batch");
+  EXPECT_EQ(expr("batch + 0").symbolName(), std::nullopt);
+  EXPECT_EQ(expr("2*(3 + 1)").constantValue(), 8);
+  EXPECT_EQ(expr("2*n").constantValue(), std::nullopt);
+  EXPECT_EQ(SizeExpr::constant(-5).text(), "-5");
+  EXPECT_EQ(*SizeExpr::constant(-5).evaluate({}), -5);
+  std::set<std::string> symbols;
+  expr("a*(b + 1)//c").collectSymbols(symbols);
+  EXPECT_EQ(symbols, (std::set<std::string>{"a", "b", "c"}));
+}
+
+TEST(ManifestJson, RoundTrips) {
+  Manifest manifest = sampleManifest();
+  std::string text = manifest.toJson().dump(2);
+  Expected<Json> json = Json::parse(text);
+  ASSERT_TRUE(json) << json.error().message();
+  Expected<Manifest> parsed = Manifest::fromJson(*json);
+  ASSERT_TRUE(parsed) << parsed.error().message();
+  EXPECT_EQ(parsed->toJson().dump(2), text);
+  EXPECT_EQ(parsed->buffers[2].offset.text(), "0");
+  EXPECT_EQ(parsed->launches[0].range.text(), "4*batch");
+  EXPECT_EQ(parsed->launches[0].grain, 64);
+  EXPECT_EQ(parsed->cpu[1].requires_, std::vector<std::string>{"avx512f"});
+  EXPECT_EQ(parsed->guards[0].message, "input 'x' dim 0 must be even");
+  // Constant dims are JSON integers, symbolic ones strings.
+  EXPECT_TRUE(json->find("inputs")->items()[0].find("shape")->items()[1].isInt());
+  EXPECT_TRUE(json->find("inputs")->items()[0].find("shape")->items()[0].isString());
+}
+
+TEST(ManifestJson, RejectsOtherFormatVersions) {
+  EXPECT_EQ(errorAfter([](Json &j) { j["format_version"] = 2; }),
+            "bundle format version 2, this runtime reads 1");
+  EXPECT_EQ(errorAfter([](Json &j) { j["format_version"] = "1"; }),
+            "format_version: expected an integer, got a string");
+  EXPECT_EQ(Manifest::fromJson(Json(3)).error().message(),
+            "manifest: expected an object, got an integer");
+}
+
+TEST(ManifestJson, NamesTheFieldOfEachError) {
+  EXPECT_EQ(errorAfter([](Json &j) { j["inputs"] = Json(); }),
+            "inputs: expected an array, got null");
+  EXPECT_EQ(errorAfter([](Json &j) { item(j, "inputs", 0)["dtype"] = "f33"; }),
+            "inputs[0].dtype: unknown dtype 'f33'");
+  EXPECT_EQ(errorAfter([](Json &j) {
+              Json shape = Json::array();
+              shape.push("batch +");
+              item(j, "inputs", 0)["shape"] = shape;
+            }),
+            "inputs[0].shape[0]: size expression 'batch +': expected an integer, a symbol or '(' "
+            "but found 'end of text' at column 8");
+  EXPECT_EQ(errorAfter([](Json &j) { item(j, "buffers", 2)["id"] = 7; }),
+            "buffers[2].id: is 7, expected 2 (buffers are listed densely by id)");
+  EXPECT_EQ(
+      errorAfter([](Json &j) { item(j, "buffers", 2)["kind"] = "heap"; }),
+      "buffers[2].kind: unknown buffer kind 'heap' (expected input, output, weight or arena)");
+  EXPECT_EQ(errorAfter([](Json &j) { item(j, "buffers", 0)["index"] = 3; }),
+            "buffers[0].index: no inputs[3] (there are 1)");
+  EXPECT_EQ(errorAfter([](Json &j) { item(j, "buffers", 3)["dtype"] = "f16"; }),
+            "buffers[3].dtype: f16 but outputs[0] 'y' is f32");
+  EXPECT_EQ(errorAfter([](Json &j) { item(j, "buffers", 3)["kind"] = "arena"; }),
+            "buffers[3].offset: missing");
+  EXPECT_EQ(errorAfter([](Json &j) { item(j, "buffers", 2)["offset"] = "16*rows"; }),
+            "buffers[2].offset: '16*rows' uses undeclared symbol 'rows'");
+  EXPECT_EQ(errorAfter([](Json &j) {
+              Json args = Json::array();
+              args.push(0);
+              args.push(17);
+              item(j, "launches", 0)["args"] = args;
+            }),
+            "launches[0].args[1]: no buffer 17");
+  EXPECT_EQ(errorAfter([](Json &j) { item(j, "launches", 0)["grain"] = 0; }),
+            "launches[0].grain: must be at least 1, got 0");
+  EXPECT_EQ(errorAfter([](Json &j) { item(j, "launches", 1)["kind"] = "launch"; }),
+            "launches[1].kind: unknown launch kind 'launch' (expected kernel, extern or copy)");
+  EXPECT_EQ(errorAfter([](Json &j) { item(j, "launches", 2)["graph"] = ""; }),
+            "launches[2].graph: empty graph");
+  EXPECT_EQ(errorAfter([](Json &j) {
+              Json args = Json::array();
+              args.push(2);
+              args.push(0);
+              item(j, "launches", 1)["args"] = args;
+            }),
+            "launches[1].args[1]: copy into read-only input buffer 'x'");
+  EXPECT_EQ(errorAfter([](Json &j) { item(j, "cpu", 0)["file"] = "../evil.so"; }),
+            "cpu[0].file: '../evil.so' is not a relative path inside the bundle");
+  EXPECT_EQ(errorAfter([](Json &j) { item(j, "cpu", 0)["file"] = "/tmp/evil.so"; }),
+            "cpu[0].file: '/tmp/evil.so' is not a relative path inside the bundle");
+  EXPECT_EQ(errorAfter([](Json &j) { item(j, "cpu", 1)["arch"] = "riscv64"; }),
+            "cpu[1].arch: unknown arch 'riscv64' (expected x86_64 or aarch64)");
+  EXPECT_EQ(errorAfter([](Json &j) { item(j, "cpu", 1)["name"] = "x86_64"; }),
+            "cpu[1].name: duplicate variant 'x86_64'");
+  EXPECT_EQ(errorAfter([](Json &j) { item(j, "guards", 0)["lhs"] = "n % 2"; }),
+            "guards[0].lhs: 'n % 2' uses undeclared symbol 'n'");
+  EXPECT_EQ(errorAfter([](Json &j) {
+              Json symbols = Json::array();
+              symbols.push("batch");
+              symbols.push("batch");
+              j["symbols"] = symbols;
+            }),
+            "symbols[1]: duplicate symbol 'batch'");
+  EXPECT_EQ(errorAfter([](Json &j) {
+              Json copy = item(j, "outputs", 0);
+              j["outputs"].push(copy);
+            }),
+            "outputs[1].name: duplicate name 'y'");
+}
+
+TEST(ManifestJson, RequiresABufferForEveryOutput) {
+  Manifest manifest = sampleManifest();
+  manifest.outputs.push_back({"z", DType::F32, {SizeExpr::constant(1)}});
+  Expected<Manifest> parsed = Manifest::fromJson(manifest.toJson());
+  ASSERT_FALSE(parsed);
+  EXPECT_EQ(parsed.error().message(), "outputs[1]: no buffer holds output 'z'");
+}
