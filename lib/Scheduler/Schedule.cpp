@@ -122,9 +122,9 @@ private:
   void startLoopKernel(const LoopNode &node) {
     Kernel kernel;
     kernel.kind = Kernel::Kind::Loop;
+    // Every dim of a pointwise kernel is parallel (codegen vectorizes the last one per row
+    // segment); a reduction appended later narrows the rows to its own (tryAppend).
     kernel.outerRanges = node.ranges;
-    if (node.kind == LoopNode::Kind::Pointwise && !node.ranges.empty())
-      kernel.outerRanges.pop_back(); // the last dim is the vectorized inner loop
     kernel.nodes = {node.id};
     addKernel(std::move(kernel));
   }
@@ -146,9 +146,18 @@ private:
     Kernel &kernel = schedule_.kernels.back();
     if (kernel.kind != Kernel::Kind::Loop)
       return reject("the previous kernel is not a loop kernel");
-    const std::vector<SymInt> &outer = kernel.outerRanges;
+    std::vector<SymInt> outer = kernel.outerRanges;
     if (outer.empty())
       return reject("the previous kernel has no parallel dims");
+    // A reduction over fewer dims than a pointwise-only kernel's rows narrows the rows to its
+    // own, when they are a prefix (the pointwise stages then loop over the rest).
+    bool onlyPointwise = true;
+    for (int id : kernel.nodes)
+      onlyPointwise &= program_.nodes[size_t(id)].kind == LoopNode::Kind::Pointwise;
+    if (node.kind == LoopNode::Kind::Reduction && onlyPointwise && !node.ranges.empty() &&
+        node.ranges.size() < outer.size() && outerOf(node, node.ranges.size()) ==
+            std::vector<SymInt>(outer.begin(), outer.begin() + node.ranges.size()))
+      outer.resize(node.ranges.size());
     if (node.ranges.size() < outer.size() || outerOf(node, outer.size()) != outer)
       return reject("ranges " + dims(node.ranges) + " do not start with the kernel's rows " +
                     dims(outer));
@@ -175,6 +184,7 @@ private:
         return reject("reads " + program_.buffers[size_t(load->buffer)].name +
                       " outside the row it is written in (index " + load->index.str() + ")");
     }
+    kernel.outerRanges = outer;
     kernel.nodes.push_back(node.id);
     kernelOf_[node.id] = schedule_.kernels.size() - 1;
     std::string reason = "fused " + node.name + " into rows " + dims(outer);

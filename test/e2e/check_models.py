@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""Runs models/ on the tensorc interpreter and compares with an independent numpy computation.
+"""Runs models/ on the tensorc interpreter (and, with --compiled, as compiled CPU bundles) and
+compares with an independent numpy computation.
 
 For each model: random inputs (fixed seed) are written to safetensors, `tensorc run --interp`
 computes the outputs, and a float64 numpy implementation of the same model, reading the same
-weights, gives the reference. Tolerance: rtol 1e-3, atol 1e-5 (DESIGN.md §8).
+weights, gives the reference. With --compiled the model is also compiled (`tensorc compile`)
+and the bundle run (`tensorc run OUT`, each CPU variant this machine supports) on the same
+inputs. Tolerance: rtol 1e-3, atol 1e-5 (DESIGN.md §8).
 """
 import argparse
 import math
@@ -80,29 +83,54 @@ MODELS = {"mlp": (mlp, (64, 1024)), "ln_silu": (ln_silu, (32, 128)),
           "convnet": (convnet, (4, 3, 32, 32))}
 
 
-def check(tensorc, name, models_dir):
+def compare(label, got, want):
+    if got.shape != want.shape or got.dtype != np.float32:
+        return f"{label}: got {got.dtype}{list(got.shape)}, want float32{list(want.shape)}"
+    err = np.abs(got.astype(np.float64) - want)
+    bad = err > 1e-5 + 1e-3 * np.abs(want)
+    print(f"{label}: {got.shape} max abs err {err.max():.3g}, "
+          f"{int(bad.sum())} of {bad.size} elements outside rtol 1e-3 / atol 1e-5")
+    return f"{label}: mismatch" if bad.any() else None
+
+
+def host_variants():
+    flags = open("/proc/cpuinfo").read() if os.path.exists("/proc/cpuinfo") else ""
+    variants = ["x86_64"]
+    if all(f" {flag}" in flags for flag in ("avx512f", "avx512bw", "avx512vl", "avx512dq")):
+        variants.append("x86_64-avx512")
+    return variants
+
+
+def run_outputs(command, outputs):
+    subprocess.run(command + ["--outputs", outputs], check=True, stdout=subprocess.DEVNULL)
+    got = list(safetensors_np.load(outputs).values())
+    if len(got) != 1:
+        raise RuntimeError(f"expected 1 output, got {len(got)}")
+    return got[0]
+
+
+def check(tensorc, name, models_dir, compiled):
     reference, shape = MODELS[name]
     params = {k: v.astype(np.float64) for k, v in
               safetensors_np.load(os.path.join(models_dir, f"{name}.safetensors")).items()}
     x = np.random.default_rng(7).uniform(-1, 1, shape).astype(np.float32)
+    want = reference(params, x.astype(np.float64))
+    failures = []
     with tempfile.TemporaryDirectory() as tmp:
         inputs, outputs = os.path.join(tmp, "in.safetensors"), os.path.join(tmp, "out.safetensors")
         safetensors_np.save(inputs, {"x": x})
-        subprocess.run([tensorc, "run", os.path.join(models_dir, f"{name}.fx"), "--interp",
-                        "--inputs", inputs, "--outputs", outputs], check=True,
-                       stdout=subprocess.DEVNULL)
-        got = list(safetensors_np.load(outputs).values())
-    if len(got) != 1:
-        return f"{name}: expected 1 output, got {len(got)}"
-    got = got[0]
-    want = reference(params, x.astype(np.float64))
-    if got.shape != want.shape or got.dtype != np.float32:
-        return f"{name}: got {got.dtype}{list(got.shape)}, want float32{list(want.shape)}"
-    err = np.abs(got.astype(np.float64) - want)
-    bad = err > 1e-5 + 1e-3 * np.abs(want)
-    print(f"{name}: {got.shape} max abs err {err.max():.3g}, "
-          f"{int(bad.sum())} of {bad.size} elements outside rtol 1e-3 / atol 1e-5")
-    return f"{name}: mismatch" if bad.any() else None
+        model = os.path.join(models_dir, f"{name}.fx")
+        got = run_outputs([tensorc, "run", model, "--interp", "--inputs", inputs], outputs)
+        failures.append(compare(f"{name} interp", got, want))
+        if compiled:
+            bundle = os.path.join(tmp, "bundle")
+            subprocess.run([tensorc, "compile", model, "-o", bundle], check=True,
+                           stderr=subprocess.DEVNULL)
+            for variant in host_variants():
+                got = run_outputs([tensorc, "run", bundle, "--variant", variant,
+                                   "--inputs", inputs], outputs)
+                failures.append(compare(f"{name} compiled {variant}", got, want))
+    return [f for f in failures if f]
 
 
 def main():
@@ -110,12 +138,15 @@ def main():
     parser.add_argument("--tensorc", required=True)
     parser.add_argument("--model", action="append", choices=sorted(MODELS))
     parser.add_argument("--models-dir", default=os.path.join(ROOT, "models"))
+    parser.add_argument("--compiled", action="store_true",
+                        help="also compile each model and check the bundle")
     args = parser.parse_args()
-    failures = [f for f in (check(args.tensorc, m, args.models_dir)
-                            for m in (args.model or sorted(MODELS))) if f]
+    failures = [f for m in (args.model or sorted(MODELS))
+                for f in check(args.tensorc, m, args.models_dir, args.compiled)]
     for failure in failures:
         print("FAIL:", failure)
-    print("interpreter matches numpy" if not failures else "interpreter does NOT match numpy")
+    what = "interpreter and compiled bundles" if args.compiled else "interpreter"
+    print(f"{what} match numpy" if not failures else f"{what} do NOT match numpy")
     return 1 if failures else 0
 
 
