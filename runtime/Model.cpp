@@ -86,6 +86,7 @@ struct Model::Impl {
 
   // Per buffer: the weight bytes (Weight buffers only).
   std::vector<const void *> weightData;
+  std::vector<bool> usedBuffers; // per buffer id: an argument of some launch
   // Per launch: the resolved kernel (Kernel) or the parsed one-node graph (Extern).
   std::vector<bundle::TensorcKernelFn> kernelFns;
   std::unique_ptr<OpRegistry> registry; // outlives the graphs, which point into it
@@ -127,6 +128,10 @@ Status Model::Impl::loadWeights() {
   } else {
     TC_ASSIGN_OR_RETURN(weights, openWeightFile(path));
   }
+  usedBuffers.assign(manifest.buffers.size(), false);
+  for (const bundle::Launch &launch : manifest.launches)
+    for (int64_t arg : launch.args)
+      usedBuffers[size_t(arg)] = true;
   weightData.assign(manifest.buffers.size(), nullptr);
   for (const BufferDesc &buffer : manifest.buffers) {
     if (buffer.kind != BufferKind::Weight)
@@ -331,6 +336,9 @@ Status Model::Impl::planBuffers(const std::vector<Tensor> &inputs, std::vector<T
   }
 
   for (const BufferDesc &buffer : m.buffers) {
+    // A buffer no launch touches (a GEMM result its epilogue replaced) gets no memory.
+    if (!usedBuffers[size_t(buffer.id)])
+      continue;
     std::string what = strCat("buffers[", buffer.id, "] '", buffer.name, "'");
     std::vector<int64_t> &shape = bufferShapes[size_t(buffer.id)];
     shape.resize(buffer.shape.size());

@@ -5,6 +5,7 @@
 #include "tensorc/Support/Log.h"
 
 #include <algorithm>
+#include <climits>
 #include <map>
 #include <set>
 
@@ -65,6 +66,19 @@ bool mentionsOuterVar(const SymInt &value, size_t outerCount) {
     if (symbols.count(loop::loopVar(i)))
       return true;
   return false;
+}
+
+/// a >= b for all values of the symbols (which are sizes, so >= 0): a - b is a polynomial in
+/// plain symbols with no negative coefficient.
+bool provablyAtLeast(const SymInt &a, const SymInt &b) {
+  for (const auto &[atoms, coefficient] : (a - b).termList()) {
+    if (coefficient < 0)
+      return false;
+    for (const SymInt::AtomPtr &atom : atoms)
+      if (atom->kind != SymInt::Atom::Kind::Symbol)
+        return false;
+  }
+  return true;
 }
 
 class Scheduler {
@@ -263,6 +277,10 @@ private:
       reduction |= node.kind == LoopNode::Kind::Reduction;
       pointwise |= node.kind == LoopNode::Kind::Pointwise;
     }
+    // A GEMM with an epilogue never stores its own result (the epilogue reads the accumulator),
+    // so that buffer needs no memory.
+    if (kernel.kind == Kernel::Kind::Template && kernel.nodes.size() > 1)
+      args.erase(program_.nodes[size_t(kernel.nodes[0])].output);
     kernel.args.assign(args.begin(), args.end());
     std::string suffix = "_" + std::to_string(index);
     switch (kernel.kind) {
@@ -315,7 +333,16 @@ private:
     auto bytesOf = [&](size_t buffer) {
       const Buffer &b = program_.buffers[buffer];
       SymInt bytes = b.numel() * SymInt(int64_t(dtypeSize(b.dtype)));
+      if (SymInt::exactDiv(bytes, SymInt(64)))
+        return bytes; // already a multiple of 64 for every value of the symbols
       return SymInt::floorDiv(bytes + SymInt(63), 64) * SymInt(64);
+    };
+    SymbolBindings example;
+    for (const std::string &symbol : program_.symbols)
+      example[symbol] = options_.exampleSymbolValue;
+    auto exampleBytes = [&](const SymInt &bytes) {
+      Expected<int64_t> value = bytes.evaluate(example);
+      return value ? *value : INT64_MAX;
     };
     struct Slot {
       SymInt bytes;
@@ -329,19 +356,18 @@ private:
         if (!planned(b) || first[b] != int64_t(k))
           continue;
         SymInt bytes = bytesOf(b);
+        // A free slot fits when it is at least as large for every value of the symbols; the
+        // exact size wins, else the smallest that fits (at the example sizes).
         std::optional<size_t> best;
         for (size_t s = 0; s < slots.size(); ++s) {
-          if (slots[s].freeAfter >= int64_t(k))
+          if (slots[s].freeAfter >= int64_t(k) || !provablyAtLeast(slots[s].bytes, bytes))
             continue;
-          bool fits = slots[s].bytes == bytes;
-          auto have = slots[s].bytes.constant(), need = bytes.constant();
-          if (!fits && have && need && *have >= *need)
-            fits = !best || *slots[*best].bytes.constant() > *have;
-          if (fits) {
+          if (slots[s].bytes == bytes) {
             best = s;
-            if (slots[s].bytes == bytes)
-              break;
+            break;
           }
+          if (!best || exampleBytes(slots[s].bytes) < exampleBytes(slots[*best].bytes))
+            best = s;
         }
         if (!best) {
           slots.push_back({bytes, -1});
@@ -360,9 +386,6 @@ private:
     }
     plan.arenaBytes = offset;
     plan.offsets.assign(numBuffers, SymInt(0));
-    SymbolBindings example;
-    for (const std::string &symbol : program_.symbols)
-      example[symbol] = options_.exampleSymbolValue;
     for (size_t b = 0; b < numBuffers; ++b) {
       if (!planned(b))
         continue;
