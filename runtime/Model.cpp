@@ -134,7 +134,7 @@ Status Model::Impl::loadWeights() {
       usedBuffers[size_t(arg)] = true;
   weightData.assign(manifest.buffers.size(), nullptr);
   for (const BufferDesc &buffer : manifest.buffers) {
-    if (buffer.kind != BufferKind::Weight)
+    if (buffer.kind != BufferKind::Weight || !usedBuffers[size_t(buffer.id)])
       continue;
     std::string what = strCat("buffers[", buffer.id, "] '", buffer.name, "'");
     auto it = weights->tensors().find(buffer.weight);

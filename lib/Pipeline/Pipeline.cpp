@@ -122,7 +122,7 @@ Expected<bool> runGraphStagesWith(StageRunner &runner, const OpRegistry &registr
     return false;
   PassContext context{registry};
   TC_ASSIGN_OR_RETURN(more, runner.run("simplify", [&](Graph &g) {
-    return runPasses(g, "constant-fold,cse,dce", context);
+    return runPasses(g, "constant-fold,fold-batchnorm,cse,dce", context);
   }));
   if (!more)
     return false;

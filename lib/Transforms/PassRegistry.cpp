@@ -8,6 +8,7 @@
 #include "tensorc/Transforms/ConstantFold.h"
 #include "tensorc/Transforms/DCE.h"
 #include "tensorc/Transforms/Decompose.h"
+#include "tensorc/Transforms/FoldBatchNorm.h"
 
 namespace tensorc {
 
@@ -17,6 +18,8 @@ const std::vector<PassInfo> &allPasses() {
       {"cse", "merge identical nodes", eliminateCommonSubexpressions},
       {"dce", "remove nodes nothing uses", eliminateDeadCode},
       {"decompose", "rewrite high-level ops into primitive ops", decompose},
+      {"fold-batchnorm", "fold inference batch norms into the convolutions before them",
+       foldBatchNorm},
   };
   return passes;
 }
