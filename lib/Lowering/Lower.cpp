@@ -169,6 +169,14 @@ public:
       TC_RETURN_IF_ERROR(lowerNode(*node));
     for (Value *output : graph_.outputs())
       program_.outputs.push_back(realize(output));
+    // Only weights something reads go into the bundle (folding can leave originals unused).
+    std::set<int> read(program_.outputs.begin(), program_.outputs.end());
+    for (const LoopNode &node : program_.nodes)
+      for (int buffer : node.reads())
+        read.insert(buffer);
+    for (const Buffer &buffer : program_.buffers)
+      if (buffer.kind == Buffer::Kind::Weight && !read.count(buffer.id))
+        program_.weights.erase(buffer.name);
     return std::move(program_);
   }
 
