@@ -59,5 +59,32 @@ TEST(SymInt, CollectsSymbolsInsideDivisions) {
   EXPECT_EQ(symbols, (std::set<std::string>{"a", "b"}));
 }
 
+TEST(SymInt, SubstituteRefoldsDivisions) {
+  SymInt e = SymInt::floorDiv(s("x0") * SymInt(4) + s("x1"), 4);
+  EXPECT_EQ(e.substitute({{"x1", SymInt(0)}}), s("x0"));
+  EXPECT_EQ(e.substitute({{"x0", SymInt(2)}, {"x1", SymInt(3)}}), SymInt(2));
+  EXPECT_EQ((s("a") * s("b")).substitute({{"a", s("b") + SymInt(1)}}), s("b") * s("b") + s("b"));
+}
+
+TEST(SymInt, SimplifyUsesLoopBounds) {
+  // A reshape's flatten-then-split folds back when x1 < 128 ...
+  SymInt flat = s("x0") * SymInt(128) + s("x1");
+  std::map<std::string, int64_t> bounds{{"x1", 128}};
+  EXPECT_EQ(SymInt::floorDiv(flat, 128).simplify(bounds), s("x0"));
+  EXPECT_EQ(SymInt::mod(flat, 128).simplify(bounds), s("x1"));
+  // ... and stays when the bound does not prove it.
+  std::map<std::string, int64_t> loose{{"x1", 129}};
+  EXPECT_EQ(SymInt::mod(flat, 128).simplify(loose), SymInt::mod(s("x1"), 128));
+  EXPECT_EQ(SymInt::floorDiv(flat, 128).simplify({}),
+            s("x0") + SymInt::floorDiv(s("x1"), 128));
+}
+
+TEST(SymInt, ProductsOfDivisionsPrintParenthesized) {
+  // Python reads `128*(s0 + 63)//64` as (128*(s0 + 63))//64, so the division is wrapped.
+  SymInt e = SymInt::floorDiv(s("s0") + SymInt(63), 64) * SymInt(128);
+  EXPECT_EQ(e.str(), "128*((s0 + 63)//64)");
+  EXPECT_EQ(SymInt::floorDiv(s("s0") + SymInt(1), 2).str(), "(s0 + 1)//2");
+}
+
 } // namespace
 } // namespace tensorc
