@@ -176,9 +176,13 @@ std::vector<int> LoopNode::reads() const {
       visit(operand);
   };
   visit(body);
-  if (kind == Kind::Template) {
+  if (kind == Kind::Template && templateKind == TemplateKind::Gemm) {
     buffers.insert(gemm.a.buffer);
     buffers.insert(gemm.b.buffer);
+  }
+  if (kind == Kind::Template && templateKind == TemplateKind::Conv2d) {
+    buffers.insert(conv.input);
+    buffers.insert(conv.weight.buffer);
   }
   for (int input : externInputs)
     buffers.insert(input);
@@ -287,6 +291,22 @@ std::string printProgram(const LoopProgram &program) {
       out += printExpr(node.body, program) + "\n";
       break;
     case LoopNode::Kind::Template: {
+      if (node.templateKind == LoopNode::TemplateKind::Conv2d) {
+        const LoopNode::Conv &c = node.conv;
+        auto pair = [](int64_t a, int64_t b) {
+          return "[" + std::to_string(a) + ", " + std::to_string(b) + "]";
+        };
+        out += "template conv2d " + output + " n=" + c.n.str() + " c=" + std::to_string(c.c) +
+               " h=" + std::to_string(c.h) + " w=" + std::to_string(c.w) +
+               " oc=" + std::to_string(c.oc) + " kernel=" + pair(c.kh, c.kw) +
+               " out=" + pair(c.oh, c.ow) + " stride=" + pair(c.strideH, c.strideW) +
+               " padding=" + pair(c.padH, c.padW) + " dilation=" + pair(c.dilationH, c.dilationW) +
+               " groups=" + std::to_string(c.groups) + "\n";
+        out += "      input = " + program.buffers[size_t(c.input)].name + "\n";
+        out += "      weight = " + program.buffers[size_t(c.weight.buffer)].name + " offset " +
+               c.weight.offset.str() + " strides " + joinDims(c.weight.strides) + "\n";
+        break;
+      }
       const LoopNode::Gemm &g = node.gemm;
       out += "template gemm " + output + " batch=" + g.batch.str() + " m=" + g.m.str() +
              " n=" + g.n.str() + " k=" + g.k.str() + "\n";

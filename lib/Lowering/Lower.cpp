@@ -7,6 +7,7 @@
 #include "tensorc/IR/Rewriter.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <functional>
 #include <map>
@@ -415,6 +416,8 @@ private:
           node.input(1)->type().dtype == DType::F32)
         return lowerGemm(node);
       return lowerExtern(node);
+    case OpId::Convolution:
+      return lowerConvolution(node);
     default:
       return lowerExtern(node);
     }
@@ -678,10 +681,77 @@ private:
     return view;
   }
 
+  /// A constant GEMM operand read through non-unit strides (the transposed weight of a Linear)
+  /// is transposed once here, at compile time, so every run reads it row-major and the GEMM's
+  /// packing copies contiguous rows instead of gathering single elements.
+  StridedView contiguousWeight(const StridedView &view, const std::vector<SymInt> &shape) {
+    const Buffer &buffer = program_.buffers[size_t(view.buffer)];
+    std::vector<SymInt> dense = contiguousStrides(shape);
+    auto data = program_.weights.find(buffer.name);
+    if (buffer.kind != Buffer::Kind::Weight || data == program_.weights.end() ||
+        (view.strides == dense && view.offset == SymInt(0)))
+      return view;
+    std::vector<int64_t> dims, strides;
+    for (size_t i = 0; i < shape.size(); ++i) {
+      auto dim = shape[i].constant();
+      auto stride = view.strides[i].constant();
+      if (!dim || !stride)
+        return view;
+      dims.push_back(*dim);
+      strides.push_back(*stride);
+    }
+    auto offset = view.offset.constant();
+    if (!offset)
+      return view;
+    std::string key = buffer.name + "|" + view.offset.str();
+    for (const SymInt &stride : view.strides)
+      key += "|" + stride.str();
+    auto cached = denseWeights_.find(key);
+    if (cached == denseWeights_.end()) {
+      Expected<Tensor> copy = Tensor::zeros(buffer.dtype, dims);
+      if (!copy)
+        return view;
+      const Tensor &source = data->second;
+      int64_t numel = copy->numel();
+      std::vector<int64_t> index(dims.size(), 0);
+      for (int64_t flat = 0; flat < numel; ++flat) {
+        int64_t at = *offset;
+        for (size_t d = 0; d < dims.size(); ++d)
+          at += index[d] * strides[d];
+        copy->setDouble(flat, source.getDouble(at));
+        for (size_t d = dims.size(); d-- > 0;) {
+          if (++index[d] < dims[d])
+            break;
+          index[d] = 0;
+        }
+      }
+      std::string name = uniqueBufferName(buffer.name + "_dense");
+      TensorType type(buffer.dtype, shape);
+      int id = addBuffer(name, Buffer::Kind::Weight, type);
+      program_.weights[name] = std::move(*copy);
+      cached = denseWeights_.emplace(key, id).first;
+    }
+    StridedView result;
+    result.buffer = cached->second;
+    result.offset = SymInt(0);
+    result.strides = dense;
+    return result;
+  }
+
+  std::string uniqueBufferName(const std::string &hint) {
+    std::set<std::string> taken;
+    for (const Buffer &buffer : program_.buffers)
+      taken.insert(buffer.name);
+    std::string name = hint;
+    for (int i = 1; taken.count(name); ++i)
+      name = hint + "_" + std::to_string(i);
+    return name;
+  }
+
   Status lowerGemm(const Node &node) {
     const TensorType &outType = node.output()->type();
     StridedView a = stridedView(node.input(0));
-    StridedView b = stridedView(node.input(1));
+    StridedView b = contiguousWeight(stridedView(node.input(1)), node.input(1)->type().shape);
     LoopNode loop;
     loop.kind = LoopNode::Kind::Template;
     loop.name = node.output()->name();
@@ -709,6 +779,84 @@ private:
     templateOutputs_.insert(id);
     setBuffer(node.output(), id);
     origins_[node.output()] = {shortName(node.op())};
+    return Status::ok();
+  }
+
+  /// f32 2-D convolution (not transposed, static channels and spatial sizes) as an implicit-GEMM
+  /// template without its bias; the bias add becomes a pointwise value reading the template's
+  /// result, so it (and whatever pointwise ops follow) can be fused as the epilogue.
+  Status lowerConvolution(const Node &node) {
+    const TensorType &outType = node.output()->type();
+    const TensorType &inType = node.input(0)->type(), &wType = node.input(1)->type();
+    AttrReader attrs(node.attrs());
+    const Value *bias = node.inputs().size() > 2 ? node.input(2) : nullptr;
+    if (outType.dtype != DType::F32 || inType.dtype != DType::F32 || wType.dtype != DType::F32 ||
+        (bias && bias->type().dtype != DType::F32) || inType.rank() != 4 || wType.rank() != 4 ||
+        outType.rank() != 4 || attrs.getBool("transposed"))
+      return lowerExtern(node);
+    auto constants = [](const std::vector<SymInt> &dims, size_t from) {
+      std::vector<int64_t> values;
+      for (size_t i = from; i < dims.size(); ++i)
+        if (auto value = dims[i].constant(); value && *value > 0)
+          values.push_back(*value);
+      return values;
+    };
+    std::vector<int64_t> in = constants(inType.shape, 1), w = constants(wType.shape, 0),
+                         out = constants(outType.shape, 1);
+    if (in.size() != 3 || w.size() != 4 || out.size() != 3)
+      return lowerExtern(node); // symbolic or empty dims other than the batch
+    auto pairOf = [&](const char *name) -> std::optional<std::array<int64_t, 2>> {
+      Expected<std::vector<int64_t>> values = attrs.getStaticInts(name);
+      if (!values || values->empty() || values->size() > 2)
+        return std::nullopt;
+      return std::array<int64_t, 2>{values->front(), values->back()};
+    };
+    auto stride = pairOf("stride"), padding = pairOf("padding"), dilation = pairOf("dilation");
+    int64_t groups = attrs.getInt("groups");
+    if (!stride || !padding || !dilation || groups < 1 || in[0] % groups != 0 ||
+        w[0] % groups != 0 || w[1] * groups != in[0])
+      return lowerExtern(node);
+
+    LoopNode loop;
+    loop.kind = LoopNode::Kind::Template;
+    loop.templateKind = LoopNode::TemplateKind::Conv2d;
+    LoopNode::Conv &conv = loop.conv;
+    conv.input = realize(node.input(0));
+    conv.weight = stridedView(node.input(1));
+    // The micro-kernel reads a group's weights as an OC x (C/groups*KH*KW) matrix.
+    const std::vector<SymInt> &ws = conv.weight.strides;
+    if (ws[2] != ws[3] * SymInt(w[3]) || ws[1] != ws[2] * SymInt(w[2]))
+      conv.weight = {realize(node.input(1)), SymInt(0), contiguousStrides(wType.shape)};
+    conv.n = inType.shape[0];
+    conv.c = in[0], conv.h = in[1], conv.w = in[2];
+    conv.oc = w[0], conv.kh = w[2], conv.kw = w[3];
+    conv.oh = out[1], conv.ow = out[2];
+    conv.strideH = (*stride)[0], conv.strideW = (*stride)[1];
+    conv.padH = (*padding)[0], conv.padW = (*padding)[1];
+    conv.dilationH = (*dilation)[0], conv.dilationW = (*dilation)[1];
+    conv.groups = groups;
+    loop.ranges = outType.shape;
+    loop.origins = {shortName(node.op())};
+    std::string name = node.output()->name() + (bias ? "_nobias" : "");
+    loop.name = name;
+    int id = addBuffer(name, Buffer::Kind::Intermediate, outType);
+    loop.output = id;
+    addNode(std::move(loop));
+    templateOutputs_.insert(id);
+    if (!bias) {
+      setBuffer(node.output(), id);
+      origins_[node.output()] = {shortName(node.op())};
+      return Status::ok();
+    }
+    Loader biasLoad = values_.at(bias).load;
+    std::vector<SymInt> shape = outType.shape;
+    setPointwise(node.output(),
+                 [id, shape, biasLoad](const Index &i) {
+                   return makeBinary(BinaryOp::Add, makeLoad(id, DType::F32, flatten(i, shape)),
+                                     makeCast(biasLoad({i[1]}), DType::F32));
+                 },
+                 1 + (values_.at(bias).buffer >= 0 ? 0 : values_.at(bias).cost),
+                 /*readsTemplate=*/true, {shortName(node.op())});
     return Status::ok();
   }
 
@@ -755,6 +903,7 @@ private:
   std::map<const Value *, Lowered> values_;
   std::map<const Value *, std::vector<std::string>> origins_;
   std::set<int> templateOutputs_;
+  std::map<std::string, int> denseWeights_; // transposed weight copies, by source and strides
   LoopProgram program_;
 };
 

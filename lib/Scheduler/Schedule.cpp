@@ -23,6 +23,17 @@ SymInt gemmTileCount(const loop::LoopNode::Gemm &gemm) {
   return gemm.batch * tilesM * tilesN;
 }
 
+SymInt convTileCount(const loop::LoopNode::Conv &conv) {
+  int64_t rows = conv.oc / conv.groups, cols = conv.oh * conv.ow;
+  int64_t tiles = (rows + kGemmTileM - 1) / kGemmTileM * ((cols + kGemmTileN - 1) / kGemmTileN);
+  return conv.n * SymInt(conv.groups * tiles);
+}
+
+SymInt templateTileCount(const loop::LoopNode &node) {
+  return node.templateKind == LoopNode::TemplateKind::Conv2d ? convTileCount(node.conv)
+                                                             : gemmTileCount(node.gemm);
+}
+
 namespace {
 
 std::string dims(const std::vector<SymInt> &shape) {
@@ -57,6 +68,14 @@ SymInt rowMajorFlat(const std::vector<SymInt> &ranges, size_t count) {
     stride = stride * ranges[i];
   }
   return flat;
+}
+
+std::vector<SymInt> withoutUnitDims(const std::vector<SymInt> &shape) {
+  std::vector<SymInt> kept;
+  for (const SymInt &dim : shape)
+    if (dim.constant() != std::optional<int64_t>(1))
+      kept.push_back(dim);
+  return kept;
 }
 
 bool mentionsOuterVar(const SymInt &value, size_t outerCount) {
@@ -221,8 +240,10 @@ private:
       return reject("the GEMM already has an epilogue");
     const LoopNode &gemm = program_.nodes[size_t(kernel.nodes[0])];
     int result = gemm.output;
-    if (node.ranges != gemm.ranges)
-      return reject("ranges " + dims(node.ranges) + " differ from the GEMM's " +
+    // The template keeps every output dim while lowered pointwise nodes drop size-1 dims; both
+    // index the same dense elements. Codegen maps either all dims or all but the size-1 ones.
+    if (node.ranges != gemm.ranges && node.ranges != withoutUnitDims(gemm.ranges))
+      return reject("ranges " + dims(node.ranges) + " differ from the template's " +
                     dims(gemm.ranges));
     if (program_.buffers[size_t(node.output)].dtype != DType::F32)
       return reject("the epilogue's result is not f32");
@@ -232,7 +253,8 @@ private:
     std::vector<const loop::Expr *> loads;
     collectLoads(node.body, loads);
     bool readsResult = false;
-    SymInt identity = rowMajorFlat(gemm.ranges, gemm.ranges.size());
+    // The epilogue's own identity: codegen binds its loop variables from the output element.
+    SymInt identity = rowMajorFlat(node.ranges, node.ranges.size());
     for (const loop::Expr *load : loads) {
       if (load->buffer != result)
         continue;
@@ -292,7 +314,8 @@ private:
       std::string epilogue;
       if (kernel.nodes.size() > 1)
         for (const std::string &origin : program_.nodes[size_t(kernel.nodes[1])].origins)
-          if (origin != "mm" && origin != "bmm")
+          if (origin != "mm" && origin != "bmm" &&
+              origin != program_.nodes[size_t(kernel.nodes[0])].origins[0])
             epilogue += "_" + origin;
       kernel.name = "tem_" + program_.nodes[size_t(kernel.nodes[0])].origins[0] + epilogue + suffix;
       break;
@@ -433,7 +456,9 @@ std::string printSchedule(const LoopProgram &program, const Schedule &schedule) 
       switch (node.kind) {
       case LoopNode::Kind::Pointwise: kind = "pointwise"; break;
       case LoopNode::Kind::Reduction: kind = "reduction"; break;
-      case LoopNode::Kind::Template: kind = "gemm"; break;
+      case LoopNode::Kind::Template:
+        kind = node.templateKind == LoopNode::TemplateKind::Conv2d ? "conv2d" : "gemm";
+        break;
       case LoopNode::Kind::Extern: kind = "extern"; break;
       }
       out += "  " + std::string(kind) + " " + node.name + " " + dims(node.ranges);

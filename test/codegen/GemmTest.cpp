@@ -65,10 +65,14 @@ llvm::Value *biasReluRow(llvm::IRBuilderBase &b, llvm::Value *bias, llvm::Value 
   return b.CreateFAdd(x, rowTerm);
 }
 
+/// How a test GEMM reads B: strided (the fast paths), or through GemmOperands::loadB (an
+/// implicit B, as convolution patches are), optionally with the loadBRow contiguous fast path.
+enum class BReads { Strided, Loader, LoaderWithRows };
+
 /// Adds `void name(a, sam, sak, b, sbk, sbn, c, ldc, m, n, k, tileBegin, tileEnd[, bias])` and
 /// `i64 name_tiles(m, n)` to the module.
 void addGemm(llvm::Module &module, const CpuTarget &target, const GemmTiling &tiling,
-             const std::string &name, bool withEpilogue) {
+             const std::string &name, bool withEpilogue, BReads reads = BReads::Strided) {
   llvm::LLVMContext &ctx = module.getContext();
   llvm::Type *ptr = llvm::PointerType::getUnqual(ctx);
   llvm::Type *i64 = llvm::Type::getInt64Ty(ctx);
@@ -85,6 +89,24 @@ void addGemm(llvm::Module &module, const CpuTarget &target, const GemmTiling &ti
   ops.b = arg(3), ops.bRowStride = arg(4), ops.bColStride = arg(5);
   ops.c = arg(6), ops.cRowStride = arg(7);
   ops.m = arg(8), ops.n = arg(9), ops.k = arg(10);
+  auto elementIndex = [&](llvm::IRBuilderBase &ir, llvm::Value *k, llvm::Value *n) {
+    return ir.CreateAdd(ir.CreateMul(k, ops.bRowStride), ir.CreateMul(n, ops.bColStride));
+  };
+  if (reads != BReads::Strided)
+    ops.loadB = [&](llvm::IRBuilderBase &ir, llvm::Value *k, llvm::Value *n) -> llvm::Value * {
+      llvm::Value *ptr = ir.CreateInBoundsGEP(ir.getFloatTy(), ops.b, elementIndex(ir, k, n));
+      return ir.CreateAlignedLoad(ir.getFloatTy(), ptr, llvm::Align(4));
+    };
+  // Claims contiguity only for unit column stride and strips not starting at a multiple of 3, so
+  // both packing paths run in one GEMM.
+  if (reads == BReads::LoaderWithRows)
+    ops.loadBRow = [&](llvm::IRBuilderBase &ir, llvm::Value *k, llvm::Value *n0,
+                       unsigned) -> std::pair<llvm::Value *, llvm::Value *> {
+      llvm::Value *ok =
+          ir.CreateAnd(ir.CreateICmpEQ(ops.bColStride, ir.getInt64(1)),
+                       ir.CreateICmpNE(ir.CreateURem(n0, ir.getInt64(3)), ir.getInt64(0)));
+      return {ir.CreateGEP(ir.getFloatTy(), ops.b, elementIndex(ir, k, n0)), ok};
+    };
   tensorc::cpu::GemmEpilogue epilogue;
   if (withEpilogue)
     epilogue = [bias = arg(13)](llvm::IRBuilderBase &b, llvm::Value *acc, llvm::Value *row,
@@ -133,6 +155,8 @@ struct HostGemms {
   TileCountFn *gemmOddTiles = nullptr;
   TileCountFn *gemmTiles = nullptr;
   GemmEpilogueFn *gemmEpilogue = nullptr;
+  GemmFn *gemmLoader = nullptr;     // B through the element loader (odd tiling)
+  GemmFn *gemmLoaderRows = nullptr; // element loader plus the contiguous-row fast path
 };
 
 const GemmTiling kOddTiling{13, 20};
@@ -163,6 +187,8 @@ const HostGemms &hostGemms() {
     addGemm(*module, target, gemms.tiling, "gemm", false);
     addGemm(*module, target, kOddTiling, "gemm_odd", false);
     addGemm(*module, target, gemms.tiling, "gemm_epilogue", true);
+    addGemm(*module, target, kOddTiling, "gemm_loader", false, BReads::Loader);
+    addGemm(*module, target, gemms.tiling, "gemm_loader_rows", false, BReads::LoaderWithRows);
     std::string message;
     llvm::raw_string_ostream os(message);
     if (llvm::verifyModule(*module, &os)) {
@@ -193,6 +219,8 @@ const HostGemms &hostGemms() {
     lookup(gemms.gemmOdd, "gemm_odd");
     lookup(gemms.gemmOddTiles, "gemm_odd_tiles");
     lookup(gemms.gemmEpilogue, "gemm_epilogue");
+    lookup(gemms.gemmLoader, "gemm_loader");
+    lookup(gemms.gemmLoaderRows, "gemm_loader_rows");
   });
   return gemms;
 }
@@ -347,6 +375,18 @@ TEST_F(GemmHost, EpilogueAppliedOnceAfterTheFullSum) {
     bias[j] = (j % 3 == 0 ? -0.5f : 0.75f) + 0.01f * float(j % 7);
   for (Shape s : std::vector<Shape>{{1, 1, 1}, {7, 13, 5}, {45, 300, 600}, {20, 37, 0}})
     checkShape(s, nullptr, g.gemmTiles, bias.data(), g.gemmEpilogue);
+}
+
+TEST_F(GemmHost, ImplicitBThroughTheLoader) {
+  const HostGemms &g = hostGemms();
+  for (Shape s : std::vector<Shape>{{1, 1, 1},
+                                    {7, 13, 5},
+                                    {37, 70, 45, false, true, 5},
+                                    {40, 50, 520, false, false, 3},
+                                    {2 * g.tiling.mc + 7, g.tiling.nc + 19, 300}}) {
+    checkShape(s, g.gemmLoader, g.gemmOddTiles);
+    checkShape(s, g.gemmLoaderRows, g.gemmTiles);
+  }
 }
 
 /// Builds the GEMM for a target that may not be the host, verifies it, optimizes it and

@@ -111,7 +111,7 @@ struct LoopNode {
   enum class Kind : uint8_t {
     Pointwise, // out[x] = body(x) over `ranges` (== the output's shape)
     Reduction, // out[x] = reduce over r in reductionRanges of body(x, r)
-    Template,  // GEMM: out[b, m, n] = sum_k A[b, m, k] * B[b, k, n] (a generated micro-kernel)
+    Template,  // GEMM or 2-D convolution (templateKind) as a generated micro-kernel
     Extern,    // one graph op run by its reference kernel in the runtime (a fallback)
   };
   Kind kind = Kind::Pointwise;
@@ -124,11 +124,26 @@ struct LoopNode {
   ExprRef body;
   std::vector<std::string> origins; // graph ops folded into this node ("add", "gelu"), in order
 
-  // Template (GEMM): A is batch x M x K, B is batch x K x N, as strided views.
+  // Template (GEMM): out[b, m, n] = sum_k A[b, m, k] * B[b, k, n]; A is batch x M x K, B is
+  // batch x K x N, as strided views. `ranges` is the output shape, all dims kept.
+  enum class TemplateKind : uint8_t { Gemm, Conv2d };
+  TemplateKind templateKind = TemplateKind::Gemm;
   struct Gemm {
     StridedView a, b; // a.strides = {batch, m, k}; b.strides = {batch, k, n}
     SymInt batch = 1, m, n, k;
   } gemm;
+
+  // Template (Conv2d): out[n, oc, oh, ow] = sum over (c, kh, kw) of the group's weight times
+  // input[n, g*cg + c, oh*stride - pad + kh*dilation, ...] (0 outside), no bias: an implicit GEMM
+  // per image and group. Only N may be symbolic; `ranges` is [N, OC, OH, OW].
+  struct Conv {
+    int input = -1;     // dense f32 buffer [N, C, H, W]
+    StridedView weight; // [OC, C/groups, KH, KW]; the last three strides flatten to one (K)
+    SymInt n;
+    int64_t c = 0, h = 0, w = 0, oc = 0, kh = 0, kw = 0, oh = 0, ow = 0;
+    int64_t strideH = 1, strideW = 1, padH = 0, padW = 0, dilationH = 1, dilationW = 1;
+    int64_t groups = 1;
+  } conv;
 
   // Extern: the op as an FX-text graph of one node, its input and output buffers.
   std::string externOp;

@@ -13,7 +13,7 @@ namespace tensorc::sched {
 struct Kernel {
   enum class Kind : uint8_t {
     Loop,     // poi_/red_/per_: per outer index, run each stage's loop in order
-    Template, // tem_: a GEMM over tiles, with an optional pointwise epilogue
+    Template, // tem_: a GEMM or convolution over tiles, with an optional pointwise epilogue
     Extern,   // a fallback op run by the runtime's reference kernel
   };
   Kind kind = Kind::Loop;
@@ -40,6 +40,11 @@ struct Kernel {
 constexpr int64_t kGemmTileM = 96;
 constexpr int64_t kGemmTileN = 256;
 SymInt gemmTileCount(const loop::LoopNode::Gemm &gemm);
+/// Convolution templates: one GEMM per image and group, OC/groups x OH*OW, tiled the same way
+/// (task t is tile t % tilesPerGemm of GEMM t / tilesPerGemm, GEMMs ordered image-major).
+SymInt convTileCount(const loop::LoopNode::Conv &conv);
+/// The task count of a Template node of either kind (the manifest's launch range).
+SymInt templateTileCount(const loop::LoopNode &node);
 
 /// Where each buffer lives.
 struct BufferPlan {

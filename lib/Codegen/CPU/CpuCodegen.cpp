@@ -65,6 +65,12 @@ private:
   void emitPointwiseStage(const LoopNode &node, const EmitScope &outer, Value *o);
   void emitReductionStage(const LoopNode &node, const EmitScope &outer, Value *o);
   Status emitTemplateKernel();
+  Status emitGemmKernel(const LoopNode &gemmNode, const LoopNode *epilogueNode, int outBuffer);
+  Status emitConvKernel(const LoopNode &convNode, const LoopNode *epilogueNode, int outBuffer);
+  /// The epilogue callback of a template whose output element (outer, rowBase + row, col) is at
+  /// `outer` over the dims before the row dim and `col` over the last `columnDims` dims.
+  GemmEpilogue templateEpilogue(const LoopNode &templateNode, const LoopNode &epilogueNode,
+                                size_t columnDims, Value *outer, Value *rowBase);
 
   // Reduction helpers: values are register form (scalar or vector), indices i64 alike.
   Value *identity(ReduceOp op, DType dtype, unsigned width);
@@ -482,30 +488,159 @@ void KernelEmitter::emitReductionStage(const LoopNode &node, const EmitScope &ou
     ex->store(node.output, dtype, result, o);
 }
 
-// ---- Template (GEMM) kernels ------------------------------------------------------------------
+// ---- Template (GEMM, convolution) kernels ---------------------------------------------------
+
+/// Every Load and Index expression of `body` (the expressions that carry an index).
+void collectIndexed(const loop::ExprRef &body, std::vector<const loop::Expr *> &out) {
+  std::set<const loop::Expr *> seen;
+  std::vector<const loop::Expr *> stack{body.get()};
+  while (!stack.empty()) {
+    const loop::Expr *expr = stack.back();
+    stack.pop_back();
+    if (!expr || !seen.insert(expr).second)
+      continue;
+    if (expr->kind == loop::ExprKind::Load || expr->kind == loop::ExprKind::Index)
+      out.push_back(expr);
+    for (const loop::ExprRef &operand : expr->operands)
+      stack.push_back(operand.get());
+  }
+}
+
+bool isUnitDim(const SymInt &dim) { return dim.constant() == std::optional<int64_t>(1); }
+
+GemmEpilogue KernelEmitter::templateEpilogue(const LoopNode &templateNode,
+                                             const LoopNode &epilogueNode, size_t columnDims,
+                                             Value *outer, Value *rowBase) {
+  // The template's output dims are [outer..., row, columns...]; the epilogue's loop variables are
+  // those dims, in order, either all of them or without the size-1 ones (the lowering drops them).
+  const std::vector<SymInt> &dims = templateNode.ranges;
+  size_t rowDim = dims.size() - 1 - columnDims;
+  bool keepsUnitDims = epilogueNode.ranges.size() == dims.size();
+  auto isUnit = [&](const SymInt &dim) { return !keepsUnitDims && isUnitDim(dim); };
+  std::vector<Value *> outerRanges;
+  std::vector<std::string> columnVars;
+  std::vector<Value *> columnRanges;
+  std::string rowVar;
+  size_t var = 0, outerVars = 0;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (isUnit(dims[d]))
+      continue;
+    if (d < rowDim) {
+      outerRanges.push_back(ex->emitIndex(dims[d], symbols));
+      ++outerVars;
+    } else if (d == rowDim) {
+      rowVar = loop::loopVar(var);
+    } else {
+      columnVars.push_back(loop::loopVar(var));
+      columnRanges.push_back(ex->emitIndex(dims[d], symbols));
+    }
+    ++var;
+  }
+  EmitScope base = symbols;
+  decompose(outer, outerRanges, outerVars, base);
+
+  // Vector epilogues bind the column dims by their flat position (all but the last at 0, the last
+  // to the column); that is exact when every index reads the column dims only through it.
+  bool flatColumns = true;
+  if (columnVars.size() > 1) {
+    std::map<std::string, SymInt> flat;
+    for (const std::string &name : columnVars)
+      flat[name] = SymInt(0);
+    SymInt position(0), stride(1);
+    for (size_t d = dims.size(), i = columnVars.size(); d-- > rowDim + 1;) {
+      if (isUnit(dims[d]))
+        continue;
+      position = position + SymInt::symbol(columnVars[--i]) * stride;
+      stride = stride * dims[d];
+    }
+    flat[columnVars.back()] = position;
+    std::vector<const loop::Expr *> indexed;
+    collectIndexed(epilogueNode.body, indexed);
+    for (const loop::Expr *expr : indexed)
+      flatColumns = flatColumns && expr->index.substitute(flat) == expr->index;
+  }
+
+  int result = templateNode.output;
+  const loop::ExprRef &body = epilogueNode.body;
+  DType dtype = body->dtype;
+  return [this, base, rowVar, rowBase, columnVars, columnRanges, flatColumns, result, body,
+          dtype](llvm::IRBuilderBase &, Value *acc, Value *row, Value *col) -> Value * {
+    EmitScope scope = base;
+    if (!rowVar.empty())
+      scope.vars[rowVar] = rowBase ? b.CreateAdd(rowBase, row) : row;
+    unsigned width = lanesOf(acc);
+    auto emitAt = [&](const EmitScope &at, Value *value) {
+      ex->setLoadOverride(result, value);
+      Value *out = ex->emitBody(body, at);
+      ex->setLoadOverride(-1, nullptr);
+      return ex->convert(out, dtype, DType::F32);
+    };
+    if (columnVars.empty() ? width == 1 : flatColumns) {
+      for (size_t i = 0; i + 1 < columnVars.size(); ++i)
+        scope.vars[columnVars[i]] = i64(0);
+      if (!columnVars.empty()) {
+        scope.vars[columnVars.back()] = col;
+        if (width > 1) {
+          scope.vectorVar = columnVars.back();
+          scope.lanes = width;
+        }
+      }
+      return emitAt(scope, acc);
+    }
+    // Column dims read some other way: one element at a time with its own coordinates.
+    Value *outVector = llvm::PoisonValue::get(acc->getType());
+    for (unsigned lane = 0; lane < width; ++lane) {
+      EmitScope at = scope;
+      Value *rest = b.CreateAdd(col, i64(lane));
+      for (size_t i = columnVars.size(); i-- > 0;) {
+        at.vars[columnVars[i]] = i ? b.CreateURem(rest, columnRanges[i]) : rest;
+        if (i)
+          rest = b.CreateUDiv(rest, columnRanges[i]);
+      }
+      Value *value = emitAt(at, width > 1 ? b.CreateExtractElement(acc, i64(lane)) : acc);
+      if (width == 1)
+        return value;
+      outVector = b.CreateInsertElement(outVector, value, i64(lane));
+    }
+    return outVector;
+  };
+}
 
 Status KernelEmitter::emitTemplateKernel() {
   if (kernel.nodes.empty() || kernel.nodes.size() > 2)
     return makeError("kernel ", kernel.name, ": a template kernel has a GEMM and at most one ",
                      "epilogue, not ", kernel.nodes.size(), " nodes");
-  const LoopNode &gemmNode = program.nodes[size_t(kernel.nodes[0])];
+  const LoopNode &templateNode = program.nodes[size_t(kernel.nodes[0])];
   const LoopNode *epilogueNode =
       kernel.nodes.size() == 2 ? &program.nodes[size_t(kernel.nodes[1])] : nullptr;
-  if (gemmNode.kind != LoopNode::Kind::Template)
-    return makeError("kernel ", kernel.name, ": first node ", gemmNode.name, " is not a GEMM");
-  const LoopNode::Gemm &gemm = gemmNode.gemm;
-  int outBuffer = epilogueNode ? epilogueNode->output : gemmNode.output;
-  for (int buffer : {gemm.a.buffer, gemm.b.buffer, outBuffer})
-    if (program.buffers[size_t(buffer)].dtype != DType::F32)
-      return makeError("kernel ", kernel.name, ": GEMM buffer ",
-                       program.buffers[size_t(buffer)].name, " is ",
-                       dtypeName(program.buffers[size_t(buffer)].dtype), "; only f32 is supported");
-  for (int buffer : {gemm.a.buffer, gemm.b.buffer, outBuffer})
+  if (templateNode.kind != LoopNode::Kind::Template)
+    return makeError("kernel ", kernel.name, ": first node ", templateNode.name,
+                     " is not a template");
+  int outBuffer = epilogueNode ? epilogueNode->output : templateNode.output;
+  bool conv = templateNode.templateKind == LoopNode::TemplateKind::Conv2d;
+  std::vector<int> buffers = {outBuffer};
+  if (conv)
+    buffers.insert(buffers.end(), {templateNode.conv.input, templateNode.conv.weight.buffer});
+  else
+    buffers.insert(buffers.end(), {templateNode.gemm.a.buffer, templateNode.gemm.b.buffer});
+  for (int buffer : buffers) {
+    const loop::Buffer &desc = program.buffers[size_t(buffer)];
+    if (desc.dtype != DType::F32)
+      return makeError("kernel ", kernel.name, ": template buffer ", desc.name, " is ",
+                       dtypeName(desc.dtype), "; only f32 is supported");
     if (!bufferPtrs[size_t(buffer)])
-      return makeError("kernel ", kernel.name, ": GEMM buffer ",
-                       program.buffers[size_t(buffer)].name, " is not among its args");
-  if (epilogueNode && epilogueNode->ranges.size() < 2)
-    return makeError("kernel ", kernel.name, ": epilogue ", epilogueNode->name,
+      return makeError("kernel ", kernel.name, ": template buffer ", desc.name,
+                       " is not among its args");
+  }
+  return conv ? emitConvKernel(templateNode, epilogueNode, outBuffer)
+              : emitGemmKernel(templateNode, epilogueNode, outBuffer);
+}
+
+Status KernelEmitter::emitGemmKernel(const LoopNode &gemmNode, const LoopNode *epilogueNode,
+                                     int outBuffer) {
+  const LoopNode::Gemm &gemm = gemmNode.gemm;
+  if (gemmNode.ranges.size() < 2)
+    return makeError("kernel ", kernel.name, ": GEMM ", gemmNode.name,
                      " must range over [..., m, n]");
   for (const loop::StridedView *view : {&gemm.a, &gemm.b})
     if (view->strides.size() != 2 && view->strides.size() != 3)
@@ -527,10 +662,6 @@ Status KernelEmitter::emitTemplateKernel() {
   };
   std::array<Value *, 3> aStrides = viewStrides(gemm.a), bStrides = viewStrides(gemm.b);
   Value *aOffset = eval(gemm.a.offset), *bOffset = eval(gemm.b.offset);
-  std::vector<Value *> epilogueRanges;
-  if (epilogueNode)
-    for (const SymInt &range : epilogueNode->ranges)
-      epilogueRanges.push_back(eval(range));
 
   emitFor(firstBatch, lastBatch, 1, "batch", [&](Value *bi) {
     Value *tileBase = b.CreateMul(bi, tiles);
@@ -552,23 +683,101 @@ Status KernelEmitter::emitTemplateKernel() {
     ops.n = n;
     ops.k = k;
     GemmEpilogue epilogue;
-    EmitScope epilogueScope = symbols;
-    if (epilogueNode) {
-      size_t rank = epilogueNode->ranges.size();
-      decompose(bi, epilogueRanges, rank - 2, epilogueScope);
-      epilogue = [&, rank](llvm::IRBuilderBase &, Value *acc, Value *row, Value *col) {
-        EmitScope scope = epilogueScope;
-        scope.vars[loop::loopVar(rank - 2)] = row;
-        scope.vars[loop::loopVar(rank - 1)] = col;
-        scope.lanes = lanesOf(acc);
-        if (scope.lanes > 1)
-          scope.vectorVar = loop::loopVar(rank - 1);
-        ex->setLoadOverride(gemmNode.output, acc);
-        Value *value = ex->emitBody(epilogueNode->body, scope);
-        ex->setLoadOverride(-1, nullptr);
-        return ex->convert(value, epilogueNode->body->dtype, DType::F32);
+    if (epilogueNode)
+      epilogue = templateEpilogue(gemmNode, *epilogueNode, 1, bi, nullptr);
+    emitGemmTiles(b, target, tiling, ops, tileBegin, tileEnd, epilogue);
+  });
+  return Status::ok();
+}
+
+// Implicit GEMM: per image and group, C (OC/groups x OH*OW, rows of the dense NCHW output) is
+// the group's weights (OC/groups x C/groups*KH*KW) times the patch matrix, which packing reads
+// straight from the input through a loader (zero outside it), so no im2col buffer exists.
+Status KernelEmitter::emitConvKernel(const LoopNode &convNode, const LoopNode *epilogueNode,
+                                     int outBuffer) {
+  const LoopNode::Conv &cv = convNode.conv;
+  if (convNode.ranges.size() != 4 || cv.weight.strides.size() != 4)
+    return makeError("kernel ", kernel.name, ": convolution ", convNode.name,
+                     " needs a 4-D output and weight");
+  int64_t cg = cv.c / cv.groups, ocg = cv.oc / cv.groups, taps = cv.kh * cv.kw;
+  int64_t plane = cv.h * cv.w, positions = cv.oh * cv.ow;
+  Value *images = ex->emitIndex(cv.n, symbols);
+  GemmTiling tiling{sched::kGemmTileM, sched::kGemmTileN};
+  Value *tiles = emitGemmTileCount(b, tiling, i64(ocg), i64(positions));
+  Value *firstGemm = b.CreateUDiv(begin, tiles);
+  Value *lastGemm = smin(b.CreateMul(images, i64(cv.groups)),
+                         b.CreateUDiv(b.CreateAdd(end, b.CreateSub(tiles, i64(1))), tiles));
+  Value *weightOffset = ex->emitIndex(cv.weight.offset, symbols);
+  Value *ocStride = ex->emitIndex(cv.weight.strides[0], symbols);
+  Value *kStride = ex->emitIndex(cv.weight.strides[3], symbols);
+  llvm::Type *f32 = b.getFloatTy();
+
+  emitFor(firstGemm, lastGemm, 1, "conv.gemm", [&](Value *gi) {
+    Value *image = b.CreateUDiv(gi, i64(cv.groups));
+    Value *group = b.CreateURem(gi, i64(cv.groups));
+    Value *tileBase = b.CreateMul(gi, tiles);
+    Value *tileBegin = smax(b.CreateSub(begin, tileBase), i64(0));
+    Value *tileEnd = smin(b.CreateSub(end, tileBase), tiles);
+    Value *firstChannel = b.CreateMul(group, i64(ocg));
+    GemmOperands ops;
+    ops.a = b.CreateGEP(f32, bufferPtrs[size_t(cv.weight.buffer)],
+                        b.CreateAdd(weightOffset, b.CreateMul(firstChannel, ocStride)));
+    ops.aRowStride = ocStride;
+    ops.aColStride = kStride;
+    ops.c = b.CreateGEP(f32, bufferPtrs[size_t(outBuffer)], b.CreateMul(gi, i64(ocg * positions)));
+    ops.cRowStride = i64(positions);
+    ops.m = i64(ocg);
+    ops.n = i64(positions);
+    ops.k = i64(cg * taps);
+    // The group's input channels of this image; every patch element is inside this block.
+    Value *input = b.CreateGEP(
+        f32, bufferPtrs[size_t(cv.input)],
+        b.CreateMul(b.CreateAdd(b.CreateMul(image, i64(cv.c)), b.CreateMul(group, i64(cg))),
+                    i64(plane)));
+    // Patch row k = (c, kh, kw), column n = (oh, ow): input (c, ih, iw) or 0 in the padding.
+    auto coordinates = [&cv, taps](llvm::IRBuilderBase &ir, Value *k, Value *n) {
+      Value *c = ir.CreateUDiv(k, ir.getInt64(taps));
+      Value *tap = ir.CreateURem(k, ir.getInt64(taps));
+      Value *kh = ir.CreateUDiv(tap, ir.getInt64(cv.kw));
+      Value *kw = ir.CreateURem(tap, ir.getInt64(cv.kw));
+      Value *oh = ir.CreateUDiv(n, ir.getInt64(cv.ow));
+      Value *ow = ir.CreateURem(n, ir.getInt64(cv.ow));
+      Value *ih = ir.CreateAdd(
+          ir.CreateMul(oh, ir.getInt64(cv.strideH)),
+          ir.CreateSub(ir.CreateMul(kh, ir.getInt64(cv.dilationH)), ir.getInt64(cv.padH)));
+      Value *iw = ir.CreateAdd(
+          ir.CreateMul(ow, ir.getInt64(cv.strideW)),
+          ir.CreateSub(ir.CreateMul(kw, ir.getInt64(cv.dilationW)), ir.getInt64(cv.padW)));
+      return std::array<Value *, 4>{c, ih, iw, ow};
+    };
+    ops.loadB = [&, input](llvm::IRBuilderBase &ir, Value *k, Value *n) -> Value * {
+      auto [c, ih, iw, ow] = coordinates(ir, k, n);
+      // Unsigned compares also reject negative coordinates.
+      Value *inside = ir.CreateAnd(ir.CreateICmpULT(ih, ir.getInt64(cv.h)),
+                                   ir.CreateICmpULT(iw, ir.getInt64(cv.w)));
+      Value *index = ir.CreateAdd(ir.CreateMul(c, ir.getInt64(plane)),
+                                  ir.CreateAdd(ir.CreateMul(ih, ir.getInt64(cv.w)), iw));
+      index = ir.CreateSelect(inside, index, ir.getInt64(0));
+      Value *x = ir.CreateAlignedLoad(f32, ir.CreateInBoundsGEP(f32, input, index), llvm::Align(4));
+      return ir.CreateSelect(inside, x, llvm::ConstantFP::getZero(f32));
+    };
+    if (cv.strideW == 1)
+      ops.loadBRow = [&, input](llvm::IRBuilderBase &ir, Value *k, Value *n0,
+                                unsigned count) -> std::pair<Value *, Value *> {
+        // Contiguous when the columns stay in one output row and the input row is inside.
+        auto [c, ih, iw, ow] = coordinates(ir, k, n0);
+        Value *last = ir.getInt64(count - 1);
+        Value *ok = ir.CreateICmpULT(ih, ir.getInt64(cv.h));
+        ok = ir.CreateAnd(ok, ir.CreateICmpSGE(iw, ir.getInt64(0)));
+        ok = ir.CreateAnd(ok, ir.CreateICmpSLT(ir.CreateAdd(iw, last), ir.getInt64(cv.w)));
+        ok = ir.CreateAnd(ok, ir.CreateICmpSLT(ir.CreateAdd(ow, last), ir.getInt64(cv.ow)));
+        Value *index = ir.CreateAdd(ir.CreateMul(c, ir.getInt64(plane)),
+                                    ir.CreateAdd(ir.CreateMul(ih, ir.getInt64(cv.w)), iw));
+        return {ir.CreateGEP(f32, input, index), ok};
       };
-    }
+    GemmEpilogue epilogue;
+    if (epilogueNode)
+      epilogue = templateEpilogue(convNode, *epilogueNode, 2, image, firstChannel);
     emitGemmTiles(b, target, tiling, ops, tileBegin, tileEnd, epilogue);
   });
   return Status::ok();

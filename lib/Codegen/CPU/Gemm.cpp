@@ -70,6 +70,7 @@ private:
   void allocateScratch();
 
   void packB(Value *col0, Value *ncur, Value *p0, Value *kcur);
+  void packImplicitB(Value *col0, Value *ncur, Value *p0, Value *kcur);
   void packA(Value *row0, Value *mcur, Value *p0, Value *kcur);
   llvm::SmallVector<Value *> emitMicroKernel(Value *pa, Value *pb, Value *kcur);
   void finish(Value *acc, Value *ptr, llvm::Align align, Value *first, Value *row, Value *col,
@@ -148,6 +149,8 @@ void GemmEmitter::allocateScratch() {
 // Packs B[p0 .. p0+kcur, col0 .. col0+ncur) into strips of nr columns: strip s holds row p at
 // s*kcur*nr + p*nr, zero-padded past ncur so the micro-kernel never needs a column mask.
 void GemmEmitter::packB(Value *col0, Value *ncur, Value *p0, Value *kcur) {
+  if (ops.loadB)
+    return packImplicitB(col0, ncur, p0, kcur);
   const unsigned nr = blk.nr;
   emitFor(i64(0), ncur, nr, "packb.strip", [&](Value *jr) {
     Value *dst = gep(packedB, b.CreateMul(jr, kcur));
@@ -188,6 +191,49 @@ void GemmEmitter::packB(Value *col0, Value *ncur, Value *p0, Value *kcur) {
             }
           });
         });
+  });
+}
+
+// packB for an implicit B: the same layout, each element from the loader. Columns past ncur load
+// the last valid column (in bounds for the loader) and are zeroed. With loadBRow, a full strip row
+// that the loader says is contiguous is copied a vector at a time instead.
+void GemmEmitter::packImplicitB(Value *col0, Value *ncur, Value *p0, Value *kcur) {
+  const unsigned nr = blk.nr;
+  emitFor(i64(0), ncur, nr, "packb.strip", [&](Value *jr) {
+    Value *dst = gep(packedB, b.CreateMul(jr, kcur));
+    Value *cols = b.CreateSub(ncur, jr);
+    Value *firstCol = b.CreateAdd(col0, jr);
+    Value *lastCol = b.CreateSub(cols, i64(1));
+    Value *full = b.CreateICmpSGE(cols, i64(nr));
+    // Column indices do not depend on the row: computed once per strip.
+    llvm::SmallVector<Value *> inside, colIndex;
+    for (unsigned j = 0; j < nr; ++j) {
+      inside.push_back(b.CreateICmpSLT(i64(j), cols));
+      colIndex.push_back(b.CreateAdd(firstCol, b.CreateSelect(inside.back(), i64(j), lastCol)));
+    }
+    auto elementRow = [&](Value *k, Value *row) {
+      for (unsigned j = 0; j < nr; ++j) {
+        Value *x = ops.loadB(b, k, colIndex[j]);
+        x = b.CreateSelect(inside[j], x, llvm::ConstantFP::getZero(f32));
+        b.CreateAlignedStore(x, gep(row, j), llvm::Align(4));
+      }
+    };
+    emitFor(i64(0), kcur, 1, "packb.irow", [&](Value *p) {
+      Value *k = b.CreateAdd(p0, p);
+      Value *row = gep(dst, b.CreateMul(p, i64(nr)));
+      if (!ops.loadBRow)
+        return elementRow(k, row);
+      auto [src, contiguous] = ops.loadBRow(b, k, firstCol, nr);
+      emitIf(
+          b.CreateAnd(full, contiguous), "packb.interior",
+          [&] {
+            for (unsigned v = 0; v < blk.vectorsPerRow(); ++v) {
+              Value *x = b.CreateAlignedLoad(vecTy, gep(src, v * blk.lanes), llvm::Align(4));
+              b.CreateAlignedStore(x, gep(row, v * blk.lanes), vecAlign());
+            }
+          },
+          [&] { elementRow(k, row); });
+    });
   });
 }
 

@@ -27,7 +27,7 @@ struct CompiledKernels {
 /// function `void <kernel.name>(void *const *args, const int64_t *syms, int64_t begin,
 /// int64_t end)` (bundle::TensorcKernelFn): args are the kernel's `args` buffers in order, syms
 /// the values of `program.symbols` in order, [begin, end) a slice of the kernel's range (Loop: the
-/// product of outerRanges; Template: sched::gemmTileCount). Freestanding: no libc or libm calls.
+/// product of outerRanges; Template: sched::templateTileCount). Freestanding: no libc or libm.
 Expected<CompiledKernels> compileKernels(const loop::LoopProgram &program,
                                          const sched::Schedule &schedule, const CpuTarget &target,
                                          const CodegenOptions &options);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <utility>
 
 namespace llvm {
 class IRBuilderBase;
@@ -24,6 +25,15 @@ struct GemmOperands {
   llvm::Value *b = nullptr, *bRowStride = nullptr, *bColStride = nullptr; // B is K x N
   llvm::Value *c = nullptr, *cRowStride = nullptr; // C is M x N, unit col stride
   llvm::Value *m = nullptr, *n = nullptr, *k = nullptr;
+  /// An implicit B (convolution patches): when set, packing emits loadB(b, k, n) for each element
+  /// (i64 k < K, n < N) instead of reading b/bRowStride/bColStride, and uses the f32 it returns.
+  /// It may be emitted in any block and must only load in bounds (select 0 for padding).
+  std::function<llvm::Value *(llvm::IRBuilderBase &b, llvm::Value *k, llvm::Value *n)> loadB;
+  /// Optional with loadB, a fast path: returns {pointer, i1}; when the i1 is true, B[k, n0 + j]
+  /// is the float at pointer + j for j < count (an interior stretch of one image row).
+  std::function<std::pair<llvm::Value *, llvm::Value *>(llvm::IRBuilderBase &b, llvm::Value *k,
+                                                        llvm::Value *n0, unsigned count)>
+      loadBRow;
 };
 
 /// Called for every output vector: `acc` is a <L x float> (L = target lanes, or 1 for the scalar
