@@ -1,6 +1,7 @@
 // The C ABI (include/tensorc/tensorc.h) over rt::Model: statuses instead of Expected, no throws.
 #include "tensorc/tensorc.h"
 
+#include "tensorc/Bundle/EmbeddedBundle.h"
 #include "tensorc/Runtime/Model.h"
 
 #include <algorithm>
@@ -115,15 +116,21 @@ size_t tc_dtype_size(tc_dtype dtype) {
 
 tc_status *tc_model_load(const char *path, const tc_load_options *options, tc_model **model) {
   return guarded([&]() -> tc_status * {
-    if (!path || !model)
-      return makeStatus(TC_INVALID_ARGUMENT, "path and model must not be NULL");
+    if (!model)
+      return makeStatus(TC_INVALID_ARGUMENT, "model must not be NULL");
     *model = nullptr;
+    bool embedded = !path || !*path;
+    if (embedded && !tensorc_embedded_bundle)
+      return makeStatus(TC_INVALID_ARGUMENT, "path is NULL or empty, which loads the model "
+                                             "embedded by `tensorc compile --emit=so`, but this "
+                                             "program embeds none");
     tensorc::rt::LoadOptions loadOptions;
     if (options) {
       loadOptions.threads = options->threads;
       loadOptions.variant = options->variant ? options->variant : "";
     }
-    auto loaded = tensorc::rt::Model::load(path, loadOptions);
+    auto loaded = embedded ? tensorc::rt::Model::loadEmbedded(loadOptions)
+                           : tensorc::rt::Model::load(path, loadOptions);
     if (!loaded)
       return makeStatus(TC_LOAD_ERROR, loaded.error().message());
     auto result = std::make_unique<tc_model>();

@@ -1,7 +1,11 @@
 // Kernel lookup through the dynamic loader.
 #include "KernelLibrary.h"
 
+#include <cerrno>
+#include <cstring>
 #include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 namespace tensorc::rt {
 
@@ -9,8 +13,14 @@ namespace {
 
 class DlKernelLibrary final : public KernelLibrary {
 public:
-  DlKernelLibrary(void *handle, std::string name) : handle_(handle), name_(std::move(name)) {}
-  ~DlKernelLibrary() override { dlclose(handle_); }
+  /// `fd`: the memory file the library was loaded from, or -1.
+  DlKernelLibrary(void *handle, std::string name, int fd = -1)
+      : handle_(handle), name_(std::move(name)), fd_(fd) {}
+  ~DlKernelLibrary() override {
+    dlclose(handle_);
+    if (fd_ >= 0)
+      ::close(fd_);
+  }
 
   Expected<bundle::TensorcKernelFn> lookup(const std::string &symbol) const override {
     dlerror(); // clear a stale error so the one below is ours
@@ -23,6 +33,7 @@ public:
 private:
   void *handle_;
   std::string name_;
+  int fd_;
 };
 
 std::string lastDlError() {
@@ -39,17 +50,34 @@ Expected<std::unique_ptr<KernelLibrary>> openKernelFile(const std::string &path)
   return std::unique_ptr<KernelLibrary>(new DlKernelLibrary(handle, path));
 }
 
-Expected<std::unique_ptr<KernelLibrary>> openCurrentImage() {
-  Dl_info info{};
-  if (!dladdr(reinterpret_cast<void *>(&openCurrentImage), &info) || !info.dli_fname)
-    return makeError("cannot find the image holding the runtime: ", lastDlError());
-  // RTLD_NOLOAD: take another reference to the already loaded image, never load a copy.
-  void *handle = dlopen(info.dli_fname, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-  if (!handle)
-    handle = dlopen(nullptr, RTLD_NOW); // the main executable
-  if (!handle)
-    return makeError("cannot open the image holding the runtime: ", lastDlError());
-  return std::unique_ptr<KernelLibrary>(new DlKernelLibrary(handle, info.dli_fname));
+Expected<std::unique_ptr<KernelLibrary>> openKernelBytes(const void *bytes, size_t size,
+                                                         const std::string &name) {
+  int fd = ::memfd_create("tensorc-kernels", MFD_CLOEXEC);
+  if (fd < 0)
+    return makeError(name, ": cannot create a memory file for the kernels: ", std::strerror(errno));
+  const char *next = static_cast<const char *>(bytes);
+  for (size_t left = size; left > 0;) {
+    ssize_t written = ::write(fd, next, left);
+    if (written < 0 && errno == EINTR)
+      continue;
+    if (written <= 0) {
+      std::string reason = std::strerror(errno);
+      ::close(fd);
+      return makeError(name, ": cannot write the kernels to a memory file: ", reason);
+    }
+    next += written;
+    left -= size_t(written);
+  }
+  // The fd stays open until dlclose: the loader recognizes loaded objects by path first, so a
+  // later memory file reusing this fd number would otherwise be mistaken for this library.
+  std::string path = "/proc/self/fd/" + std::to_string(fd);
+  void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    std::string error = lastDlError();
+    ::close(fd);
+    return makeError(name, ": cannot load the kernels from memory: ", error);
+  }
+  return std::unique_ptr<KernelLibrary>(new DlKernelLibrary(handle, name, fd));
 }
 
 } // namespace tensorc::rt

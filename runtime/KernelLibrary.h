@@ -1,5 +1,5 @@
-// Where a model's generated kernels live: a dlopen'ed variant file, or the image holding the
-// runtime.
+// Where a model's generated kernels live: a variant file of a bundle directory, or a variant's
+// bytes embedded in a model library.
 #pragma once
 
 #include "tensorc/Bundle/Manifest.h"
@@ -9,8 +9,8 @@
 
 namespace tensorc::rt {
 
-/// Resolves kernel symbols. A bundle directory opens its cpu/<variant>.so; a self-contained
-/// `--emit=so` model links the kernels next to the runtime and looks them up in its own image.
+/// Resolves kernel symbols. A bundle directory opens its cpu/<variant>.so; an `--emit=so` model
+/// library carries each variant's .so as bytes and loads the chosen one from memory.
 class KernelLibrary {
 public:
   virtual ~KernelLibrary() = default;
@@ -22,7 +22,11 @@ public:
 /// must not be rewritten in place while open (the compiler renames bundles into place).
 Expected<std::unique_ptr<KernelLibrary>> openKernelFile(const std::string &path);
 
-/// The shared object (or executable) this runtime code is linked into.
-Expected<std::unique_ptr<KernelLibrary>> openCurrentImage();
+/// Loads a kernel .so from `bytes` without writing it to disk: an anonymous memory file
+/// (memfd_create) dlopen'ed through /proc/self/fd, held open until the library is closed. Each
+/// call loads a separate copy, so two models with equally named kernels never share one. `name`
+/// is for messages.
+Expected<std::unique_ptr<KernelLibrary>> openKernelBytes(const void *bytes, size_t size,
+                                                         const std::string &name);
 
 } // namespace tensorc::rt

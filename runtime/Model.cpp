@@ -6,6 +6,7 @@
 #include "ThreadPool.h"
 #include "WeightSource.h"
 
+#include "tensorc/Bundle/EmbeddedBundle.h"
 #include "tensorc/Frontend/FX/FxParser.h"
 #include "tensorc/Interp/Interpreter.h"
 #include "tensorc/Ops/Registry.h"
@@ -13,6 +14,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -50,8 +52,7 @@ Expected<std::string> readFile(const std::string &path) {
   return text.str();
 }
 
-Expected<Manifest> readManifest(const std::string &path) {
-  TC_ASSIGN_OR_RETURN(std::string text, readFile(path));
+Expected<Manifest> parseManifest(std::string_view text, const std::string &path) {
   Expected<Json> json = Json::parse(text);
   if (!json)
     return json.takeError().withContext(path);
@@ -59,6 +60,27 @@ Expected<Manifest> readManifest(const std::string &path) {
   if (!manifest)
     return manifest.takeError().withContext(path);
   return manifest;
+}
+
+Expected<Manifest> readManifest(const std::string &path) {
+  TC_ASSIGN_OR_RETURN(std::string text, readFile(path));
+  return parseManifest(text, path);
+}
+
+/// The model library holding the embedded bundle, for messages: "/path/model.so".
+std::string embeddedLibraryName() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void *>(&tensorc_embedded_bundle), &info) && info.dli_fname)
+    return info.dli_fname;
+  return "<model library>";
+}
+
+const bundle::EmbeddedFile *findEmbeddedFile(const bundle::EmbeddedBundle &embedded,
+                                             const std::string &name) {
+  for (uint32_t i = 0; i < embedded.numFiles; ++i)
+    if (name == embedded.files[i].name)
+      return &embedded.files[i];
+  return nullptr;
 }
 
 std::string launchLabel(const Manifest &manifest, size_t index) {
@@ -78,7 +100,8 @@ std::string shapeText(const std::vector<bundle::SizeExpr> &shape) {
 
 struct Model::Impl {
   Manifest manifest;
-  std::string bundleDir;
+  std::string bundleDir; // the directory, or the model library for an embedded bundle
+  const bundle::EmbeddedBundle *embedded = nullptr; // set: the files are in this image
   std::string variant;
   std::unique_ptr<WeightSource> weights;
   std::unique_ptr<KernelLibrary> kernels;
@@ -109,6 +132,9 @@ struct Model::Impl {
   Status loadWeights();
   Status loadKernels(const std::string &forcedVariant);
   Status loadExterns();
+  /// Everything after the manifest: weights, kernels, externs and the per-run tables.
+  static Expected<std::unique_ptr<Model>> finishLoad(std::unique_ptr<Impl> impl,
+                                                     const LoadOptions &options);
 
   Status bindSymbols(const std::vector<Tensor> &inputs);
   /// Evaluates every buffer's shape and address for the bound symbols; allocates the outputs.
@@ -123,7 +149,17 @@ Status Model::Impl::loadWeights() {
   for (const BufferDesc &buffer : manifest.buffers)
     anyWeight |= buffer.kind == BufferKind::Weight;
   std::string path = bundleDir + "/weights.safetensors";
-  if (!anyWeight && !fileExists(path)) {
+  if (embedded) {
+    const bundle::EmbeddedFile *file = findEmbeddedFile(*embedded, "weights.safetensors");
+    if (!file && anyWeight)
+      return makeError(bundleDir, ": the embedded bundle has no weights.safetensors");
+    if (!file) {
+      weights = emptyWeights();
+    } else {
+      TC_ASSIGN_OR_RETURN(weights, viewWeightBytes(file->data, size_t(file->size),
+                                                   bundleDir + "[weights.safetensors]"));
+    }
+  } else if (!anyWeight && !fileExists(path)) {
     weights = emptyWeights();
   } else {
     TC_ASSIGN_OR_RETURN(weights, openWeightFile(path));
@@ -167,7 +203,15 @@ Status Model::Impl::loadKernels(const std::string &forcedVariant) {
   TC_ASSIGN_OR_RETURN(const bundle::CpuVariant *chosen,
                       selectCpuVariant(manifest.cpu, hostCpu(), forcedVariant));
   variant = chosen->name;
-  TC_ASSIGN_OR_RETURN(kernels, openKernelFile(bundleDir + "/" + chosen->file));
+  if (embedded) {
+    const bundle::EmbeddedFile *file = findEmbeddedFile(*embedded, chosen->file);
+    if (!file)
+      return makeError(bundleDir, ": the embedded bundle has no ", chosen->file);
+    TC_ASSIGN_OR_RETURN(kernels, openKernelBytes(file->data, size_t(file->size),
+                                                 bundleDir + "[" + chosen->file + "]"));
+  } else {
+    TC_ASSIGN_OR_RETURN(kernels, openKernelFile(bundleDir + "/" + chosen->file));
+  }
   // Resolve every symbol now: a bundle missing one fails at load, not halfway through a run.
   for (size_t i = 0; i < manifest.launches.size(); ++i) {
     if (manifest.launches[i].kind != LaunchKind::Kernel)
@@ -221,6 +265,37 @@ Expected<std::unique_ptr<Model>> Model::load(const std::string &bundleDir,
   auto impl = std::make_unique<Impl>(options.threads);
   impl->manifest = std::move(manifest);
   impl->bundleDir = bundleDir;
+  return Impl::finishLoad(std::move(impl), options);
+}
+
+Expected<std::unique_ptr<Model>> Model::loadEmbedded(const LoadOptions &options) {
+  if (options.threads < 0)
+    return makeError("threads must be 0 (all cores) or positive, got ", options.threads);
+  // Weak: null unless this runtime was linked into a model library by `--emit=so`.
+  if (!tensorc_embedded_bundle)
+    return makeError("this program embeds no model (only libraries built by `tensorc compile "
+                     "--emit=so` do); pass a bundle directory");
+  const bundle::EmbeddedBundle *embedded = tensorc_embedded_bundle();
+  std::string library = embeddedLibraryName();
+  if (!embedded || embedded->version != bundle::kEmbeddedBundleVersion)
+    return makeError(library, ": embedded bundle format ", embedded ? embedded->version : 0,
+                     " is not the runtime's ", bundle::kEmbeddedBundleVersion);
+  const bundle::EmbeddedFile *manifestFile = findEmbeddedFile(*embedded, "manifest.json");
+  if (!manifestFile)
+    return makeError(library, ": the embedded bundle has no manifest.json");
+  TC_ASSIGN_OR_RETURN(Manifest manifest,
+                      parseManifest(std::string_view(static_cast<const char *>(manifestFile->data),
+                                                     size_t(manifestFile->size)),
+                                    library + "[manifest.json]"));
+  auto impl = std::make_unique<Impl>(options.threads);
+  impl->manifest = std::move(manifest);
+  impl->bundleDir = library;
+  impl->embedded = embedded;
+  return Impl::finishLoad(std::move(impl), options);
+}
+
+Expected<std::unique_ptr<Model>> Model::Impl::finishLoad(std::unique_ptr<Impl> impl,
+                                                         const LoadOptions &options) {
   TC_RETURN_IF_ERROR(impl->loadWeights());
   TC_RETURN_IF_ERROR(impl->loadKernels(options.variant));
   TC_RETURN_IF_ERROR(impl->loadExterns());

@@ -22,6 +22,11 @@ public:
 /// Maps a .safetensors file read-only.
 Expected<std::unique_ptr<WeightSource>> openWeightFile(const std::string &path);
 
+/// Views safetensors bytes that outlive the source (a model library's embedded weights) in place:
+/// nothing is copied. `origin` names them in messages.
+Expected<std::unique_ptr<WeightSource>> viewWeightBytes(const void *data, size_t size,
+                                                        std::string origin);
+
 /// No weights (a bundle whose plan reads none).
 std::unique_ptr<WeightSource> emptyWeights();
 

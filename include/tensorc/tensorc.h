@@ -57,7 +57,10 @@ typedef struct tc_load_options {
 } tc_load_options;
 
 /* Loads the bundle directory `path`. `options` may be NULL (defaults). On success *model is set
- * and must be released with tc_model_free. */
+ * and must be released with tc_model_free.
+ * `path` NULL or "" loads the model embedded in the library that defines this function: one
+ * built by `tensorc compile --emit=so`, which dlopen(..., RTLD_LOCAL) may load next to others.
+ * Anywhere else that is a TC_INVALID_ARGUMENT. */
 tc_status *tc_model_load(const char *path, const tc_load_options *options, tc_model **model);
 void tc_model_free(tc_model *model);
 

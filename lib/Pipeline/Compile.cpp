@@ -4,17 +4,20 @@
 #include "tensorc/Bundle/BundleWriter.h"
 #include "tensorc/Bundle/Manifest.h"
 #include "tensorc/Codegen/CPU/CpuCodegen.h"
+#include "tensorc/Pipeline/ModelLibrary.h"
 #include "tensorc/Pipeline/Pipeline.h"
 #include "tensorc/Support/Log.h"
 #include "tensorc/Support/Safetensors.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <unistd.h>
 
 #ifndef TENSORC_VERSION
 #define TENSORC_VERSION "0.0.0"
@@ -84,12 +87,25 @@ Expected<Manifest> buildManifest(const loop::LoopProgram &program, const sched::
                        "' is no input's whole dim, so a caller's shapes could not bind it");
 
   std::map<int, int64_t> outputIndex; // buffer -> output position it is returned as
+  std::set<std::string> outputNames;
   for (size_t i = 0; i < program.outputs.size(); ++i) {
     const loop::Buffer &buffer = program.buffers[size_t(program.outputs[i])];
     bundle::TensorDesc desc;
     desc.name = graph.outputs()[i]->name();
+    // A value returned twice (e.g. equal outputs merged by the graph passes) still needs one
+    // name per output in the manifest.
+    for (size_t k = i; !outputNames.insert(desc.name).second; ++k)
+      desc.name = strCat(graph.outputs()[i]->name(), "_", k);
     desc.dtype = buffer.dtype;
     TC_ASSIGN_OR_RETURN(desc.shape, shapeExprs(buffer.shape));
+    // The runtime allocates outputs before running, so their sizes must follow from the inputs'.
+    std::set<std::string> used;
+    for (const SizeExpr &dim : desc.shape)
+      dim.collectSymbols(used);
+    for (const std::string &symbol : used)
+      if (!bindable.count(symbol))
+        return makeError("output '", desc.name, "' has a data-dependent shape (dim '", symbol,
+                         "'), which bundles do not support yet");
     manifest.outputs.push_back(std::move(desc));
     if (buffer.kind == loop::Buffer::Kind::Intermediate && !outputIndex.count(buffer.id))
       outputIndex[buffer.id] = int64_t(i);
@@ -141,9 +157,8 @@ Expected<Manifest> buildManifest(const loop::LoopProgram &program, const sched::
     }
     case sched::Kernel::Kind::Template: {
       launch.kind = LaunchKind::Kernel;
-      TC_ASSIGN_OR_RETURN(launch.range,
-                          sizeExpr(sched::gemmTileCount(
-                              program.nodes[size_t(kernel.nodes[0])].gemm)));
+      TC_ASSIGN_OR_RETURN(launch.range, sizeExpr(sched::templateTileCount(
+                                            program.nodes[size_t(kernel.nodes[0])])));
       break;
     }
     case sched::Kernel::Kind::Extern: {
@@ -184,6 +199,32 @@ Expected<Manifest> buildManifest(const loop::LoopProgram &program, const sched::
   return manifest;
 }
 
+/// `--emit=so`: the files a bundle needs at run time (not src/) in one library with the runtime.
+Status writeModelLibrary(const std::string &outPath, const std::string &manifestText,
+                         const std::vector<std::pair<std::string, Tensor>> &weights,
+                         const std::map<std::string, cpu::CompiledKernels> &compiled) {
+  // Support writes safetensors only to files: serialize through a temporary one.
+  static std::atomic<int> counter{0};
+  std::filesystem::path weightsPath =
+      std::filesystem::temp_directory_path() /
+      strCat("tensorc-weights-", ::getpid(), "-", counter++, ".safetensors");
+  TC_RETURN_IF_ERROR(writeSafetensors(weightsPath.string(), weights));
+  std::ifstream in(weightsPath, std::ios::binary);
+  std::string weightBytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  bool readOk = !in.bad();
+  in.close();
+  std::error_code ignored;
+  std::filesystem::remove(weightsPath, ignored);
+  if (!readOk)
+    return makeError(weightsPath.string(), ": cannot read back the serialized weights");
+
+  std::vector<cpu::EmbedFile> files = {{"manifest.json", manifestText, 1},
+                                       {"weights.safetensors", weightBytes, 64}};
+  for (const auto &[name, kernels] : compiled)
+    files.push_back({"cpu/" + name + ".so", kernels.sharedObject, 1});
+  return linkModelLibrary(files, outPath, "");
+}
+
 } // namespace
 
 Expected<CompileSummary> compileModel(const std::string &modelPath, const OpRegistry &registry,
@@ -210,6 +251,11 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
   }
   if (targets.empty())
     return makeError("no CPU variant selected (--cpu-arch)");
+  if (options.emit == CompileOptions::Emit::SharedObject)
+    for (const cpu::CpuTarget &target : targets)
+      if (target.arch != "x86_64" || cpu::hostArch() != "x86_64")
+        return makeError("--emit=so builds for the host (x86_64); use a bundle directory for ",
+                         target.arch);
 
   PipelineOptions pipeline;
   pipeline.timeStages = options.timeStages;
@@ -256,17 +302,25 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
   std::string loopText = loop::printProgram(lowered.program);
   std::string scheduleText = sched::printSchedule(lowered.program, lowered.schedule);
   std::string manifestText = manifest.toJson().dump(2) + "\n";
-  TC_RETURN_IF_ERROR(bundle::writeBundleDirectory(options.outDir, [&](const std::string &dir) -> Status {
-    TC_RETURN_IF_ERROR(writeSafetensors(dir + "/weights.safetensors", weights));
-    for (const auto &[name, kernels] : compiled) {
-      TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/cpu/" + name + ".so", kernels.sharedObject));
-      TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/src/" + name + ".ll", kernels.llvmIR));
-    }
-    TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/src/lower.txt", loopText));
-    TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/src/fuse.txt", scheduleText));
-    // The manifest goes last: a directory with one is complete.
-    return bundle::writeFile(dir + "/manifest.json", manifestText);
-  }));
+  if (options.emit == CompileOptions::Emit::SharedObject) {
+    if (Status written = writeModelLibrary(options.outDir, manifestText, weights, compiled);
+        !written)
+      return makeError(modelPath, ": ", written.message());
+  } else {
+    TC_RETURN_IF_ERROR(
+        bundle::writeBundleDirectory(options.outDir, [&](const std::string &dir) -> Status {
+          TC_RETURN_IF_ERROR(writeSafetensors(dir + "/weights.safetensors", weights));
+          for (const auto &[name, kernels] : compiled) {
+            TC_RETURN_IF_ERROR(
+                bundle::writeFile(dir + "/cpu/" + name + ".so", kernels.sharedObject));
+            TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/src/" + name + ".ll", kernels.llvmIR));
+          }
+          TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/src/lower.txt", loopText));
+          TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/src/fuse.txt", scheduleText));
+          // The manifest goes last: a directory with one is complete.
+          return bundle::writeFile(dir + "/manifest.json", manifestText);
+        }));
+  }
 
   CompileSummary summary;
   summary.kernels = lowered.schedule.kernels.size();

@@ -208,6 +208,7 @@ struct CompileCommand {
   std::string model;
   CompileOptions options;
   std::string cpuArchs = "x86_64";
+  std::string emit = "bundle";
 };
 
 int runCompile(CompileCommand &command, const OpRegistry &registry) {
@@ -216,6 +217,8 @@ int runCompile(CompileCommand &command, const OpRegistry &registry) {
   for (std::string arch; std::getline(archs, arch, ',');)
     if (!arch.empty())
       command.options.cpuArchs.push_back(arch);
+  command.options.emit =
+      command.emit == "so" ? CompileOptions::Emit::SharedObject : CompileOptions::Emit::Bundle;
   Expected<CompileSummary> summary = compileModel(command.model, registry, command.options);
   if (!summary)
     return fail(summary.error().message());
@@ -300,10 +303,18 @@ int main(int argc, char **argv) {
 
   CompileCommand compile;
   CLI::App *compileCommand =
-      app.add_subcommand("compile", "Compile a model into a bundle directory");
+      app.add_subcommand("compile", "Compile a model into a bundle directory or a model .so");
   compileCommand->add_option("model", compile.model, "Model file (.fx or .onnx)")->required();
-  compileCommand->add_option("-o,--output", compile.options.outDir, "Bundle directory to write")
+  compileCommand
+      ->add_option("-o,--output", compile.options.outDir,
+                   "Bundle directory (or, with --emit=so, shared object) to write")
       ->required();
+  compileCommand
+      ->add_option("--emit", compile.emit,
+                   "bundle: a bundle directory; so: one shared object with kernels, weights and "
+                   "runtime inside, exporting the C ABI (tensorc.h)")
+      ->check(CLI::IsMember({"bundle", "so"}))
+      ->capture_default_str();
   compileCommand->add_option("--target", compile.options.target, "Code target (cpu)")
       ->capture_default_str();
   compileCommand

@@ -11,7 +11,11 @@
 namespace tensorc {
 
 struct CompileOptions {
+  /// What `outDir` receives: a bundle directory (DESIGN §6), or one shared object holding the
+  /// bundle and the runtime, exporting only the C ABI (x86_64 hosts; `--emit=so`).
+  enum class Emit { Bundle, SharedObject };
   std::string outDir;
+  Emit emit = Emit::Bundle;
   std::string target = "cpu";
   /// CPU architectures to emit code for ("x86_64": AVX2 baseline + AVX-512; "aarch64": NEON).
   std::vector<std::string> cpuArchs = {"x86_64"};
@@ -34,7 +38,8 @@ struct CompileSummary {
 };
 
 /// Imports, lowers, fuses and generates code for `modelPath`, then writes the bundle (DESIGN §6)
-/// atomically to options.outDir. Errors name the model, node or file at fault.
+/// or the model library (options.emit) atomically to options.outDir. Errors name the model, node or
+/// file at fault.
 Expected<CompileSummary> compileModel(const std::string &modelPath, const OpRegistry &registry,
                                       const CompileOptions &options);
 

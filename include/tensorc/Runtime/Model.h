@@ -24,6 +24,10 @@ public:
   /// variant, resolves every kernel and parses every extern graph. Errors name the file at fault.
   static Expected<std::unique_ptr<Model>> load(const std::string &bundleDir,
                                                const LoadOptions &options = {});
+  /// The bundle embedded in the running image by `tensorc compile --emit=so` (what
+  /// tc_model_load(NULL, ...) loads): the same checks, with the weights used in place and the
+  /// chosen CPU variant loaded from memory. An error in any other program.
+  static Expected<std::unique_ptr<Model>> loadEmbedded(const LoadOptions &options = {});
   ~Model();
   Model(const Model &) = delete;
   Model &operator=(const Model &) = delete;

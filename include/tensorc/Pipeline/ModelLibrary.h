@@ -1,0 +1,20 @@
+// `tensorc compile --emit=so`: one shared object holding a bundle and the runtime that runs it.
+#pragma once
+
+#include "tensorc/Codegen/CPU/EmbedObject.h"
+#include "tensorc/Support/Status.h"
+
+#include <string>
+#include <vector>
+
+namespace tensorc {
+
+/// Embeds `files` (a complete bundle's files) in an object, links it with the CPU runtime
+/// archives through the C++ driver (`cxx`; empty = $TENSORC_CXX, else the compiler tensorc was
+/// built with) and writes the result atomically to `outPath`. The library exports only the C ABI
+/// (tc_*; include/tensorc/tensorc.h); tc_model_load(NULL, ...) loads the embedded model. Errors
+/// carry the linker's output.
+Status linkModelLibrary(const std::vector<cpu::EmbedFile> &files, const std::string &outPath,
+                        const std::string &cxx);
+
+} // namespace tensorc

@@ -1,0 +1,160 @@
+// The `--emit=so` link: embedded-bundle object + runtime archives -> one model library.
+#include "tensorc/Pipeline/ModelLibrary.h"
+
+#include "tensorc/Codegen/CPU/Target.h"
+#include "tensorc/Support/StrCat.h"
+
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/Program.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <unistd.h>
+
+// Set by lib/Pipeline/CMakeLists.txt: the runtime's static archives, '|'-separated, tensorc_rt
+// first, the C++ compiler they were built with, and (sanitized builds) one more link flag.
+#ifndef TENSORC_RUNTIME_ARCHIVES
+#error "TENSORC_RUNTIME_ARCHIVES must name the runtime archives"
+#endif
+#ifndef TENSORC_CXX_DRIVER
+#define TENSORC_CXX_DRIVER "c++"
+#endif
+
+namespace tensorc {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Exported: the C ABI, nothing else. Every runtime, C++ library-template and embedded-data
+/// symbol stays local, so two model libraries in one process never bind to each other.
+constexpr const char *kVersionScript = "{\n  global: tc_*;\n  local: *;\n};\n";
+
+/// Files removed when the link is done, whether it succeeded or not.
+class TempFiles {
+public:
+  ~TempFiles() {
+    for (const std::string &path : paths_)
+      llvm::sys::fs::remove(path);
+  }
+  Expected<std::string> create(const std::string &suffix) {
+    llvm::SmallString<256> path;
+    if (std::error_code ec = llvm::sys::fs::createTemporaryFile("tensorc-so", suffix, path))
+      return makeError("cannot create a temporary .", suffix, " file: ", ec.message());
+    paths_.push_back(path.str().str());
+    return paths_.back();
+  }
+  void track(const std::string &path) { paths_.push_back(path); }
+  void release(const std::string &path) { std::erase(paths_, path); }
+
+private:
+  std::vector<std::string> paths_;
+};
+
+Status writeBytes(const std::string &path, std::string_view bytes) {
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec);
+  if (ec)
+    return makeError("cannot write ", path, ": ", ec.message());
+  out.write(bytes.data(), bytes.size());
+  out.close();
+  if (out.has_error())
+    return makeError("cannot write ", path, ": ", out.error().message());
+  return Status::ok();
+}
+
+std::vector<std::string> splitArchives(std::string_view list) {
+  std::vector<std::string> paths;
+  for (size_t begin = 0; begin <= list.size();) {
+    size_t end = std::min(list.find('|', begin), list.size());
+    paths.emplace_back(list.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return paths;
+}
+
+/// The driver as a path: ExecuteAndWait does not search PATH itself.
+Expected<std::string> cxxDriver(const std::string &given) {
+  std::string name = given;
+  if (const char *env = std::getenv("TENSORC_CXX"); name.empty() && env && *env)
+    name = env;
+  if (name.empty())
+    name = TENSORC_CXX_DRIVER;
+  if (name.find('/') != std::string::npos)
+    return name;
+  llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName(name);
+  if (!found)
+    return makeError("C++ compiler driver '", name, "' is not on PATH (set TENSORC_CXX)");
+  return *found;
+}
+
+} // namespace
+
+Status linkModelLibrary(const std::vector<cpu::EmbedFile> &files, const std::string &outPath,
+                        const std::string &cxx) {
+  if (cpu::hostArch() != "x86_64")
+    return makeError("--emit=so builds for the host, and only x86_64 hosts are supported");
+  fs::path out = fs::absolute(fs::path(outPath)).lexically_normal();
+  std::error_code ec;
+  if (fs::is_directory(out, ec))
+    return makeError(outPath, ": is a directory; --emit=so writes a file");
+
+  TC_ASSIGN_OR_RETURN(std::string driver, cxxDriver(cxx));
+  TC_ASSIGN_OR_RETURN(std::vector<cpu::CpuTarget> hostTargets, cpu::targetsForArch("x86_64"));
+  TC_ASSIGN_OR_RETURN(std::string object,
+                      cpu::emitEmbeddedBundleObject(files, hostTargets.front().triple));
+
+  TempFiles temps;
+  TC_ASSIGN_OR_RETURN(std::string objectPath, temps.create("o"));
+  TC_ASSIGN_OR_RETURN(std::string scriptPath, temps.create("map"));
+  TC_ASSIGN_OR_RETURN(std::string logPath, temps.create("log"));
+  TC_RETURN_IF_ERROR(writeBytes(objectPath, object));
+  object = {}; // the weights may be large: hold one copy less while linking
+  TC_RETURN_IF_ERROR(writeBytes(scriptPath, kVersionScript));
+  fs::create_directories(out.parent_path(), ec);
+  if (ec)
+    return makeError(out.parent_path().string(), ": cannot create: ", ec.message());
+  // Linked next to the target and renamed over it: a failed or killed compile leaves no partial
+  // library, and a process that has the old one loaded keeps its (unlinked) file.
+  std::string partialPath =
+      (out.parent_path() / strCat(".", out.filename().string(), ".tmp-", ::getpid())).string();
+  temps.track(partialPath);
+
+  std::vector<std::string> archives = splitArchives(TENSORC_RUNTIME_ARCHIVES);
+  std::vector<std::string> args = {driver, "-shared", "-o", partialPath, objectPath};
+  // tensorc_rt whole (nothing in the object references the C ABI it defines); the archives it
+  // depends on as a group, so only what it reaches is linked.
+  args.insert(args.end(), {"-Wl,--whole-archive", archives.front(), "-Wl,--no-whole-archive",
+                           "-Wl,--start-group"});
+  args.insert(args.end(), archives.begin() + 1, archives.end());
+  args.insert(args.end(),
+              {"-Wl,--end-group", "-ldl", "-lpthread", "-Wl,--version-script=" + scriptPath,
+               // Calls between tc_* functions stay inside this library.
+               "-Wl,-Bsymbolic", "-Wl,--no-undefined", "-Wl,-z,noexecstack"});
+#ifdef TENSORC_SO_LINK_FLAG
+  args.push_back(TENSORC_SO_LINK_FLAG);
+#endif
+  std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(logPath),
+                                                llvm::StringRef(logPath)};
+  std::string execError;
+  int rc = llvm::sys::ExecuteAndWait(driver, argRefs, std::nullopt, redirects, 0, 0, &execError);
+  if (rc != 0) {
+    std::string log;
+    if (auto text = llvm::MemoryBuffer::getFile(logPath))
+      log = (*text)->getBuffer().str();
+    return makeError("linking ", outPath, " with ", driver, " failed (exit ", rc, ")",
+                     execError.empty() ? "" : ": " + execError, log.empty() ? "" : ":\n" + log,
+                     "\n(set TENSORC_CXX to the C++ compiler driver to link with)");
+  }
+  fs::rename(partialPath, out, ec);
+  if (ec)
+    return makeError(outPath, ": cannot rename the new library into place: ", ec.message());
+  temps.release(partialPath);
+  return Status::ok();
+}
+
+} // namespace tensorc
