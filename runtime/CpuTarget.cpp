@@ -10,8 +10,8 @@ namespace tensorc::rt {
 namespace {
 
 /// Feature names the compiler may require. __builtin_cpu_supports only takes string literals,
-/// hence the list; a name not here counts as unsupported.
-bool x86Supports(const std::string &feature) {
+/// hence the list; a name not here counts as unsupported. Unused on other hosts.
+[[maybe_unused]] bool x86Supports(const std::string &feature) {
 #if defined(__x86_64__)
 #define TENSORC_X86_FEATURE(name)                                                                  \
   if (feature == name)                                                                             \

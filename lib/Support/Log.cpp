@@ -1,9 +1,14 @@
-// Category-filtered logging on spdlog (stderr).
+// Category-filtered logging to stderr: through spdlog, or plain stdio in runtime-only builds.
 #include "tensorc/Support/Log.h"
 
 #include <set>
+
+#ifdef TENSORC_LOG_STDIO
+#include <cstdio>
+#else
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#endif
 
 namespace tensorc::log {
 
@@ -12,17 +17,41 @@ namespace {
 struct State {
   std::set<std::string, std::less<>> categories;
   bool all = false;
-  std::shared_ptr<spdlog::logger> logger = [] {
-    auto logger = spdlog::stderr_color_st("tensorc");
-    logger->set_pattern("%^tensorc: %v%$");
-    logger->set_level(spdlog::level::debug);
-    return logger;
-  }();
 };
 State &state() {
   static State instance;
   return instance;
 }
+
+enum class Level { Debug, Info, Warn };
+
+#ifdef TENSORC_LOG_STDIO
+/// Runtime-only builds (cross builds for deployment) have no spdlog: the same lines, uncolored.
+/// One fprintf per line keeps lines from different threads whole.
+void emit(Level, std::string_view text) {
+  std::fprintf(stderr, "tensorc: %.*s\n", int(text.size()), text.data());
+}
+#else
+void emit(Level level, std::string_view text) {
+  static const std::shared_ptr<spdlog::logger> logger = [] {
+    auto logger = spdlog::stderr_color_st("tensorc");
+    logger->set_pattern("%^tensorc: %v%$");
+    logger->set_level(spdlog::level::debug);
+    return logger;
+  }();
+  switch (level) {
+  case Level::Debug:
+    logger->debug("{}", text);
+    return;
+  case Level::Info:
+    logger->info("{}", text);
+    return;
+  case Level::Warn:
+    logger->warn("{}", text);
+    return;
+  }
+}
+#endif
 } // namespace
 
 void enableCategories(std::string_view list) {
@@ -45,10 +74,10 @@ bool enabled(std::string_view category) {
 
 void debug(std::string_view category, const std::string &message) {
   if (enabled(category))
-    state().logger->debug("[{}] {}", category, message);
+    emit(Level::Debug, "[" + std::string(category) + "] " + message);
 }
 
-void info(const std::string &message) { state().logger->info("{}", message); }
-void warn(const std::string &message) { state().logger->warn("warning: {}", message); }
+void info(const std::string &message) { emit(Level::Info, message); }
+void warn(const std::string &message) { emit(Level::Warn, "warning: " + message); }
 
 } // namespace tensorc::log
