@@ -22,6 +22,7 @@ build: configure
 # Model weights are generated from fixed seeds (the MLP's are 96 MB, too large to commit).
 models:
 	@$(PYTHON) models/make_models.py
+	@$(PYTHON) models/make_onnx_models.py --out models
 
 demo: deps build models
 	$(TENSORC) inspect $(DEMO_MODEL) --stage fuse
