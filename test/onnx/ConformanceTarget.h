@@ -1,11 +1,13 @@
-// ConformanceTarget: how the conformance runner executes an imported model (interpreter today;
-// compiled CPU and CUDA bundles later).
+// ConformanceTarget: how the conformance runner executes an imported model (the interpreter, or
+// a bundle compiled for this CPU).
 #pragma once
 
 #include "tensorc/IR/Graph.h"
+#include "tensorc/Ops/Registry.h"
 #include "tensorc/Support/Tensor.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,16 +19,21 @@ class ConformanceTarget {
 public:
   virtual ~ConformanceTarget() = default;
   /// Readies `graph` for run() (a compiled target builds its bundle here). `graph` outlives the
-  /// target's use of it.
+  /// target's use of it. May be called again with another graph (inputs specialized per data
+  /// set), which replaces the previous one.
   virtual Status prepare(const Graph &graph) = 0;
   /// Runs the model on its user inputs (signature order) and returns its outputs in order.
   virtual Expected<std::vector<Tensor>> run(const std::vector<Tensor> &inputs) = 0;
+  /// For compiled targets, once prepared: whether the model ran at least one generated kernel
+  /// (false: every op fell back to the reference kernels). std::nullopt for the interpreter.
+  virtual std::optional<bool> ranGeneratedCode() const { return std::nullopt; }
 };
 
 /// The names accepted by createConformanceTarget(), for --help and error messages.
 std::vector<std::string> conformanceTargetNames();
 
-/// The target called `name`, or nullptr if there is none.
-std::unique_ptr<ConformanceTarget> createConformanceTarget(const std::string &name);
+/// The target called `name`, or nullptr if there is none. `registry` outlives the target.
+std::unique_ptr<ConformanceTarget> createConformanceTarget(const std::string &name,
+                                                           const OpRegistry &registry);
 
 } // namespace tensorc::conformance

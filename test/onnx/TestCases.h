@@ -4,6 +4,7 @@
 #include "tensorc/Support/Status.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ inline const char *statusName(TestStatus status) {
 struct TestResult {
   TestStatus status = TestStatus::Failed;
   std::string reason;
+  /// Compiled targets: whether the model ran at least one generated kernel (false: only the
+  /// reference kernels' fallbacks). Unset for the interpreter, skips and early failures.
+  std::optional<bool> generatedCode;
 };
 
 /// One `test_data_set_*`: serialized TensorProtos, inputs and expected outputs in order.

@@ -156,15 +156,37 @@ std::optional<std::string> roundTripProblem(const Graph &graph, const OpRegistry
   return std::nullopt;
 }
 
+/// Checks the round trip and runs --passes on a freshly imported `graph`, then hands it to the
+/// target; a failed result if any step fails.
+std::optional<TestResult> prepareTarget(ConformanceTarget &target, Graph &graph,
+                                        const OpRegistry &registry, const Options &options,
+                                        const std::string &where) {
+  if (options.roundTrip)
+    if (std::optional<std::string> problem = roundTripProblem(graph, registry))
+      return failed("roundtrip: ", *problem, where);
+  if (!options.passes.empty()) {
+    PassContext context{registry};
+    if (Status passed = runPasses(graph, options.passes, context); !passed)
+      return failed("passes: ", passed.message(), where);
+  }
+  if (Status prepared = target.prepare(graph); !prepared)
+    return failed("compile: ", prepared.message(), where);
+  return std::nullopt;
+}
+
 TestResult runTest(const TestCase &test, const OpRegistry &registry, const Options &options) {
   Expected<Graph> graph = onnx::importOnnxFile(test.modelPath, registry);
   bool specialize = !graph && !test.generatedInputs && needsSpecialization(graph.error());
   if (!graph && !specialize)
     return failed("import: ", graph.error().message());
-  std::unique_ptr<ConformanceTarget> target = createConformanceTarget(options.target);
+  std::unique_ptr<ConformanceTarget> target = createConformanceTarget(options.target, registry);
+  auto withTargetInfo = [&](TestResult result) {
+    result.generatedCode = target->ranGeneratedCode();
+    return result;
+  };
   if (graph)
-    if (Status prepared = target->prepare(*graph); !prepared)
-      return failed("compile: ", prepared.message());
+    if (std::optional<TestResult> problem = prepareTarget(*target, *graph, registry, options, ""))
+      return *problem;
   for (const DataSet &dataSet : test.dataSets) {
     // Only name the data set when there are several, so single-set reasons group cleanly.
     std::string where = test.dataSets.size() > 1 ? " [" + dataSet.name + "]" : "";
@@ -176,27 +198,21 @@ TestResult runTest(const TestCase &test, const OpRegistry &registry, const Optio
       graph = importSpecialized(test, registry, *inputs);
       if (!graph)
         return failed("import: ", graph.error().message(), " (small inputs specialized)", where);
-      if (Status prepared = target->prepare(*graph); !prepared)
-        return failed("compile: ", prepared.message());
-    }
-    if (options.roundTrip)
-      if (std::optional<std::string> problem = roundTripProblem(*graph, registry))
-        return failed("roundtrip: ", *problem, where);
-    if (!options.passes.empty()) {
-      PassContext context{registry};
-      if (Status passed = runPasses(*graph, options.passes, context); !passed)
-        return failed("passes: ", passed.message(), where);
+      if (std::optional<TestResult> problem =
+              prepareTarget(*target, *graph, registry, options, where))
+        return *problem;
     }
     size_t modelInputs = graph->userInputs().size();
     if (inputs->size() != modelInputs)
-      return failed("run: ", inputs->size(), " inputs given, the model takes ", modelInputs, where);
+      return withTargetInfo(
+          failed("run: ", inputs->size(), " inputs given, the model takes ", modelInputs, where));
     for (size_t i = 0; i < modelInputs; ++i) {
       const TensorType &type = graph->userInputs()[i]->type();
       (*inputs)[i] = reinterpretU16AsBf16(std::move((*inputs)[i]), type.dtype, type.shape);
     }
     Expected<std::vector<Tensor>> outputs = target->run(*inputs);
     if (!outputs)
-      return failed("run: ", outputs.error().message(), where);
+      return withTargetInfo(failed("run: ", outputs.error().message(), where));
     Expected<std::vector<Tensor>> expected = readTensors(dataSet.outputs);
     if (!expected)
       return failed("import: ", expected.error().message(), where);
@@ -208,9 +224,9 @@ TestResult runTest(const TestCase &test, const OpRegistry &registry, const Optio
           reinterpretU16AsBf16(std::move((*expected)[i]), (*outputs)[i].dtype(), shape);
     }
     if (std::optional<std::string> why = compareOutputs(*outputs, *expected, options.tolerance))
-      return failed("compare: ", *why, where);
+      return withTargetInfo(failed("compare: ", *why, where));
   }
-  return {TestStatus::Passed, specialize ? "specialized" : ""};
+  return withTargetInfo({TestStatus::Passed, specialize ? "specialized" : ""});
 }
 
 //===----------------------------------------------------------------------===//
@@ -238,6 +254,23 @@ void writeAll(int fd, const std::string &text) {
   }
 }
 
+/// A child's result on its pipe: the status (P/F), whether generated code ran (G: yes, N: no,
+/// -: not known), then the reason.
+std::string encodeResult(const TestResult &result, const TestCase &test) {
+  char generated = !result.generatedCode ? '-' : *result.generatedCode ? 'G' : 'N';
+  return std::string{result.status == TestStatus::Passed ? 'P' : 'F', generated} +
+         tidyReason(result.reason, test);
+}
+
+TestResult decodeResult(const std::string &message) {
+  TestResult result;
+  result.status = message[0] == 'P' ? TestStatus::Passed : TestStatus::Failed;
+  if (message.size() >= 2 && message[1] != '-')
+    result.generatedCode = message[1] == 'G';
+  result.reason = message.size() >= 2 ? message.substr(2) : ""; // "specialized" or empty on a pass
+  return result;
+}
+
 [[noreturn]] void childMain(const TestCase &test, const OpRegistry &registry,
                             const Options &options, int resultFd, int stderrFd) {
   int devNull = ::open("/dev/null", O_WRONLY);
@@ -245,9 +278,7 @@ void writeAll(int fd, const std::string &text) {
   ::dup2(stderrFd, STDERR_FILENO);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL); // a killed runner leaves no hung children behind
   TestResult result = runTest(test, registry, options);
-  std::string message =
-      (result.status == TestStatus::Passed ? "P" : "F") + tidyReason(result.reason, test);
-  writeAll(resultFd, message);
+  writeAll(resultFd, encodeResult(result, test));
   ::_exit(0);
 }
 
@@ -338,22 +369,28 @@ TestResult finishChild(Child &child, bool timedOut, const Options &options) {
   if (exitCode != 0 || child.result.empty())
     return {TestStatus::Failed,
             strCat("crashed (exit status ", exitCode, " before reporting a result)", detail)};
-  if (child.result[0] == 'P')
-    return {TestStatus::Passed, child.result.substr(1)}; // "specialized" or empty
-  return {TestStatus::Failed, child.result.substr(1)};
+  return decodeResult(child.result);
 }
 
 struct Tally {
   size_t passed = 0, failed = 0, skipped = 0;
-  void add(TestStatus status) {
+  size_t passedGenerated = 0; // passes that ran generated kernels (compiled targets)
+  void add(const TestResult &result) {
+    TestStatus status = result.status;
     (status == TestStatus::Passed ? passed : status == TestStatus::Failed ? failed : skipped)++;
+    passedGenerated += status == TestStatus::Passed && result.generatedCode.value_or(false);
   }
-  std::string str() const {
-    return strCat(passed, " passed, ", failed, " failed, ", skipped, " skipped");
+  /// `showGenerated`: the target compiles code, so say how many passes ran some of it.
+  std::string str(bool showGenerated) const {
+    std::string generated =
+        showGenerated ? strCat(" (", passedGenerated, " with generated kernels)") : "";
+    return strCat(passed, " passed", generated, ", ", failed, " failed, ", skipped, " skipped");
   }
-  Json json() const {
+  Json json(bool showGenerated) const {
     Json object = Json::object();
     object["passed"] = uint64_t(passed);
+    if (showGenerated)
+      object["passed_with_generated_kernels"] = uint64_t(passedGenerated);
     object["failed"] = uint64_t(failed);
     object["skipped"] = uint64_t(skipped);
     return object;
@@ -365,12 +402,14 @@ Status runAll(const std::vector<TestCase> &tests, std::vector<std::optional<Test
               const OpRegistry &registry, const Options &options) {
   size_t next = 0, finished = 0;
   Tally progress;
+  bool showGenerated = false;
   auto record = [&](size_t index, TestResult result) {
-    progress.add(result.status);
+    progress.add(result);
+    showGenerated |= result.generatedCode.has_value();
     results[index] = std::move(result);
     if (++finished % kProgressEvery == 0)
       std::cerr << "conformance: " << finished << "/" << tests.size() << " tests ("
-                << progress.str() << ")" << std::endl;
+                << progress.str(showGenerated) << ")" << std::endl;
   };
   std::vector<Child> running;
   while (true) {
@@ -431,7 +470,8 @@ Status runAll(const std::vector<TestCase> &tests, std::vector<std::optional<Test
 
 Status writeReport(const std::string &path, const Options &options,
                    const std::vector<TestCase> &tests, const std::vector<TestResult> &results,
-                   const std::map<std::string, Tally> &suites, const Tally &total) {
+                   const std::map<std::string, Tally> &suites, const Tally &total,
+                   bool showGenerated) {
   Json report = Json::object();
   report["target"] = options.target;
   Json entries = Json::array();
@@ -441,14 +481,16 @@ Status writeReport(const std::string &path, const Options &options,
     entry["name"] = tests[i].name;
     entry["status"] = statusName(results[i].status);
     entry["reason"] = results[i].reason;
+    if (results[i].generatedCode)
+      entry["generated_kernels"] = *results[i].generatedCode;
     entries.push(std::move(entry));
   }
   report["tests"] = std::move(entries);
   Json suiteTotals = Json::object();
   for (const auto &[suite, tally] : suites)
-    suiteTotals[suite] = tally.json();
+    suiteTotals[suite] = tally.json(showGenerated);
   report["suites"] = std::move(suiteTotals);
-  report["totals"] = total.json();
+  report["totals"] = total.json(showGenerated);
   std::ofstream out(path, std::ios::binary);
   out << report.dump(2) << "\n";
   if (!out)
@@ -459,6 +501,39 @@ Status writeReport(const std::string &path, const Options &options,
 //===----------------------------------------------------------------------===//
 // Driver.
 //===----------------------------------------------------------------------===//
+
+/// A directory for everything the children write (bundles, the linker's temporaries), made the
+/// children's $TMPDIR and removed with its contents at the end: a crashed or killed child cannot
+/// leave files behind.
+class ScratchDir {
+public:
+  static Expected<std::unique_ptr<ScratchDir>> create() {
+    const char *tmp = std::getenv("TMPDIR");
+    std::string pattern = strCat(tmp && *tmp ? tmp : "/tmp", "/tensorc-conformance-XXXXXX");
+    if (!::mkdtemp(pattern.data()))
+      return makeError("mkdtemp ", pattern, ": ", std::strerror(errno));
+    auto scratch = std::unique_ptr<ScratchDir>(new ScratchDir(pattern, tmp ? tmp : ""));
+    ::setenv("TMPDIR", pattern.c_str(), 1);
+    return scratch;
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+    if (hadTmpDir_)
+      ::setenv("TMPDIR", oldTmpDir_.c_str(), 1);
+    else
+      ::unsetenv("TMPDIR");
+  }
+  ScratchDir(const ScratchDir &) = delete;
+  ScratchDir &operator=(const ScratchDir &) = delete;
+
+private:
+  ScratchDir(std::string path, std::string oldTmpDir)
+      : path_(std::move(path)), oldTmpDir_(std::move(oldTmpDir)), hadTmpDir_(!oldTmpDir_.empty()) {}
+  std::string path_;
+  std::string oldTmpDir_;
+  bool hadTmpDir_;
+};
 
 int usageError(const std::string &message) {
   std::cerr << "tensorc-conformance: error: " << message << "\n";
@@ -516,19 +591,26 @@ int runConformance(Options options) {
   Expected<OpRegistry> registry = ops::buildCoreRegistry();
   if (!registry)
     return usageError(registry.error().message());
+  Expected<std::unique_ptr<ScratchDir>> scratch = ScratchDir::create();
+  if (!scratch)
+    return usageError(scratch.error().message());
   std::cerr << "conformance: running " << tests.size() << " tests on " << options.target
             << std::endl;
   if (Status ran = runAll(tests, decided, *registry, options); !ran)
     return usageError(ran.message());
+  scratch->reset();
 
   std::vector<TestResult> results;
   std::map<std::string, Tally> suites;
   Tally total;
   for (size_t i = 0; i < tests.size(); ++i) {
     results.push_back(*decided[i]);
-    suites[tests[i].suite].add(results[i].status);
-    total.add(results[i].status);
+    suites[tests[i].suite].add(results[i]);
+    total.add(results[i]);
   }
+  bool showGenerated = std::any_of(results.begin(), results.end(), [](const TestResult &result) {
+    return result.generatedCode.has_value();
+  });
   if (options.verbose) {
     for (size_t i = 0; i < tests.size(); ++i)
       if (results[i].status == TestStatus::Failed)
@@ -541,14 +623,15 @@ int runConformance(Options options) {
   for (const TestResult &result : results)
     specialized += result.status == TestStatus::Passed && result.reason == "specialized";
   for (const std::string &suite : suiteOrder)
-    std::cout << suite << ": " << suites[suite].str() << "\n";
+    std::cout << suite << ": " << suites[suite].str(showGenerated) << "\n";
   if (specialized)
     std::cout << "(" << specialized << " of the passes import small shape-like inputs as "
               << "constants)\n";
-  std::cout << total.str() << std::endl;
+  std::cout << total.str(showGenerated) << std::endl;
 
   if (!options.report.empty())
-    if (Status written = writeReport(options.report, options, tests, results, suites, total);
+    if (Status written =
+            writeReport(options.report, options, tests, results, suites, total, showGenerated);
         !written)
       return usageError(written.message());
   if (int64_t(total.passed) < options.minPassed) {
@@ -564,7 +647,8 @@ int runConformance(Options options) {
 int main(int argc, char **argv) {
   Options options;
   CLI::App app{"tensorc-conformance: runs the ONNX backend test suites on a tensorc target and "
-               "prints `N passed, M failed, K skipped` as its last line"};
+               "prints `N passed, M failed, K skipped` as its last line (compiled targets add "
+               "`(G with generated kernels)` after the passes)"};
   app.add_option("--target", options.target, "Where to run the models")
       ->check(CLI::IsMember(conformanceTargetNames()))
       ->capture_default_str();
