@@ -153,6 +153,7 @@ Expected<Manifest> buildManifest(const loop::LoopProgram &program, const sched::
       for (const SymInt &dim : kernel.outerRanges)
         range = range * dim;
       TC_ASSIGN_OR_RETURN(launch.range, sizeExpr(range));
+      launch.grain = kernel.grain;
       break;
     }
     case sched::Kernel::Kind::Template: {

@@ -304,6 +304,29 @@ private:
     if (kernel.kind == Kernel::Kind::Template && kernel.nodes.size() > 1)
       args.erase(program_.nodes[size_t(kernel.nodes[0])].output);
     kernel.args.assign(args.begin(), args.end());
+    if (kernel.kind == Kernel::Kind::Loop) {
+      // Work per iteration of the rows: every stage's inner and reduction extents (a symbolic
+      // extent counts as large, so such kernels keep grain 1).
+      int64_t work = 0;
+      bool symbolic = false;
+      for (int id : kernel.nodes) {
+        const LoopNode &node = program_.nodes[size_t(id)];
+        int64_t stage = 1;
+        auto scale = [&](const SymInt &extent) {
+          auto value = extent.constant();
+          if (!value)
+            symbolic = true;
+          else
+            stage = std::min<int64_t>(stage * std::max<int64_t>(*value, 1), kMinTaskElements);
+        };
+        for (size_t d = kernel.outerRanges.size(); d < node.ranges.size(); ++d)
+          scale(node.ranges[d]);
+        for (const SymInt &extent : node.reductionRanges)
+          scale(extent);
+        work += stage;
+      }
+      kernel.grain = symbolic ? 1 : std::max<int64_t>(1, kMinTaskElements / std::max<int64_t>(work, 1));
+    }
     std::string suffix = "_" + std::to_string(index);
     switch (kernel.kind) {
     case Kernel::Kind::Loop:

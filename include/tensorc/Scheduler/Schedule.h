@@ -33,6 +33,9 @@ struct Kernel {
   /// still get memory), listed so codegen may skip stores in the future.
   std::vector<int> internal;
   std::string reason; // why these nodes were fused, one line (also logged under `schedule`)
+  /// Fewest iterations of the parallel range worth one task: about kMinTaskElements element
+  /// operations, so small kernels run on one thread instead of paying for waking the pool.
+  int64_t grain = 1;
 };
 
 /// GEMM task decomposition shared by the compiler and every CPU target, so the manifest's range
@@ -45,6 +48,9 @@ SymInt gemmTileCount(const loop::LoopNode::Gemm &gemm);
 SymInt convTileCount(const loop::LoopNode::Conv &conv);
 /// The task count of a Template node of either kind (the manifest's launch range).
 SymInt templateTileCount(const loop::LoopNode &node);
+
+/// Element operations (loads, stores, accumulations) a task should have at least.
+constexpr int64_t kMinTaskElements = 32768;
 
 /// Where each buffer lives.
 struct BufferPlan {
