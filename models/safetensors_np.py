@@ -6,18 +6,28 @@ import numpy as np
 
 _DTYPES = {
     "F64": np.float64, "F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32,
-    "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_,
+    "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_, "U16": np.uint16,
+    "U32": np.uint32, "U64": np.uint64,
 }
 _NAMES = {np.dtype(v): k for k, v in _DTYPES.items()}
+# numpy has no bfloat16: such tensors are read as their uint16 bit patterns (see bf16_to_f32).
+_DTYPES["BF16"] = np.uint16
 
 
-def save(path, tensors):
-    """Writes a dict name -> numpy array (C order), data section aligned to 64 bytes."""
+def bf16_to_f32(bits):
+    """The float32 values of bfloat16 bit patterns (as load() returns them)."""
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def save(path, tensors, bf16=()):
+    """Writes a dict name -> numpy array (C order), data section aligned to 64 bytes. Tensors
+    named in `bf16` are uint16 arrays of bfloat16 bit patterns, stored as BF16."""
     header, offset, blobs = {}, 0, []
     for name, array in tensors.items():
         array = np.ascontiguousarray(array)
         data = array.tobytes()
-        header[name] = {"dtype": _NAMES[array.dtype], "shape": list(array.shape),
+        dtype = "BF16" if name in bf16 else _NAMES[array.dtype]
+        header[name] = {"dtype": dtype, "shape": list(array.shape),
                         "data_offsets": [offset, offset + len(data)]}
         offset += len(data)
         blobs.append(data)

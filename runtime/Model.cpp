@@ -2,6 +2,7 @@
 #include "tensorc/Runtime/Model.h"
 
 #include "CpuTarget.h"
+#include "CudaExecutor.h"
 #include "KernelLibrary.h"
 #include "ThreadPool.h"
 #include "WeightSource.h"
@@ -105,6 +106,7 @@ struct Model::Impl {
   std::string variant;
   std::unique_ptr<WeightSource> weights;
   std::unique_ptr<KernelLibrary> kernels;
+  std::unique_ptr<CudaExecutor> cuda; // set when running on a GPU
   ThreadPool pool;
 
   // Per buffer: the weight bytes (Weight buffers only).
@@ -137,8 +139,10 @@ struct Model::Impl {
                                                      const LoadOptions &options);
 
   Status bindSymbols(const std::vector<Tensor> &inputs);
-  /// Evaluates every buffer's shape and address for the bound symbols; allocates the outputs.
-  Status planBuffers(const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs);
+  /// Evaluates every buffer's shape and (with `hostMemory`) address for the bound symbols;
+  /// allocates the outputs.
+  Status planBuffers(const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs,
+                     bool hostMemory = true);
   Status ensureArena(size_t bytes);
   Status runLaunch(size_t index);
   Status runExtern(size_t index);
@@ -297,8 +301,27 @@ Expected<std::unique_ptr<Model>> Model::loadEmbedded(const LoadOptions &options)
 Expected<std::unique_ptr<Model>> Model::Impl::finishLoad(std::unique_ptr<Impl> impl,
                                                          const LoadOptions &options) {
   TC_RETURN_IF_ERROR(impl->loadWeights());
-  TC_RETURN_IF_ERROR(impl->loadKernels(options.variant));
-  TC_RETURN_IF_ERROR(impl->loadExterns());
+  if (options.device == "cuda") {
+    if (impl->embedded)
+      return makeError(impl->bundleDir, ": model libraries hold CPU kernels only; run a bundle "
+                                        "directory on the GPU");
+    TC_RETURN_IF_ERROR(impl->loadExterns());
+    CudaExecutor::Options cudaOptions;
+    cudaOptions.device = options.cudaDevice;
+    cudaOptions.graphs =
+        options.cudaGraphs < 0 ? impl->manifest.cudaGraphs : options.cudaGraphs != 0;
+    Expected<std::unique_ptr<CudaExecutor>> executor =
+        CudaExecutor::create(impl->manifest, impl->bundleDir, impl->weightData, impl->usedBuffers,
+                             impl->externGraphs, cudaOptions);
+    if (!executor)
+      return executor.takeError().withContext(impl->bundleDir);
+    impl->cuda = std::move(*executor);
+  } else if (options.device == "cpu") {
+    TC_RETURN_IF_ERROR(impl->loadKernels(options.variant));
+    TC_RETURN_IF_ERROR(impl->loadExterns());
+  } else {
+    return makeError("unknown device '", options.device, "' (expected cpu or cuda)");
+  }
 
   const Manifest &m = impl->manifest;
   size_t totalArgs = 0;
@@ -318,6 +341,9 @@ Model::~Model() = default;
 
 const Manifest &Model::manifest() const { return impl_->manifest; }
 const std::string &Model::variant() const { return impl_->variant; }
+std::string Model::deviceDescription() const {
+  return impl_->cuda ? impl_->cuda->description() : "cpu";
+}
 int Model::numThreads() const { return impl_->pool.numThreads(); }
 size_t Model::arenaCapacity() const { return impl_->arenaCapacity; }
 
@@ -386,12 +412,14 @@ Status Model::Impl::bindSymbols(const std::vector<Tensor> &inputs) {
   return Status::ok();
 }
 
-Status Model::Impl::planBuffers(const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs) {
+Status Model::Impl::planBuffers(const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs,
+                                bool hostMemory) {
   const Manifest &m = manifest;
   TC_ASSIGN_OR_RETURN(int64_t arenaBytes, m.arenaBytes.evaluate(bindings));
   if (arenaBytes < 0)
     return makeError("arena_bytes '", m.arenaBytes.text(), "' is ", arenaBytes);
-  TC_RETURN_IF_ERROR(ensureArena(size_t(arenaBytes)));
+  if (hostMemory)
+    TC_RETURN_IF_ERROR(ensureArena(size_t(arenaBytes)));
   char *arenaBase = static_cast<char *>(arena.get());
 
   outputs.clear();
@@ -424,6 +452,16 @@ Status Model::Impl::planBuffers(const std::vector<Tensor> &inputs, std::vector<T
       shape[d] = *value;
     }
     TC_ASSIGN_OR_RETURN(int64_t numel, checkedNumel(shape, what));
+    if (!hostMemory) {
+      const Tensor *user = buffer.kind == BufferKind::Input    ? &inputs[size_t(buffer.index)]
+                           : buffer.kind == BufferKind::Output ? &outputs[size_t(buffer.index)]
+                                                               : nullptr;
+      if (user && user->numel() != numel)
+        return makeError(what, ": ", describeShape(buffer.dtype, shape), " does not match ",
+                         bundle::bufferKindName(buffer.kind), " ",
+                         describeShape(user->dtype(), user->shape()));
+      continue;
+    }
     const Tensor *user = nullptr;
     void *&pointer = bufferPointers[size_t(buffer.id)];
     switch (buffer.kind) {
@@ -542,6 +580,12 @@ Expected<std::vector<Tensor>> Model::run(const std::vector<Tensor> &inputs) {
   std::lock_guard<std::mutex> lock(impl.runMutex);
   TC_RETURN_IF_ERROR(impl.bindSymbols(inputs));
   std::vector<Tensor> outputs;
+  if (impl.cuda) {
+    TC_RETURN_IF_ERROR(impl.planBuffers(inputs, outputs, /*hostMemory=*/false));
+    TC_RETURN_IF_ERROR(
+        impl.cuda->run(impl.bindings, impl.symbolValues, impl.bufferShapes, inputs, outputs));
+    return outputs;
+  }
   TC_RETURN_IF_ERROR(impl.planBuffers(inputs, outputs));
   for (size_t i = 0; i < impl.manifest.launches.size(); ++i) {
     const Launch &launch = impl.manifest.launches[i];

@@ -417,6 +417,11 @@ public:
     TC_ASSIGN_OR_RETURN(const Json *value, get(key, Json::Kind::Int, required));
     return value ? value->asInt() : fallback;
   }
+  Expected<bool> boolean(const std::string &key, bool required = true,
+                         bool fallback = false) const {
+    TC_ASSIGN_OR_RETURN(const Json *value, get(key, Json::Kind::Bool, required));
+    return value ? value->asBool() : fallback;
+  }
   Expected<DType> dtype(const std::string &key) const {
     TC_ASSIGN_OR_RETURN(std::string name, string(key));
     std::optional<DType> dtype = parseDType(name);
@@ -565,6 +570,15 @@ Expected<Launch> readLaunch(const ObjectReader &reader) {
     TC_ASSIGN_OR_RETURN(launch.grain, reader.integer("grain", false, 1));
     if (launch.grain < 1)
       return makeError(reader.path("grain"), ": must be at least 1, got ", launch.grain);
+    TC_ASSIGN_OR_RETURN(launch.cudaBlock, reader.integer("cuda_block", false, 0));
+    if (launch.cudaBlock < 0 || launch.cudaBlock > 1024)
+      return makeError(reader.path("cuda_block"), ": must be 0 to 1024 threads, got ",
+                       launch.cudaBlock);
+    if (launch.cudaBlock > 0) {
+      TC_ASSIGN_OR_RETURN(launch.cudaGrid, reader.expr("cuda_grid"));
+    } else {
+      launch.cudaGrid = SizeExpr::constant(0);
+    }
     break;
   }
   case LaunchKind::Extern: {
@@ -581,6 +595,37 @@ Expected<Launch> readLaunch(const ObjectReader &reader) {
   return launch;
 }
 
+/// Bundle files must stay inside the bundle: relative, no `..` component.
+Status checkBundlePath(const ObjectReader &reader, const char *key, const std::string &file) {
+  bool escapes = file.empty() || file.front() == '/';
+  for (size_t start = 0; !escapes && start <= file.size();) {
+    size_t end = file.find('/', start);
+    if (end == std::string::npos)
+      end = file.size();
+    escapes = file.compare(start, end - start, "..") == 0;
+    start = end + 1;
+  }
+  if (escapes)
+    return makeError(reader.path(key), ": '", file, "' is not a relative path inside the bundle");
+  return Status::ok();
+}
+
+Expected<CudaImage> readCudaImage(const ObjectReader &reader) {
+  CudaImage image;
+  TC_ASSIGN_OR_RETURN(image.arch, reader.string("arch"));
+  if (image.arch.size() < 5 || image.arch.compare(0, 3, "sm_") != 0 ||
+      image.arch.find_first_not_of("0123456789", 3) != std::string::npos)
+    return makeError(reader.path("arch"), ": '", image.arch, "' is not an sm_<NN> arch");
+  TC_ASSIGN_OR_RETURN(image.file, reader.string("file"));
+  TC_RETURN_IF_ERROR(checkBundlePath(reader, "file", image.file));
+  TC_ASSIGN_OR_RETURN(std::string kind, reader.string("kind"));
+  if (kind != "cubin" && kind != "ptx")
+    return makeError(reader.path("kind"), ": unknown image kind '", kind,
+                     "' (expected cubin or ptx)");
+  image.ptx = kind == "ptx";
+  return image;
+}
+
 Expected<CpuVariant> readCpuVariant(const ObjectReader &reader) {
   CpuVariant variant;
   TC_ASSIGN_OR_RETURN(variant.name, reader.string("name"));
@@ -591,18 +636,7 @@ Expected<CpuVariant> readCpuVariant(const ObjectReader &reader) {
     return makeError(reader.path("arch"), ": unknown arch '", variant.arch,
                      "' (expected x86_64 or aarch64)");
   TC_ASSIGN_OR_RETURN(variant.file, reader.string("file"));
-  // The file must stay inside the bundle: relative, no `..` component.
-  bool escapes = variant.file.empty() || variant.file.front() == '/';
-  for (size_t start = 0; !escapes && start <= variant.file.size();) {
-    size_t end = variant.file.find('/', start);
-    if (end == std::string::npos)
-      end = variant.file.size();
-    escapes = variant.file.compare(start, end - start, "..") == 0;
-    start = end + 1;
-  }
-  if (escapes)
-    return makeError(reader.path("file"), ": '", variant.file,
-                     "' is not a relative path inside the bundle");
+  TC_RETURN_IF_ERROR(checkBundlePath(reader, "file", variant.file));
   TC_ASSIGN_OR_RETURN(variant.requires_, reader.stringList("requires", false));
   TC_ASSIGN_OR_RETURN(variant.priority, reader.integer("priority", false, 0));
   return variant;
@@ -702,8 +736,13 @@ Status validate(const Manifest &manifest) {
     for (size_t a = 0; a < launch.args.size(); ++a)
       if (launch.args[a] < 0 || launch.args[a] >= int64_t(manifest.buffers.size()))
         return makeError(indexPath(path + ".args", a), ": no buffer ", launch.args[a]);
-    if (launch.kind == LaunchKind::Kernel)
+    if (launch.kind == LaunchKind::Kernel) {
       TC_RETURN_IF_ERROR(checkExpr(launch.range, path + ".range"));
+      TC_RETURN_IF_ERROR(checkExpr(launch.cudaGrid, path + ".cuda_grid"));
+      if (!manifest.cuda.empty() && launch.cudaBlock == 0)
+        return makeError(path, ": kernel '", launch.name,
+                         "' has no cuda_block, but the bundle has CUDA images");
+    }
     if (launch.kind == LaunchKind::Copy) {
       const BufferDesc &from = manifest.buffers[size_t(launch.args[0])];
       const BufferDesc &to = manifest.buffers[size_t(launch.args[1])];
@@ -788,6 +827,10 @@ Json Manifest::toJson() const {
     case LaunchKind::Kernel:
       item["range"] = exprJson(launch.range);
       item["grain"] = launch.grain;
+      if (launch.cudaBlock > 0) {
+        item["cuda_grid"] = exprJson(launch.cudaGrid);
+        item["cuda_block"] = launch.cudaBlock;
+      }
       break;
     case LaunchKind::Extern:
       item["graph"] = launch.graph;
@@ -813,6 +856,18 @@ Json Manifest::toJson() const {
     variantList.push(std::move(item));
   }
   json["cpu"] = std::move(variantList);
+  if (!cuda.empty()) {
+    Json imageList = Json::array();
+    for (const CudaImage &image : cuda) {
+      Json item = Json::object();
+      item["arch"] = image.arch;
+      item["file"] = image.file;
+      item["kind"] = std::string(image.ptx ? "ptx" : "cubin");
+      imageList.push(std::move(item));
+    }
+    json["cuda"] = std::move(imageList);
+    json["cuda_graphs"] = cudaGraphs;
+  }
 
   Json guardList = Json::array();
   for (const Guard &guard : guards) {
@@ -845,6 +900,8 @@ Expected<Manifest> Manifest::fromJson(const Json &json) {
   TC_ASSIGN_OR_RETURN(manifest.peakBytes, reader.integer("peak_bytes", false, 0));
   TC_ASSIGN_OR_RETURN(manifest.launches, readList<Launch>(reader, "launches", true, readLaunch));
   TC_ASSIGN_OR_RETURN(manifest.cpu, readList<CpuVariant>(reader, "cpu", true, readCpuVariant));
+  TC_ASSIGN_OR_RETURN(manifest.cuda, readList<CudaImage>(reader, "cuda", false, readCudaImage));
+  TC_ASSIGN_OR_RETURN(manifest.cudaGraphs, reader.boolean("cuda_graphs", false, false));
   TC_ASSIGN_OR_RETURN(manifest.guards, readList<Guard>(reader, "guards", false, readGuard));
   TC_RETURN_IF_ERROR(validate(manifest));
   return manifest;

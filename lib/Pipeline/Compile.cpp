@@ -4,6 +4,9 @@
 #include "tensorc/Bundle/BundleWriter.h"
 #include "tensorc/Bundle/Manifest.h"
 #include "tensorc/Codegen/CPU/CpuCodegen.h"
+#ifdef TENSORC_HAVE_NVRTC
+#include "tensorc/Codegen/CUDA/CudaCodegen.h"
+#endif
 #include "tensorc/Pipeline/ModelLibrary.h"
 #include "tensorc/Pipeline/Pipeline.h"
 #include "tensorc/Support/Log.h"
@@ -240,17 +243,36 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
                                       const CompileOptions &options, const std::string &modelName,
                                       const std::string &sourceHash) {
   const std::string &modelPath = modelName; // for messages
-  if (options.target != "cpu")
-    return makeError("target '", options.target, "' is not supported yet (supported: cpu)");
+  bool wantCpu = false, wantCuda = false;
+  for (size_t start = 0; start <= options.target.size();) {
+    size_t end = std::min(options.target.find(',', start), options.target.size());
+    std::string name = options.target.substr(start, end - start);
+    if (name == "cpu")
+      wantCpu = true;
+    else if (name == "cuda")
+      wantCuda = true;
+    else
+      return makeError("unknown target '", name, "' (expected cpu, cuda or cpu,cuda)");
+    start = end + 1;
+  }
+#ifndef TENSORC_HAVE_NVRTC
+  if (wantCuda)
+    return makeError("target cuda: this tensorc was built without the CUDA toolkit (NVRTC)");
+#else
+  if (wantCuda)
+    TC_RETURN_IF_ERROR(cuda::validateArchs(options.cudaArchs));
+  if (wantCuda && options.emit == CompileOptions::Emit::SharedObject)
+    return makeError("--emit=so holds CPU kernels only; use a bundle directory for --target cuda");
+#endif
   std::vector<cpu::CpuTarget> targets;
-  for (const std::string &arch : options.cpuArchs) {
+  for (const std::string &arch : wantCpu ? options.cpuArchs : std::vector<std::string>{}) {
     TC_ASSIGN_OR_RETURN(std::vector<cpu::CpuTarget> archTargets, cpu::targetsForArch(arch));
     for (const cpu::CpuTarget &target : archTargets)
       if (options.variants.empty() || std::count(options.variants.begin(),
                                                  options.variants.end(), target.name))
         targets.push_back(target);
   }
-  if (targets.empty())
+  if (wantCpu && targets.empty())
     return makeError("no CPU variant selected (--cpu-arch)");
   if (options.emit == CompileOptions::Emit::SharedObject)
     for (const cpu::CpuTarget &target : targets)
@@ -298,6 +320,44 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
     manifest.cpu.push_back(std::move(variant));
   }
 
+#ifdef TENSORC_HAVE_NVRTC
+  std::string cudaSource;
+  cuda::CompiledModule cudaModule;
+  if (wantCuda) {
+    Expected<cuda::RenderedKernels> rendered =
+        cuda::renderKernels(lowered.program, lowered.schedule);
+    if (!rendered)
+      return makeError(modelPath, ": CUDA: ", rendered.error().message());
+    for (Launch &launch : manifest.launches) {
+      if (launch.kind != LaunchKind::Kernel)
+        continue;
+      auto it = rendered->configs.find(launch.name);
+      if (it == rendered->configs.end())
+        return makeError(modelPath, ": CUDA: no kernel rendered for launch ", launch.name);
+      Expected<SizeExpr> grid = sizeExpr(it->second.grid);
+      if (!grid)
+        return makeError(modelPath, ": CUDA: kernel ", launch.name, ": ", grid.error().message());
+      launch.cudaGrid = std::move(*grid);
+      launch.cudaBlock = it->second.block;
+    }
+    if (!options.quiet)
+      log::info(strCat("compiling ", rendered->configs.size(), " CUDA kernels for ",
+                       join(options.cudaArchs, ", "), " with NVRTC"));
+    cuda::CompileOptions nvrtc;
+    nvrtc.archs = options.cudaArchs;
+    nvrtc.cacheDir = options.cacheDir;
+    Expected<cuda::CompiledModule> module = cuda::compileSource(rendered->source, "kernels", nvrtc);
+    if (!module)
+      return makeError(modelPath, ": CUDA: ", module.error().message());
+    cudaModule = std::move(*module);
+    cudaSource = std::move(rendered->source);
+    for (const auto &[arch, cubin] : cudaModule.cubins)
+      manifest.cuda.push_back({arch, "cuda/" + arch + ".cubin", false});
+    manifest.cuda.push_back({cudaModule.ptxArch, "cuda/kernels.ptx", true});
+    manifest.cudaGraphs = options.cudaGraphs;
+  }
+#endif
+
   std::vector<std::pair<std::string, Tensor>> weights(lowered.program.weights.begin(),
                                                       lowered.program.weights.end());
   std::string loopText = loop::printProgram(lowered.program);
@@ -316,6 +376,14 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
                 bundle::writeFile(dir + "/cpu/" + name + ".so", kernels.sharedObject));
             TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/src/" + name + ".ll", kernels.llvmIR));
           }
+#ifdef TENSORC_HAVE_NVRTC
+          if (wantCuda) {
+            for (const auto &[arch, cubin] : cudaModule.cubins)
+              TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/cuda/" + arch + ".cubin", cubin));
+            TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/cuda/kernels.ptx", cudaModule.ptx));
+            TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/src/kernels.cu", cudaSource));
+          }
+#endif
           TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/src/lower.txt", loopText));
           TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/src/fuse.txt", scheduleText));
           // The manifest goes last: a directory with one is complete.
@@ -331,6 +399,8 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
   summary.peakBytes = lowered.schedule.plan.peakBytes;
   for (const cpu::CpuTarget &target : targets)
     summary.variants.push_back(target.name);
+  if (wantCuda)
+    summary.cudaArchs = options.cudaArchs;
   return summary;
 }
 

@@ -20,7 +20,8 @@ namespace {
 constexpr const char *kUsage =
     "usage: tensorc-run BUNDLE [--inputs X.safetensors | --random-inputs SEED]\n"
     "                   [--dim NAME=VALUE]... [--outputs Y.safetensors] [--threads N]\n"
-    "                   [--variant NAME] [--iterations N]\n"
+    "                   [--variant NAME] [--iterations N] [--device cpu|cuda]\n"
+    "                   [--cuda-device N] [--cuda-graphs on|off]\n"
     "Runs a compiled bundle and prints each output. Random inputs (the default, seed 0) give\n"
     "every symbolic dim the size 2 unless --dim sets it.\n";
 
@@ -76,6 +77,17 @@ Expected<Options> parseArgs(int argc, char **argv) {
       options.load.threads = int(threads);
     } else if (arg == "--variant") {
       TC_ASSIGN_OR_RETURN(options.load.variant, value());
+    } else if (arg == "--device") {
+      TC_ASSIGN_OR_RETURN(options.load.device, value());
+    } else if (arg == "--cuda-device") {
+      TC_ASSIGN_OR_RETURN(std::string text, value());
+      TC_ASSIGN_OR_RETURN(int64_t device, parseInt(arg, text));
+      options.load.cudaDevice = int(device);
+    } else if (arg == "--cuda-graphs") {
+      TC_ASSIGN_OR_RETURN(std::string text, value());
+      if (text != "on" && text != "off")
+        return makeError("--cuda-graphs: expected on or off, got '", text, "'");
+      options.load.cudaGraphs = text == "on" ? 1 : 0;
     } else if (arg == "--iterations") {
       TC_ASSIGN_OR_RETURN(std::string text, value());
       TC_ASSIGN_OR_RETURN(options.iterations, parseInt(arg, text));
@@ -148,9 +160,15 @@ Expected<std::vector<Tensor>> makeInputs(const bundle::Manifest &manifest, const
 Status runTool(const Options &options) {
   TC_ASSIGN_OR_RETURN(auto model, rt::Model::load(options.bundle, options.load));
   const bundle::Manifest &manifest = model->manifest();
-  std::printf("%s: %s, variant %s, %d threads\n", options.bundle.c_str(),
-              manifest.model.empty() ? "model" : manifest.model.c_str(),
-              model->variant().empty() ? "(none)" : model->variant().c_str(), model->numThreads());
+  if (options.load.device == "cuda")
+    std::printf("%s: %s, on %s\n", options.bundle.c_str(),
+                manifest.model.empty() ? "model" : manifest.model.c_str(),
+                model->deviceDescription().c_str());
+  else
+    std::printf("%s: %s, variant %s, %d threads\n", options.bundle.c_str(),
+                manifest.model.empty() ? "model" : manifest.model.c_str(),
+                model->variant().empty() ? "(none)" : model->variant().c_str(),
+                model->numThreads());
   TC_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, makeInputs(manifest, options));
   TC_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, model->run(inputs));
   for (size_t i = 0; i < outputs.size(); ++i)

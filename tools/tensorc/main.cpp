@@ -129,6 +129,9 @@ struct RunOptions {
   std::string outputs;
   int threads = 0;
   std::string variant;
+  std::string device = "cpu";
+  int cudaDevice = 0;
+  std::string cudaGraphs = "bundle";
 };
 
 Expected<SymbolBindings> parseDims(const std::vector<std::string> &dims) {
@@ -165,6 +168,9 @@ int runBundle(const RunOptions &options) {
   rt::LoadOptions load;
   load.threads = options.threads;
   load.variant = options.variant;
+  load.device = options.device;
+  load.cudaDevice = options.cudaDevice;
+  load.cudaGraphs = options.cudaGraphs == "bundle" ? -1 : options.cudaGraphs == "on" ? 1 : 0;
   Expected<std::unique_ptr<rt::Model>> model = rt::Model::load(options.model, load);
   if (!model)
     return fail(model.error().message());
@@ -208,15 +214,24 @@ struct CompileCommand {
   std::string model;
   CompileOptions options;
   std::string cpuArchs = "x86_64";
+  std::string cudaArchs = "sm_90";
   std::string emit = "bundle";
+  std::string mode = "default";
 };
 
+std::vector<std::string> splitList(const std::string &text) {
+  std::vector<std::string> items;
+  std::stringstream stream(text);
+  for (std::string item; std::getline(stream, item, ',');)
+    if (!item.empty())
+      items.push_back(item);
+  return items;
+}
+
 int runCompile(CompileCommand &command, const OpRegistry &registry) {
-  command.options.cpuArchs.clear();
-  std::stringstream archs(command.cpuArchs);
-  for (std::string arch; std::getline(archs, arch, ',');)
-    if (!arch.empty())
-      command.options.cpuArchs.push_back(arch);
+  command.options.cpuArchs = splitList(command.cpuArchs);
+  command.options.cudaArchs = splitList(command.cudaArchs);
+  command.options.cudaGraphs = command.mode == "reduce-overhead";
   command.options.emit =
       command.emit == "so" ? CompileOptions::Emit::SharedObject : CompileOptions::Emit::Bundle;
   Expected<CompileSummary> summary = compileModel(command.model, registry, command.options);
@@ -225,7 +240,10 @@ int runCompile(CompileCommand &command, const OpRegistry &registry) {
   std::cerr << "tensorc: wrote " << command.options.outDir << " (" << summary->kernels
             << " kernels, " << summary->fallbacks << " fallback op types, arena peak "
             << summary->peakBytes << " bytes at example sizes; CPU: "
-            << join(summary->variants, ", ") << ")\n";
+            << (summary->variants.empty() ? "none" : join(summary->variants, ", "));
+  if (!summary->cudaArchs.empty())
+    std::cerr << "; CUDA: " << join(summary->cudaArchs, ", ") << " + PTX";
+  std::cerr << ")\n";
   return 0;
 }
 
@@ -315,7 +333,19 @@ int main(int argc, char **argv) {
                    "runtime inside, exporting the C ABI (tensorc.h)")
       ->check(CLI::IsMember({"bundle", "so"}))
       ->capture_default_str();
-  compileCommand->add_option("--target", compile.options.target, "Code target (cpu)")
+  compileCommand
+      ->add_option("--target", compile.options.target,
+                   "Comma-separated backends: cpu, cuda (kernels via NVRTC), or cpu,cuda")
+      ->capture_default_str();
+  compileCommand
+      ->add_option("--cuda-arch", compile.cudaArchs,
+                   "Comma-separated CUDA archs to emit cubins for (PTX for the lowest), e.g. "
+                   "sm_80,sm_90")
+      ->capture_default_str();
+  compileCommand
+      ->add_option("-O", compile.mode,
+                   "default, or reduce-overhead (CUDA: replay the launch list as a CUDA graph)")
+      ->check(CLI::IsMember({"default", "reduce-overhead"}))
       ->capture_default_str();
   compileCommand
       ->add_option("--cpu-arch", compile.cpuArchs,
@@ -330,6 +360,17 @@ int main(int argc, char **argv) {
   runCommand->add_option("--variant", run.variant,
                          "Bundle: force a CPU variant (e.g. x86_64 to skip AVX-512)");
   runCommand->add_flag("--interp", run.interp, "Run on the reference interpreter");
+  runCommand
+      ->add_option("--device", run.device,
+                   "Bundle: cpu, or cuda (the bundle's CUDA kernels on a GPU)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  runCommand->add_option("--cuda-device", run.cudaDevice, "Bundle: GPU index for --device cuda");
+  runCommand
+      ->add_option("--cuda-graphs", run.cudaGraphs,
+                   "Bundle: CUDA-graph replay: on, off, or as compiled (-O reduce-overhead)")
+      ->check(CLI::IsMember({"bundle", "on", "off"}))
+      ->capture_default_str();
   CLI::Option *inputsOption = runCommand->add_option(
       "--inputs", run.inputs, "Inputs as a .safetensors file, one tensor per input name");
   runCommand

@@ -84,6 +84,17 @@ struct Launch {
   int64_t grain = 1;          // Kernel: fewest iterations worth one task
   std::string graph;          // Extern: FX-text of a graph with exactly this one node, whose
                               // placeholders are the inputs in order and outputs the outputs
+  /// Kernel, in bundles with CUDA images: `cudaGrid` blocks of `cudaBlock` threads (the runtime
+  /// may launch fewer blocks: kernels stride over their work). 0 threads: no CUDA kernel.
+  SizeExpr cudaGrid;
+  int64_t cudaBlock = 0;
+};
+
+/// One CUDA module image: a cubin for one architecture, or PTX the driver compiles for newer ones.
+struct CudaImage {
+  std::string arch; // "sm_90"
+  std::string file; // relative to the bundle: "cuda/sm_90.cubin", "cuda/kernels.ptx"
+  bool ptx = false;
 };
 
 /// One shared object of CPU kernels.
@@ -108,6 +119,9 @@ struct Manifest {
   int64_t peakBytes = 0;              // the plan's peak, at the symbols' example sizes (report)
   std::vector<Launch> launches;
   std::vector<CpuVariant> cpu;
+  std::vector<CudaImage> cuda;        // empty: the bundle has no CUDA kernels
+  /// `-O reduce-overhead`: the CUDA runtime captures the launch list in a CUDA graph per shape.
+  bool cudaGraphs = false;
   /// Shape checks beyond binding plain-symbol dims: `lhs == rhs` must hold once the symbols are
   /// bound, else the run fails with `message` (which names the input and dim).
   struct Guard {

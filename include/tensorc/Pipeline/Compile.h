@@ -16,7 +16,14 @@ struct CompileOptions {
   enum class Emit { Bundle, SharedObject };
   std::string outDir;
   Emit emit = Emit::Bundle;
+  /// Comma-separated backends: "cpu", "cuda" or "cpu,cuda".
   std::string target = "cpu";
+  /// CUDA architectures to emit cubins for (PTX is emitted for the lowest too).
+  std::vector<std::string> cudaArchs = {"sm_90"};
+  /// `-O reduce-overhead`: the runtime replays the launch list as a CUDA graph per shape.
+  bool cudaGraphs = false;
+  /// NVRTC output cache directory ("" = $TENSORC_CACHE_DIR or ~/.cache/tensorc; "-" = none).
+  std::string cacheDir;
   /// CPU architectures to emit code for ("x86_64": AVX2 baseline + AVX-512; "aarch64": NEON).
   std::vector<std::string> cpuArchs = {"x86_64"};
   /// Only these variants of those architectures ("x86_64", "x86_64-avx512"); empty = all.
@@ -35,6 +42,7 @@ struct CompileSummary {
   size_t fallbacks = 0;
   int64_t peakBytes = 0;
   std::vector<std::string> variants;
+  std::vector<std::string> cudaArchs; // cubins emitted (empty without the CUDA target)
 };
 
 /// Imports, lowers, fuses and generates code for `modelPath`, then writes the bundle (DESIGN §6)

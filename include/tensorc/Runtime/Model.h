@@ -14,6 +14,12 @@ namespace tensorc::rt {
 struct LoadOptions {
   int threads = 0;     // threads running kernels, the caller's included; 0 = one per core
   std::string variant; // force a CPU variant ("x86_64" to skip AVX-512); empty = best supported
+  /// "cpu", or "cuda": the bundle's CUDA kernels on GPU `cudaDevice` (inputs and outputs stay host
+  /// tensors; they are copied to and from the device around each run).
+  std::string device = "cpu";
+  int cudaDevice = 0;
+  /// CUDA-graph replay: -1 = as the bundle was compiled (-O reduce-overhead), 0 = off, 1 = on.
+  int cudaGraphs = -1;
 };
 
 /// A loaded bundle: manifest, mapped weights, kernels and a thread pool. `run` may be called from
@@ -37,8 +43,11 @@ public:
   Expected<std::vector<Tensor>> run(const std::vector<Tensor> &inputs);
 
   const bundle::Manifest &manifest() const;
-  /// The chosen CPU variant; empty when the bundle has no kernel launches.
+  /// The chosen CPU variant; empty when the bundle has no kernel launches or runs on a GPU.
   const std::string &variant() const;
+  /// Where the kernels run: "cpu", or the GPU and module image ("NVIDIA H100 ... (sm_90, cubin
+  /// sm_90)").
+  std::string deviceDescription() const;
   int numThreads() const;
   /// Bytes of scratch held between runs (grows to the largest run so far).
   size_t arenaCapacity() const;

@@ -1,0 +1,61 @@
+// CUDA code generation: the scheduled LoopIR of one program -> CUDA C++ (one __global__ function per
+// Loop or Template kernel; the renderer) -> cubin per architecture plus PTX through NVRTC (the
+// compiler, cached by source hash). CUDA headers never reach this header (STYLE 14).
+#pragma once
+
+#include "tensorc/Lowering/LoopIR.h"
+#include "tensorc/Scheduler/Schedule.h"
+#include "tensorc/Support/Status.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tensorc::cuda {
+
+/// How the runtime launches one rendered kernel: `grid` blocks (an expression over the shape
+/// symbols; the runtime may launch fewer, every kernel strides over its blocks' work) of `block`
+/// threads. Kernel parameters are the kernel's `args` buffers as device pointers, in order, then
+/// one `long long` per shape symbol (LoopProgram::symbols order).
+struct LaunchConfig {
+  SymInt grid;
+  int64_t block = 0;
+};
+
+struct RenderedKernels {
+  std::string source;                          // one translation unit, self-contained
+  std::map<std::string, LaunchConfig> configs; // by kernel name (Loop and Template kernels)
+};
+
+/// Renders every Loop and Template kernel of `schedule` (Extern kernels stay the runtime's).
+/// Pure pointwise kernels run one element per thread; kernels with reductions or inner loops run
+/// one row per block (warp-shuffle reductions, stages separated by block barriers); GEMM and
+/// convolution templates are shared-memory tiled with the pointwise epilogue applied to the
+/// accumulators before the store.
+Expected<RenderedKernels> renderKernels(const loop::LoopProgram &program,
+                                        const sched::Schedule &schedule);
+
+struct CompileOptions {
+  std::vector<std::string> archs = {"sm_90"}; // cubins, e.g. sm_80, sm_90
+  /// Directory caching compiled outputs by content hash; empty = $TENSORC_CACHE_DIR, else
+  /// ~/.cache/tensorc; "-" disables the cache.
+  std::string cacheDir;
+};
+
+struct CompiledModule {
+  std::map<std::string, std::string> cubins; // by arch ("sm_90") -> cubin bytes
+  std::string ptx;                           // PTX for the lowest requested arch
+  std::string ptxArch;                       // that arch ("sm_80")
+  bool fromCache = false;
+};
+
+/// Compiles `source` with NVRTC (no GPU needed). Errors carry NVRTC's log. Archs must be
+/// sm_<major><minor> names NVRTC supports.
+Expected<CompiledModule> compileSource(const std::string &source, const std::string &name,
+                                       const CompileOptions &options);
+
+/// Checks an --cuda-arch list ("sm_80", "sm_90") against what this NVRTC supports.
+Status validateArchs(const std::vector<std::string> &archs);
+
+} // namespace tensorc::cuda

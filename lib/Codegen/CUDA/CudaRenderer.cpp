@@ -1,0 +1,546 @@
+// The CUDA renderer: each scheduled Loop or Template kernel as one __global__ function (element per
+// thread, row per block, or a shared-memory tiled GEMM/convolution with its epilogue) and the
+// launch shape the runtime uses for it.
+#include "tensorc/Codegen/CUDA/CudaCodegen.h"
+
+#include "ExprRenderer.h"
+
+#include "tensorc/Support/StrCat.h"
+
+#include <algorithm>
+#include <array>
+#include <functional>
+#include <set>
+
+namespace tensorc::cuda {
+
+namespace {
+
+using loop::LoopNode;
+using loop::ReduceOp;
+
+constexpr int64_t kElementwiseBlock = 256;
+// GEMM tiles: BM x BN outputs per block of 256 threads (16 x 16, each 4 x 4), BK-deep panels.
+constexpr int64_t kTileM = 64, kTileN = 64, kTileK = 16, kGemmThreads = 256;
+
+SymInt product(const std::vector<SymInt> &dims, size_t from = 0, size_t to = SIZE_MAX) {
+  SymInt result(1);
+  for (size_t d = from; d < std::min(to, dims.size()); ++d)
+    result = result * dims[d];
+  return result;
+}
+
+SymInt ceilDiv(const SymInt &value, int64_t divisor) {
+  return SymInt::floorDiv(value + SymInt(divisor - 1), divisor);
+}
+
+/// A size's value when constant; symbolic sizes count as large.
+int64_t sizeHint(const SymInt &value) { return value.constant().value_or(1 << 20); }
+
+class KernelRenderer {
+public:
+  KernelRenderer(const loop::LoopProgram &program, const sched::Kernel &kernel)
+      : program(program), kernel(kernel) {}
+
+  Expected<LaunchConfig> render(std::string &source) {
+    std::vector<std::string> names(program.buffers.size());
+    std::set<int> written;
+    for (int id : kernel.nodes) {
+      const LoopNode &node = program.nodes[size_t(id)];
+      if (node.kind == LoopNode::Kind::Template && kernel.nodes.size() > 1)
+        continue; // its result is replaced by the epilogue's
+      written.insert(node.output);
+    }
+    std::vector<std::string> params;
+    for (int buffer : kernel.args) {
+      const loop::Buffer &desc = program.buffers[size_t(buffer)];
+      names[size_t(buffer)] = strCat("b", buffer);
+      // Buffers are distinct (the buffer plan never overlaps a kernel's arguments); read-only
+      // ones may go through the non-coherent cache, written ones are re-read after barriers.
+      params.push_back(written.count(buffer)
+                           ? strCat(memoryType(desc.dtype), " *b", buffer)
+                           : strCat("const ", memoryType(desc.dtype), " *__restrict__ b", buffer));
+    }
+    for (const std::string &symbol : program.symbols) {
+      params.push_back("long long sym_" + symbol);
+      symbols[symbol] = "sym_" + symbol;
+    }
+    ex = std::make_unique<ExprRenderer>(program, std::move(names));
+
+    Expected<LaunchConfig> config = kernel.kind == sched::Kernel::Kind::Template
+                                        ? renderTemplate()
+                                        : renderLoop();
+    if (!config)
+      return config;
+    TC_RETURN_IF_ERROR(ex->status());
+    source += strCat("extern \"C\" __global__ void __launch_bounds__(", config->block, ") ",
+                     kernel.name, "(", join(params, ", "), ") {\n", text, "}\n\n");
+    return config;
+  }
+
+private:
+  /// Declares x<first>.. over `ranges` [first, last) from the flat `flat` (row-major).
+  void decompose(const std::string &flat, const std::vector<SymInt> &ranges, size_t first,
+                 size_t last, const std::function<std::string(size_t)> &varName, Scope &scope,
+                 const std::string &indent) {
+    if (first >= last)
+      return;
+    std::string rest = "tc_rest" + std::to_string(counter++);
+    text += strCat(indent, "long long ", rest, " = ", flat, ";\n");
+    for (size_t d = last; d-- > first;) {
+      std::string var = varName(d) + "_" + std::to_string(counter++);
+      if (d == first) {
+        text += strCat(indent, "const long long ", var, " = ", rest, ";\n");
+      } else {
+        std::string extent = ex->index(ranges[d], symbols);
+        text += strCat(indent, "const long long ", var, " = ", rest, " % ", extent, ";\n");
+        text += strCat(indent, rest, " /= ", extent, ";\n");
+      }
+      scope[varName(d)] = var;
+    }
+  }
+
+  static std::string loopVarName(size_t d) { return loop::loopVar(d); }
+  static std::string reductionVarName(size_t d) { return loop::reductionVar(d); }
+
+  // ---- Loop kernels ----------------------------------------------------------------------------
+
+  Expected<LaunchConfig> renderLoop() {
+    size_t k = kernel.outerRanges.size();
+    std::vector<const LoopNode *> stages;
+    bool elementwise = true;
+    for (int id : kernel.nodes) {
+      const LoopNode &node = program.nodes[size_t(id)];
+      if (node.kind != LoopNode::Kind::Pointwise && node.kind != LoopNode::Kind::Reduction)
+        return makeError("kernel ", kernel.name, ": node ", node.name,
+                         " is neither pointwise nor a reduction");
+      if (node.ranges.size() < k)
+        return makeError("kernel ", kernel.name, ": node ", node.name,
+                         " has fewer dims than the kernel's outer ranges");
+      elementwise = elementwise && node.kind == LoopNode::Kind::Pointwise && node.ranges.size() == k;
+      stages.push_back(&node);
+    }
+    SymInt rows = product(kernel.outerRanges);
+    std::string range = ex->index(rows, symbols);
+    if (elementwise) {
+      // One element per thread, grid-striding; every stage reads earlier stages' results only
+      // at its own element (the scheduler's same-row rule with rows of one element).
+      text += strCat("  const long long range = ", range, ";\n");
+      text += strCat("  for (long long o = (long long)blockIdx.x * ", kElementwiseBlock,
+                     " + threadIdx.x; o < range; o += (long long)gridDim.x * ", kElementwiseBlock,
+                     ") {\n");
+      Scope scope = symbols;
+      decompose("o", kernel.outerRanges, 0, k, loopVarName, scope, "    ");
+      for (const LoopNode *node : stages) {
+        std::string value = ex->body(node->body, scope, text, "    ");
+        text += "    " + ex->store(node->output, node->body->dtype, value, "o") + "\n";
+      }
+      text += "  }\n";
+      return LaunchConfig{ceilDiv(rows, kElementwiseBlock), kElementwiseBlock};
+    }
+
+    // One row (outer index) per block: the threads split each stage's reduction or inner loop;
+    // a barrier after each stage makes its stores visible to the next.
+    int64_t extent = 1;
+    for (const LoopNode *node : stages)
+      extent = std::max(extent, node->kind == LoopNode::Kind::Reduction
+                                    ? sizeHint(product(node->reductionRanges))
+                                    : sizeHint(product(node->ranges, k)));
+    int64_t block = 32;
+    while (block < 1024 && block * 8 < extent)
+      block *= 2;
+    blockThreads = block;
+    text += "  __shared__ unsigned long long tc_smem[64];\n";
+    text += strCat("  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n");
+    text += strCat("  const long long rows = ", range, ";\n");
+    text += "  for (long long o = blockIdx.x; o < rows; o += gridDim.x) {\n";
+    Scope scope = symbols;
+    decompose("o", kernel.outerRanges, 0, k, loopVarName, scope, "    ");
+    for (const LoopNode *node : stages) {
+      text += "    {\n";
+      if (node->kind == LoopNode::Kind::Reduction)
+        renderReductionStage(*node, scope);
+      else
+        renderPointwiseStage(*node, scope);
+      text += "    }\n    __syncthreads();\n";
+    }
+    text += "  }\n";
+    return LaunchConfig{rows, block};
+  }
+
+  void renderPointwiseStage(const LoopNode &node, const Scope &outer) {
+    size_t k = kernel.outerRanges.size(), m = node.ranges.size();
+    const std::string indent = "      ";
+    if (m == k) {
+      text += indent + "if (threadIdx.x == 0) {\n";
+      std::string value = ex->body(node.body, outer, text, indent + "  ");
+      text += indent + "  " + ex->store(node.output, node.body->dtype, value, "o") + "\n";
+      text += indent + "}\n";
+      return;
+    }
+    std::string inner = ex->index(product(node.ranges, k), symbols);
+    text += strCat(indent, "const long long inner = ", inner, ";\n");
+    text += strCat(indent, "for (long long i = threadIdx.x; i < inner; i += ", blockThreads,
+                   ") {\n");
+    Scope scope = outer;
+    decompose("i", node.ranges, k, m, loopVarName, scope, indent + "  ");
+    std::string value = ex->body(node.body, scope, text, indent + "  ");
+    text += indent + "  " + ex->store(node.output, node.body->dtype, value, "o * inner + i") + "\n";
+    text += indent + "}\n";
+  }
+
+  std::string identity(ReduceOp op, DType dtype) {
+    std::string type = registerType(dtype);
+    bool isMax = op == ReduceOp::Max || op == ReduceOp::ArgMax;
+    switch (op) {
+    case ReduceOp::Sum:
+      return dtype == DType::Bool ? "false" : strCat("(", type, ")0");
+    case ReduceOp::Prod:
+      return dtype == DType::Bool ? "true" : strCat("(", type, ")1");
+    case ReduceOp::Max:
+    case ReduceOp::Min:
+    case ReduceOp::ArgMax:
+    case ReduceOp::ArgMin:
+      if (dtype == DType::Bool)
+        return isMax ? "false" : "true";
+      if (dtype == DType::F64)
+        return isMax ? "__longlong_as_double((long long)0xfff0000000000000ull)"
+                     : "__longlong_as_double(0x7ff0000000000000ll)";
+      if (isFloating(dtype))
+        return isMax ? "__int_as_float((int)0xff800000u)" : "__int_as_float(0x7f800000)";
+      if (isSignedInteger(dtype)) {
+        int bits = int(dtypeSize(dtype) * 8);
+        return isMax ? strCat("(", type, ")(1ull << ", bits - 1, ")")
+                     : strCat("(", type, ")((1ull << ", bits - 1, ") - 1)");
+      }
+      return isMax ? strCat("(", type, ")0") : strCat("(", type, ")~0ull");
+    }
+    return "0";
+  }
+
+  /// `acc = combine(acc, value)` as a statement.
+  std::string combine(ReduceOp op, DType dtype, const std::string &acc, const std::string &value) {
+    bool isFloat = isFloating(dtype), isBool = dtype == DType::Bool;
+    switch (op) {
+    case ReduceOp::Sum:
+      return strCat(acc, " = ", isFloat ? strCat(acc, " + ", value)
+                                : isBool ? strCat(acc, " || ", value)
+                                         : strCat("tc_wadd(", acc, ", ", value, ")"), ";");
+    case ReduceOp::Prod:
+      return strCat(acc, " = ", isFloat ? strCat(acc, " * ", value)
+                                : isBool ? strCat(acc, " && ", value)
+                                         : strCat("tc_wmul(", acc, ", ", value, ")"), ";");
+    case ReduceOp::Max:
+      return strCat(acc, " = ", isFloat ? strCat("tc_max(", acc, ", ", value, ")")
+                                        : strCat(value, " > ", acc, " ? ", value, " : ", acc), ";");
+    case ReduceOp::Min:
+      return strCat(acc, " = ", isFloat ? strCat("tc_min(", acc, ", ", value, ")")
+                                        : strCat(value, " < ", acc, " ? ", value, " : ", acc), ";");
+    case ReduceOp::ArgMax:
+    case ReduceOp::ArgMin:
+      break;
+    }
+    return "";
+  }
+
+  /// Whether (value, index) replaces (best, bestIndex): NaN is the extreme, ties go to the lower
+  /// index when merging partial results.
+  std::string argBetter(ReduceOp op, DType dtype, const std::string &value, const std::string &index,
+                        const std::string &best, const std::string &bestIndex, bool tieBreak) {
+    const char *cmp = op == ReduceOp::ArgMax ? " > " : " < ";
+    std::string better = strCat("(", value, cmp, best, ")"), same = strCat("(", value, " == ", best, ")");
+    if (isFloating(dtype)) {
+      better = strCat("(", better, " || (", value, " != ", value, " && ", best, " == ", best, "))");
+      same = strCat("(", same, " || (", value, " != ", value, " && ", best, " != ", best, "))");
+    }
+    if (tieBreak)
+      better = strCat("(", better, " || (", same, " && ", index, " < ", bestIndex, "))");
+    return better;
+  }
+
+  void renderReductionStage(const LoopNode &node, const Scope &outer) {
+    ReduceOp op = node.reduceOp;
+    DType dtype = node.body->dtype;
+    bool isArg = op == ReduceOp::ArgMax || op == ReduceOp::ArgMin;
+    std::string type = registerType(dtype);
+    const std::string indent = "      ";
+    size_t q = node.reductionRanges.size();
+    if (q == 0) { // a reduction over nothing is the body itself (index 0 for arg reductions)
+      text += indent + "if (threadIdx.x == 0) {\n";
+      std::string value = ex->body(node.body, outer, text, indent + "  ");
+      text += indent + "  " +
+              (isArg ? ex->store(node.output, DType::I64, "0ll", "o")
+                     : ex->store(node.output, dtype, value, "o")) +
+              "\n" + indent + "}\n";
+      return;
+    }
+    text += strCat(indent, type, " acc = ", identity(op, dtype), ";\n");
+    text += strCat(indent, "long long acc_i = 0;\n");
+    text += strCat(indent, "const long long extent = ",
+                   ex->index(product(node.reductionRanges), symbols), ";\n");
+    text += strCat(indent, "for (long long r = threadIdx.x; r < extent; r += ", blockThreads,
+                   ") {\n");
+    Scope scope = outer;
+    decompose("r", node.reductionRanges, 0, q, reductionVarName, scope, indent + "  ");
+    std::string value = ex->body(node.body, scope, text, indent + "  ");
+    if (isArg)
+      text += strCat(indent, "  if (", argBetter(op, dtype, value, "r", "acc", "acc_i", false),
+                     ") { acc = ", value, "; acc_i = r; }\n");
+    else
+      text += indent + "  " + combine(op, dtype, "acc", value) + "\n";
+    text += indent + "}\n";
+
+    // Warp, then block: partial results meet in shared memory (one slot per warp).
+    auto warpReduce = [&](const std::string &in) {
+      text += in + "for (int d = 16; d > 0; d >>= 1) {\n";
+      text += strCat(in, "  const ", type, " other = tc_shfl_down(acc, d);\n");
+      if (isArg) {
+        text += in + "  const long long other_i = tc_shfl_down(acc_i, d);\n";
+        text += strCat(in, "  if (", argBetter(op, dtype, "other", "other_i", "acc", "acc_i", true),
+                       ") { acc = other; acc_i = other_i; }\n");
+      } else {
+        text += in + "  " + combine(op, dtype, "acc", "other") + "\n";
+      }
+      text += in + "}\n";
+    };
+    warpReduce(indent);
+    if (blockThreads > 32) {
+      int64_t warps = blockThreads / 32;
+      text += strCat(indent, type, " *tc_vals = reinterpret_cast<", type, " *>(tc_smem);\n");
+      text += indent + "long long *tc_idx = reinterpret_cast<long long *>(tc_smem + 32);\n";
+      text += indent + "if (lane == 0) { tc_vals[warp] = acc; tc_idx[warp] = acc_i; }\n";
+      text += indent + "__syncthreads();\n";
+      text += indent + "if (warp == 0) {\n";
+      text += strCat(indent, "  acc = lane < ", warps, " ? tc_vals[lane] : ", identity(op, dtype),
+                     ";\n");
+      text += strCat(indent, "  acc_i = lane < ", warps, " ? tc_idx[lane] : 0;\n");
+      warpReduce(indent + "  ");
+      text += indent + "}\n";
+    }
+    text += indent + "if (threadIdx.x == 0) " +
+            (isArg ? ex->store(node.output, DType::I64, "acc_i", "o")
+                   : ex->store(node.output, dtype, "acc", "o")) +
+            "\n";
+  }
+
+  // ---- Template kernels --------------------------------------------------------------------------
+
+  /// Binds the epilogue's loop variables for the output element (outer, rowBase + row, col):
+  /// the template's dims are [outer..., row, columns...]; the epilogue's variables are those
+  /// dims in order, all of them or all but the size-1 ones (the lowering drops those).
+  void bindEpilogue(const LoopNode &templateNode, const LoopNode &epilogue, size_t columnDims,
+                    const std::string &outer, const std::string &row, const std::string &col,
+                    Scope &scope, const std::string &indent) {
+    const std::vector<SymInt> &dims = templateNode.ranges;
+    size_t rowDim = dims.size() - 1 - columnDims;
+    bool keepsUnitDims = epilogue.ranges.size() == dims.size();
+    auto isUnit = [&](const SymInt &dim) {
+      return !keepsUnitDims && dim.constant() == std::optional<int64_t>(1);
+    };
+    std::vector<SymInt> outerRanges, columnRanges;
+    std::vector<std::string> outerVars, columnVars;
+    std::string rowVar;
+    size_t var = 0;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (isUnit(dims[d]))
+        continue;
+      if (d < rowDim) {
+        outerRanges.push_back(dims[d]);
+        outerVars.push_back(loop::loopVar(var));
+      } else if (d == rowDim) {
+        rowVar = loop::loopVar(var);
+      } else {
+        columnRanges.push_back(dims[d]);
+        columnVars.push_back(loop::loopVar(var));
+      }
+      ++var;
+    }
+    auto bindFlat = [&](const std::string &flat, const std::vector<SymInt> &ranges,
+                        const std::vector<std::string> &vars) {
+      if (vars.empty())
+        return;
+      std::string rest = "tc_e" + std::to_string(counter++);
+      text += strCat(indent, "long long ", rest, " = ", flat, ";\n");
+      for (size_t i = vars.size(); i-- > 0;) {
+        std::string local = vars[i] + "_" + std::to_string(counter++);
+        if (i == 0) {
+          text += strCat(indent, "const long long ", local, " = ", rest, ";\n");
+        } else {
+          std::string extent = ex->index(ranges[i], symbols);
+          text += strCat(indent, "const long long ", local, " = ", rest, " % ", extent, ";\n");
+          text += strCat(indent, rest, " /= ", extent, ";\n");
+        }
+        scope[vars[i]] = local;
+      }
+    };
+    bindFlat(outer, outerRanges, outerVars);
+    if (!rowVar.empty())
+      scope[rowVar] = row;
+    bindFlat(col, columnRanges, columnVars);
+  }
+
+  Expected<LaunchConfig> renderTemplate() {
+    if (kernel.nodes.empty() || kernel.nodes.size() > 2)
+      return makeError("kernel ", kernel.name, ": a template kernel has a GEMM and at most one ",
+                       "epilogue, not ", kernel.nodes.size(), " nodes");
+    const LoopNode &node = program.nodes[size_t(kernel.nodes[0])];
+    const LoopNode *epilogue =
+        kernel.nodes.size() == 2 ? &program.nodes[size_t(kernel.nodes[1])] : nullptr;
+    if (node.kind != LoopNode::Kind::Template)
+      return makeError("kernel ", kernel.name, ": first node ", node.name, " is not a template");
+    blockThreads = kGemmThreads;
+    bool conv = node.templateKind == LoopNode::TemplateKind::Conv2d;
+    int out = epilogue ? epilogue->output : node.output;
+    SymInt m, n, k, batches, tiles;
+    std::string loadA, loadB; // float expressions of (gm, gk) and (gk, gn) in the batch `bi`
+    auto element = [&](int buffer, const std::string &at) {
+      DType dtype = program.buffers[size_t(buffer)].dtype;
+      std::string raw = strCat("b", buffer, "[", at, "]");
+      if (dtype == DType::F16)
+        return "tc_h2f(" + raw + ")";
+      if (dtype == DType::BF16)
+        return "tc_bf2f(" + raw + ")";
+      return strCat("(float)(", raw, ")");
+    };
+    if (!conv) {
+      const LoopNode::Gemm &g = node.gemm;
+      for (const loop::StridedView *view : {&g.a, &g.b})
+        if (view->strides.size() != 2 && view->strides.size() != 3)
+          return makeError("kernel ", kernel.name, ": GEMM operand views need 2 or 3 strides");
+      m = g.m, n = g.n, k = g.k, batches = g.batch;
+      auto strides = [&](const loop::StridedView &view) {
+        size_t base = view.strides.size() - 2;
+        return std::array<std::string, 3>{base ? ex->index(view.strides[0], symbols) : "0ll",
+                                          ex->index(view.strides[base], symbols),
+                                          ex->index(view.strides[base + 1], symbols)};
+      };
+      auto as = strides(g.a), bs = strides(g.b);
+      loadA = element(g.a.buffer, strCat(ex->index(g.a.offset, symbols), " + bi * ", as[0],
+                                         " + gm * ", as[1], " + gk * ", as[2]));
+      loadB = element(g.b.buffer, strCat(ex->index(g.b.offset, symbols), " + bi * ", bs[0],
+                                         " + gk * ", bs[1], " + gn * ", bs[2]));
+    } else {
+      const LoopNode::Conv &cv = node.conv;
+      if (node.ranges.size() != 4 || cv.weight.strides.size() != 4)
+        return makeError("kernel ", kernel.name, ": convolution ", node.name,
+                         " needs a 4-D output and weight");
+      int64_t cg = cv.c / cv.groups, ocg = cv.oc / cv.groups, taps = cv.kh * cv.kw;
+      m = SymInt(ocg), n = SymInt(cv.oh * cv.ow), k = SymInt(cg * taps);
+      batches = cv.n * SymInt(cv.groups);
+      // Batch bi is (image, group); A is the group's weights, B the patch matrix read in place.
+      loadA = element(cv.weight.buffer,
+                      strCat(ex->index(cv.weight.offset, symbols), " + (group * ", ocg,
+                             "ll + gm) * ", ex->index(cv.weight.strides[0], symbols), " + gk * ",
+                             ex->index(cv.weight.strides[3], symbols)));
+      text += strCat("  // patch row gk = (c, kh, kw), column gn = (oh, ow); zero in the padding\n");
+      std::string patch = strCat(
+          "((image * ", cv.c, "ll + group * ", cg, "ll + gk / ", taps, "ll) * ", cv.h * cv.w,
+          "ll + ih * ", cv.w, "ll + iw)");
+      loadB = "tc_patch(image, group, gk, gn)";
+      // A device lambda keeps the coordinate arithmetic in one place.
+      text += strCat(
+          "  auto tc_patch = [&](long long image, long long group, long long gk, long long gn) "
+          "-> float {\n",
+          "    const long long tap = gk % ", taps, "ll, kh = tap / ", cv.kw, "ll, kw = tap % ",
+          cv.kw, "ll;\n", "    const long long ih = (gn / ", cv.ow, "ll) * ", cv.strideH,
+          "ll + kh * ", cv.dilationH, "ll - ", cv.padH, "ll;\n", "    const long long iw = (gn % ",
+          cv.ow, "ll) * ", cv.strideW, "ll + kw * ", cv.dilationW, "ll - ", cv.padW, "ll;\n",
+          "    if ((unsigned long long)ih >= ", cv.h, "ull || (unsigned long long)iw >= ", cv.w,
+          "ull) return 0.0f;\n", "    return ", element(cv.input, patch), ";\n  };\n");
+    }
+    tiles = ceilDiv(m, kTileM) * ceilDiv(n, kTileN);
+    text += strCat("  const long long M = ", ex->index(m, symbols), ", N = ", ex->index(n, symbols),
+                   ", K = ", ex->index(k, symbols), ";\n");
+    text += strCat("  const long long tilesN = (N + ", kTileN - 1, ") / ", kTileN,
+                   ", tiles = ((M + ", kTileM - 1, ") / ", kTileM, ") * tilesN;\n");
+    text += strCat("  const long long total = ", ex->index(batches, symbols), " * tiles;\n");
+    text += strCat("  __shared__ float As[", kTileK, "][", kTileM, " + 4];\n");
+    text += strCat("  __shared__ float Bs[", kTileK, "][", kTileN, " + 4];\n");
+    text += "  const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;\n";
+    text += "  for (long long t = blockIdx.x; t < total; t += gridDim.x) {\n";
+    text += "    const long long bi = t / tiles, tile = t % tiles;\n";
+    text += strCat("    const long long m0 = (tile / tilesN) * ", kTileM, ", n0 = (tile % tilesN) * ",
+                   kTileN, ";\n");
+    if (conv)
+      text += strCat("    const long long image = bi / ", node.conv.groups,
+                     "ll, group = bi % ", node.conv.groups, "ll;\n");
+    text += "    float acc[4][4];\n";
+    text += "    #pragma unroll\n    for (int i = 0; i < 4; ++i)\n"
+            "      #pragma unroll\n      for (int j = 0; j < 4; ++j) acc[i][j] = 0.0f;\n";
+    text += strCat("    for (long long k0 = 0; k0 < K; k0 += ", kTileK, ") {\n");
+    text += strCat("      for (int e = threadIdx.x; e < ", kTileM * kTileK, "; e += ", kGemmThreads,
+                   ") {\n");
+    text += strCat("        const long long gm = m0 + e / ", kTileK, ", gk = k0 + e % ", kTileK,
+                   ";\n");
+    text += strCat("        As[e % ", kTileK, "][e / ", kTileK, "] = (gm < M && gk < K) ? ", loadA,
+                   " : 0.0f;\n      }\n");
+    text += strCat("      for (int e = threadIdx.x; e < ", kTileK * kTileN, "; e += ", kGemmThreads,
+                   ") {\n");
+    text += strCat("        const long long gk = k0 + e / ", kTileN, ", gn = n0 + e % ", kTileN,
+                   ";\n");
+    text += strCat("        Bs[e / ", kTileN, "][e % ", kTileN, "] = (gk < K && gn < N) ? ", loadB,
+                   " : 0.0f;\n      }\n");
+    text += "      __syncthreads();\n";
+    text += strCat("      #pragma unroll\n      for (int kk = 0; kk < ", kTileK, "; ++kk) {\n");
+    text += "        float a[4], b[4];\n";
+    text += "        #pragma unroll\n        for (int i = 0; i < 4; ++i) { a[i] = As[kk][ty + 16 * i]; "
+            "b[i] = Bs[kk][tx + 16 * i]; }\n";
+    text += "        #pragma unroll\n        for (int i = 0; i < 4; ++i)\n"
+            "          #pragma unroll\n          for (int j = 0; j < 4; ++j) acc[i][j] += a[i] * "
+            "b[j];\n      }\n";
+    text += "      __syncthreads();\n    }\n";
+    text += "    #pragma unroll\n    for (int i = 0; i < 4; ++i) {\n";
+    text += "      #pragma unroll\n      for (int j = 0; j < 4; ++j) {\n";
+    text += "        const long long row = m0 + ty + 16 * i, col = n0 + tx + 16 * j;\n";
+    text += "        if (row >= M || col >= N) continue;\n";
+    // The output (or the epilogue's, same elements) is dense over the template's dims.
+    std::string at = conv ? strCat("(image * ", node.conv.oc, "ll + group * ", node.conv.oc / node.conv.groups,
+                                   "ll + row) * N + col")
+                          : "(bi * M + row) * N + col";
+    const std::string indent = "        ";
+    if (epilogue) {
+      Scope scope = symbols;
+      if (conv)
+        bindEpilogue(node, *epilogue, 2, "image",
+                     strCat("group * ", node.conv.oc / node.conv.groups, "ll + row"), "col", scope,
+                     indent);
+      else
+        bindEpilogue(node, *epilogue, 1, "bi", "row", "col", scope, indent);
+      std::string value =
+          ex->body(epilogue->body, scope, text, indent, node.output, "acc[i][j]");
+      text += indent + ex->store(out, epilogue->body->dtype, value, at) + "\n";
+    } else {
+      text += indent + ex->store(out, DType::F32, "acc[i][j]", at) + "\n";
+    }
+    text += "      }\n    }\n  }\n";
+    return LaunchConfig{batches * tiles, kGemmThreads};
+  }
+
+  const loop::LoopProgram &program;
+  const sched::Kernel &kernel;
+  std::unique_ptr<ExprRenderer> ex;
+  Scope symbols;
+  std::string text;
+  int64_t blockThreads = 32;
+  int counter = 0;
+};
+
+} // namespace
+
+Expected<RenderedKernels> renderKernels(const loop::LoopProgram &program,
+                                        const sched::Schedule &schedule) {
+  RenderedKernels result;
+  result.source = prelude() + "\n";
+  for (const sched::Kernel &kernel : schedule.kernels) {
+    if (kernel.kind == sched::Kernel::Kind::Extern)
+      continue;
+    KernelRenderer renderer(program, kernel);
+    Expected<LaunchConfig> config = renderer.render(result.source);
+    if (!config)
+      return config.takeError().withContext("kernel " + kernel.name);
+    result.configs[kernel.name] = std::move(*config);
+  }
+  return result;
+}
+
+} // namespace tensorc::cuda

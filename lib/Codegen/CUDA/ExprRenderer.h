@@ -1,0 +1,66 @@
+// LoopIR expressions as CUDA C++ statements: one local per expression node, with the same dtype
+// rules as the CPU backend (f16/bf16 computed in float and rounded on cast, torch's NaN rules).
+#pragma once
+
+#include "tensorc/Lowering/LoopIR.h"
+#include "tensorc/Support/Status.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tensorc::cuda {
+
+/// Loop variables and shape symbols visible to an expression: name -> C expression (a local).
+using Scope = std::map<std::string, std::string>;
+
+/// The C type an expression of `dtype` is computed in (f16/bf16 -> float, bool -> bool).
+const char *registerType(DType dtype);
+/// The C type of a buffer element of `dtype` (f16/bf16 as their 16-bit patterns).
+const char *memoryType(DType dtype);
+
+/// The device helpers rendered kernels call (conversions, NaN-propagating max/min, integer
+/// division without traps, Python-style floor division of indices).
+const std::string &prelude();
+
+class ExprRenderer {
+public:
+  /// `bufferNames[id]` is the kernel parameter holding buffer `id`, empty when not an argument.
+  ExprRenderer(const loop::LoopProgram &program, std::vector<std::string> bufferNames);
+
+  /// Renders `index` as an int64 C expression over `scope`.
+  std::string index(const SymInt &index, const Scope &scope);
+  /// Appends the statements computing `body` to `out` (indented by `indent`) and returns the
+  /// local holding the result, in registerType(body->dtype). Loads of `overrideBuffer` read
+  /// `overrideValue` (a float expression) instead: the GEMM accumulator in epilogues.
+  std::string body(const loop::ExprRef &body, const Scope &scope, std::string &out,
+                   const std::string &indent, int overrideBuffer = -1,
+                   const std::string &overrideValue = "");
+  /// `value` (of `from`) converted to `to`, as an expression.
+  std::string convert(const std::string &value, DType from, DType to);
+  /// A statement storing `value` (of dtype `from`) at element `index` of `buffer`.
+  std::string store(int buffer, DType from, const std::string &value, const std::string &index);
+  /// The first error met while rendering (unsupported op/dtype, unknown variable).
+  Status status() const { return status_; }
+
+private:
+  std::string emit(const loop::ExprRef &expr);
+  std::string unary(const loop::Expr &expr, const std::string &x);
+  std::string binary(const loop::Expr &expr, const std::string &x, const std::string &y);
+  std::string constant(const loop::Expr &expr);
+  std::string fail(const std::string &message);
+
+  const loop::LoopProgram &program_;
+  std::vector<std::string> bufferNames_;
+  // State of the body being rendered.
+  const Scope *scope_ = nullptr;
+  std::string *out_ = nullptr;
+  std::string indent_;
+  std::map<const loop::Expr *, std::string> memo_;
+  int overrideBuffer_ = -1;
+  std::string overrideValue_;
+  int counter_ = 0;
+  Status status_;
+};
+
+} // namespace tensorc::cuda

@@ -1,0 +1,73 @@
+// The CUDA driver API, loaded at run time with dlopen("libcuda.so.1"): the runtime builds and runs
+// everywhere (CPU-only machines, aarch64) and needs a driver only when a model runs on a GPU. The
+// few types and constants used are declared here with the driver's ABI values.
+#pragma once
+
+#include "tensorc/Support/Status.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace tensorc::rt::cu {
+
+using Result = int; // CUresult; 0 is CUDA_SUCCESS
+using Device = int;
+using DevicePtr = unsigned long long;
+using Context = struct CUctx_st *;
+using Module = struct CUmod_st *;
+using Function = struct CUfunc_st *;
+using Stream = struct CUstream_st *;
+using Graph = struct CUgraph_st *;
+using GraphExec = struct CUgraphExec_st *;
+
+constexpr Result kSuccess = 0;
+constexpr Result kErrorOutOfMemory = 2;
+constexpr int kAttrMultiprocessorCount = 16;
+constexpr int kAttrComputeCapabilityMajor = 75;
+constexpr int kAttrComputeCapabilityMinor = 76;
+constexpr unsigned kStreamNonBlocking = 1;
+constexpr int kCaptureModeThreadLocal = 1;
+
+/// The entry points tensorc uses, resolved once per process.
+struct Driver {
+  Result (*init)(unsigned);
+  Result (*deviceGetCount)(int *);
+  Result (*deviceGet)(Device *, int);
+  Result (*deviceGetName)(char *, int, Device);
+  Result (*deviceGetAttribute)(int *, int, Device);
+  Result (*primaryCtxRetain)(Context *, Device);
+  Result (*primaryCtxRelease)(Device);
+  Result (*ctxSetCurrent)(Context);
+  Result (*moduleLoadData)(Module *, const void *);
+  Result (*moduleUnload)(Module);
+  Result (*moduleGetFunction)(Function *, Module, const char *);
+  Result (*memAlloc)(DevicePtr *, size_t);
+  Result (*memFree)(DevicePtr);
+  Result (*memcpyHtoDAsync)(DevicePtr, const void *, size_t, Stream);
+  Result (*memcpyDtoHAsync)(void *, DevicePtr, size_t, Stream);
+  Result (*memcpyDtoDAsync)(DevicePtr, DevicePtr, size_t, Stream);
+  Result (*streamCreate)(Stream *, unsigned);
+  Result (*streamDestroy)(Stream);
+  Result (*streamSynchronize)(Stream);
+  Result (*launchKernel)(Function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                         unsigned, Stream, void **, void **);
+  Result (*streamBeginCapture)(Stream, int);
+  Result (*streamEndCapture)(Stream, Graph *);
+  Result (*graphInstantiate)(GraphExec *, Graph, unsigned long long);
+  Result (*graphLaunch)(GraphExec, Stream);
+  Result (*graphExecDestroy)(GraphExec);
+  Result (*graphDestroy)(Graph);
+  Result (*getErrorString)(Result, const char **);
+
+  /// "CUDA_ERROR_OUT_OF_MEMORY: out of memory" for a result code.
+  std::string describe(Result result) const;
+  /// ok, or an error "<what>: <driver message>".
+  Status check(Result result, const std::string &what) const;
+};
+
+/// The process's driver: loaded and cuInit'ed on first use. Errors say why no GPU can be used
+/// (no libcuda.so.1, a missing entry point, cuInit failing, e.g. no device present).
+Expected<const Driver *> driver();
+
+} // namespace tensorc::rt::cu

@@ -1,0 +1,356 @@
+// The CUDA executor: module image choice, device memory, kernel launches and CUDA-graph replay.
+#include "CudaExecutor.h"
+
+#include "tensorc/Interp/Interpreter.h"
+#include "tensorc/Support/StrCat.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace tensorc::rt {
+
+using bundle::BufferDesc;
+using bundle::BufferKind;
+using bundle::Launch;
+using bundle::LaunchKind;
+using bundle::Manifest;
+
+namespace {
+
+constexpr size_t kAlignment = 256;
+
+int archNumber(const std::string &arch) { return std::atoi(arch.c_str() + 3); }
+
+Expected<std::string> readBundleFile(const std::string &path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    return makeError("cannot read ", path, ": ", std::strerror(errno));
+  std::ostringstream text;
+  text << file.rdbuf();
+  if (file.bad())
+    return makeError("cannot read ", path, ": ", std::strerror(errno));
+  return text.str();
+}
+
+std::string label(const Manifest &manifest, size_t index) {
+  const Launch &launch = manifest.launches[index];
+  return strCat("launches[", index, "] (", bundle::launchKindName(launch.kind), " ", launch.name,
+                ")");
+}
+
+Expected<size_t> byteSize(const std::vector<int64_t> &shape, DType dtype, const std::string &what) {
+  int64_t bytes = int64_t(dtypeSize(dtype));
+  for (int64_t dim : shape)
+    if (dim < 0 || __builtin_mul_overflow(bytes, dim, &bytes))
+      return makeError(what, ": byte size overflows");
+  return size_t(bytes);
+}
+
+} // namespace
+
+Expected<std::unique_ptr<CudaExecutor>>
+CudaExecutor::create(const Manifest &manifest, const std::string &bundleDir,
+                     const std::vector<const void *> &weights, const std::vector<bool> &usedBuffers,
+                     const std::vector<std::unique_ptr<Graph>> &externGraphs,
+                     const Options &options) {
+  if (manifest.cuda.empty())
+    return makeError(bundleDir, ": the bundle has no CUDA kernels (compile it with --target cuda)");
+  TC_ASSIGN_OR_RETURN(const cu::Driver *driver, cu::driver());
+  std::unique_ptr<CudaExecutor> self(new CudaExecutor());
+  self->driver_ = driver;
+  self->manifest_ = &manifest;
+  self->externGraphs_ = &externGraphs;
+  const cu::Driver &d = *driver;
+
+  int count = 0;
+  TC_RETURN_IF_ERROR(d.check(d.deviceGetCount(&count), "cuDeviceGetCount"));
+  if (options.device < 0 || options.device >= count)
+    return makeError("CUDA device ", options.device, " does not exist (", count,
+                     " device(s) present)");
+  TC_RETURN_IF_ERROR(d.check(d.deviceGet(&self->device_, options.device), "cuDeviceGet"));
+  int major = 0, minor = 0;
+  TC_RETURN_IF_ERROR(d.check(
+      d.deviceGetAttribute(&major, cu::kAttrComputeCapabilityMajor, self->device_), "device arch"));
+  TC_RETURN_IF_ERROR(d.check(
+      d.deviceGetAttribute(&minor, cu::kAttrComputeCapabilityMinor, self->device_), "device arch"));
+  char name[256] = {};
+  d.deviceGetName(name, int(sizeof name) - 1, self->device_);
+  int deviceArch = major * 10 + minor;
+  std::string deviceArchName = strCat("sm_", deviceArch);
+
+  // A cubin runs on its own major architecture at an equal or newer minor; PTX JIT-compiles for
+  // any newer device.
+  const bundle::CudaImage *chosen = nullptr;
+  for (const bundle::CudaImage &image : manifest.cuda) {
+    int arch = archNumber(image.arch);
+    bool fits = image.ptx ? arch <= deviceArch
+                          : arch / 10 == major && arch % 10 <= minor;
+    if (!fits)
+      continue;
+    // Prefer cubins, then the newest arch.
+    if (!chosen || (chosen->ptx && !image.ptx) ||
+        (chosen->ptx == image.ptx && arch > archNumber(chosen->arch)))
+      chosen = &image;
+  }
+  if (!chosen) {
+    std::vector<std::string> built;
+    for (const bundle::CudaImage &image : manifest.cuda)
+      built.push_back(image.arch + (image.ptx ? " (PTX)" : ""));
+    return makeError("bundle built for ", join(built, ", "), "; device ", options.device, " (",
+                     name, ") is ", deviceArchName);
+  }
+  self->description_ = strCat(name, " (", deviceArchName, ", ", chosen->ptx ? "PTX " : "cubin ",
+                              chosen->arch, ")");
+
+  TC_RETURN_IF_ERROR(
+      d.check(d.primaryCtxRetain(&self->context_, self->device_), "cuDevicePrimaryCtxRetain"));
+  TC_RETURN_IF_ERROR(d.check(d.ctxSetCurrent(self->context_), "cuCtxSetCurrent"));
+  TC_RETURN_IF_ERROR(
+      d.check(d.streamCreate(&self->stream_, cu::kStreamNonBlocking), "cuStreamCreate"));
+  TC_ASSIGN_OR_RETURN(std::string image, readBundleFile(bundleDir + "/" + chosen->file));
+  TC_RETURN_IF_ERROR(d.check(d.moduleLoadData(&self->module_, image.c_str()),
+                             strCat("loading ", chosen->file, " on ", deviceArchName)));
+
+  self->functions_.assign(manifest.launches.size(), nullptr);
+  for (size_t i = 0; i < manifest.launches.size(); ++i) {
+    const Launch &launch = manifest.launches[i];
+    if (launch.kind != LaunchKind::Kernel)
+      continue;
+    TC_RETURN_IF_ERROR(
+        d.check(d.moduleGetFunction(&self->functions_[i], self->module_, launch.name.c_str()),
+                label(manifest, i) + ": kernel not in " + chosen->file));
+  }
+
+  self->pointers_.assign(manifest.buffers.size(), 0);
+  self->capacities_.assign(manifest.buffers.size(), 0);
+  bool anyExtern = false;
+  for (const Launch &launch : manifest.launches)
+    anyExtern |= launch.kind == LaunchKind::Extern;
+  // Extern fallbacks synchronize with the host, which a CUDA graph cannot hold.
+  self->useGraphs_ = options.graphs && !anyExtern;
+  for (const BufferDesc &buffer : manifest.buffers) {
+    if (buffer.kind != BufferKind::Weight || !usedBuffers[size_t(buffer.id)])
+      continue;
+    std::vector<int64_t> shape;
+    for (const bundle::SizeExpr &dim : buffer.shape)
+      shape.push_back(dim.constantValue().value_or(0));
+    std::string what = strCat("weight '", buffer.name, "'");
+    TC_ASSIGN_OR_RETURN(size_t bytes, byteSize(shape, buffer.dtype, what));
+    TC_RETURN_IF_ERROR(self->ensure(self->pointers_[size_t(buffer.id)],
+                                    self->capacities_[size_t(buffer.id)], bytes, what));
+    if (bytes)
+      TC_RETURN_IF_ERROR(d.check(d.memcpyHtoDAsync(self->pointers_[size_t(buffer.id)],
+                                                   weights[size_t(buffer.id)], bytes,
+                                                   self->stream_),
+                                 "uploading " + what));
+  }
+  TC_RETURN_IF_ERROR(d.check(d.streamSynchronize(self->stream_), "uploading weights"));
+  return self;
+}
+
+CudaExecutor::~CudaExecutor() {
+  if (!driver_)
+    return;
+  const cu::Driver &d = *driver_;
+  if (context_)
+    d.ctxSetCurrent(context_);
+  for (auto &[key, graph] : graphs_)
+    d.graphExecDestroy(graph.exec);
+  for (cu::DevicePtr pointer : pointers_)
+    if (pointer)
+      d.memFree(pointer);
+  if (arena_)
+    d.memFree(arena_);
+  if (module_)
+    d.moduleUnload(module_);
+  if (stream_)
+    d.streamDestroy(stream_);
+  if (context_)
+    d.primaryCtxRelease(device_);
+}
+
+Status CudaExecutor::ensure(cu::DevicePtr &pointer, size_t &capacity, size_t bytes,
+                            const std::string &what) {
+  if (bytes <= capacity && (pointer || bytes == 0))
+    return Status::ok();
+  size_t rounded = (std::max<size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
+  cu::DevicePtr fresh = 0;
+  cu::Result result = driver_->memAlloc(&fresh, rounded);
+  if (result != cu::kSuccess)
+    return makeError("cannot allocate ", rounded, " bytes of device memory for ", what, ": ",
+                     driver_->describe(result));
+  if (pointer) {
+    // Work queued on the stream may still read the old block.
+    driver_->streamSynchronize(stream_);
+    driver_->memFree(pointer);
+  }
+  pointer = fresh;
+  capacity = rounded;
+  ++generation_;
+  return Status::ok();
+}
+
+Status CudaExecutor::runExtern(size_t index, const std::vector<std::vector<int64_t>> &shapes) {
+  const cu::Driver &d = *driver_;
+  const Launch &launch = manifest_->launches[index];
+  const Graph &graph = *(*externGraphs_)[index];
+  size_t numInputs = graph.userInputs().size();
+  // The reference kernel runs on the host: bring the operands over, send the results back.
+  std::vector<Tensor> inputs;
+  for (size_t a = 0; a < numInputs; ++a) {
+    size_t id = size_t(launch.args[a]);
+    TC_ASSIGN_OR_RETURN(Tensor host, Tensor::zeros(manifest_->buffers[id].dtype, shapes[id]));
+    if (host.nbytes())
+      TC_RETURN_IF_ERROR(d.check(
+          d.memcpyDtoHAsync(host.mutableData(), pointers_[id], host.nbytes(), stream_),
+          label(*manifest_, index) + ": reading operands"));
+    inputs.push_back(std::move(host));
+  }
+  TC_RETURN_IF_ERROR(d.check(d.streamSynchronize(stream_), label(*manifest_, index)));
+  Expected<std::vector<Tensor>> results = interp::interpret(graph, inputs);
+  if (!results)
+    return results.takeError().withContext(label(*manifest_, index));
+  for (size_t r = 0; r < results->size(); ++r) {
+    size_t id = size_t(launch.args[numInputs + r]);
+    const Tensor &result = (*results)[r];
+    const BufferDesc &buffer = manifest_->buffers[id];
+    if (result.dtype() != buffer.dtype || result.shape() != shapes[id])
+      return makeError(label(*manifest_, index), ": result ", r, " is ",
+                       describeShape(result.dtype(), result.shape()), ", but buffer '",
+                       buffer.name, "' is ", describeShape(buffer.dtype, shapes[id]));
+    if (result.nbytes())
+      TC_RETURN_IF_ERROR(d.check(d.memcpyHtoDAsync(pointers_[id], result.data(),
+                                                   result.nbytes(), stream_),
+                                 label(*manifest_, index) + ": writing results"));
+    // The host tensor must outlive the copy.
+    TC_RETURN_IF_ERROR(d.check(d.streamSynchronize(stream_), label(*manifest_, index)));
+  }
+  return Status::ok();
+}
+
+Status CudaExecutor::enqueue(const std::map<std::string, int64_t> &bindings,
+                             const std::vector<int64_t> &symbols,
+                             const std::vector<std::vector<int64_t>> &shapes) {
+  const cu::Driver &d = *driver_;
+  const Manifest &m = *manifest_;
+  std::vector<unsigned long long> values;
+  std::vector<void *> params;
+  for (size_t i = 0; i < m.launches.size(); ++i) {
+    const Launch &launch = m.launches[i];
+    switch (launch.kind) {
+    case LaunchKind::Kernel: {
+      TC_ASSIGN_OR_RETURN(int64_t grid, launch.cudaGrid.evaluate(bindings));
+      if (grid <= 0)
+        break; // nothing to do for empty tensors
+      grid = std::min<int64_t>(grid, int64_t(1) << 30); // kernels stride over their work
+      values.clear();
+      for (int64_t arg : launch.args)
+        values.push_back(pointers_[size_t(arg)]);
+      for (int64_t symbol : symbols)
+        values.push_back(static_cast<unsigned long long>(symbol));
+      params.clear();
+      for (unsigned long long &value : values)
+        params.push_back(&value);
+      TC_RETURN_IF_ERROR(d.check(d.launchKernel(functions_[i], unsigned(grid), 1, 1,
+                                                unsigned(launch.cudaBlock), 1, 1, 0, stream_,
+                                                params.data(), nullptr),
+                                 label(m, i)));
+      break;
+    }
+    case LaunchKind::Extern:
+      TC_RETURN_IF_ERROR(runExtern(i, shapes));
+      break;
+    case LaunchKind::Copy: {
+      size_t from = size_t(launch.args[0]), to = size_t(launch.args[1]);
+      TC_ASSIGN_OR_RETURN(size_t bytes, byteSize(shapes[from], m.buffers[from].dtype, label(m, i)));
+      if (bytes)
+        TC_RETURN_IF_ERROR(d.check(
+            d.memcpyDtoDAsync(pointers_[to], pointers_[from], bytes, stream_), label(m, i)));
+      break;
+    }
+    }
+  }
+  return Status::ok();
+}
+
+Status CudaExecutor::run(const std::map<std::string, int64_t> &bindings,
+                         const std::vector<int64_t> &symbols,
+                         const std::vector<std::vector<int64_t>> &shapes,
+                         const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs) {
+  const cu::Driver &d = *driver_;
+  const Manifest &m = *manifest_;
+  TC_RETURN_IF_ERROR(d.check(d.ctxSetCurrent(context_), "cuCtxSetCurrent"));
+
+  // Device memory for this binding: grown, never shrunk, so repeated shapes reuse it.
+  TC_ASSIGN_OR_RETURN(int64_t arenaBytes, m.arenaBytes.evaluate(bindings));
+  TC_RETURN_IF_ERROR(ensure(arena_, arenaCapacity_, size_t(std::max<int64_t>(arenaBytes, 0)),
+                            "the scratch arena"));
+  std::vector<size_t> bytes(m.buffers.size(), 0);
+  for (const BufferDesc &buffer : m.buffers) {
+    size_t id = size_t(buffer.id);
+    if (shapes[id].empty() && !buffer.shape.empty())
+      continue; // unused by every launch
+    std::string what = strCat("buffer '", buffer.name, "'");
+    TC_ASSIGN_OR_RETURN(bytes[id], byteSize(shapes[id], buffer.dtype, what));
+    switch (buffer.kind) {
+    case BufferKind::Input:
+    case BufferKind::Output:
+      TC_RETURN_IF_ERROR(ensure(pointers_[id], capacities_[id], bytes[id], what));
+      break;
+    case BufferKind::Arena: {
+      TC_ASSIGN_OR_RETURN(int64_t offset, buffer.offset.evaluate(bindings));
+      if (offset < 0 || size_t(offset) + bytes[id] > size_t(std::max<int64_t>(arenaBytes, 0)))
+        return makeError(what, ": does not fit the arena");
+      pointers_[id] = arena_ + size_t(offset);
+      break;
+    }
+    case BufferKind::Weight:
+      break;
+    }
+  }
+  for (const BufferDesc &buffer : m.buffers)
+    if (buffer.kind == BufferKind::Input && bytes[size_t(buffer.id)])
+      TC_RETURN_IF_ERROR(d.check(d.memcpyHtoDAsync(pointers_[size_t(buffer.id)],
+                                                   inputs[size_t(buffer.index)].data(),
+                                                   bytes[size_t(buffer.id)], stream_),
+                                 "copying input '" + m.inputs[size_t(buffer.index)].name + "'"));
+
+  if (useGraphs_) {
+    CapturedGraph &graph = graphs_[symbols];
+    if (graph.exec && graph.generation != generation_) {
+      d.graphExecDestroy(graph.exec);
+      graph.exec = nullptr;
+    }
+    if (graph.exec) {
+      ++replays_;
+    } else {
+      TC_RETURN_IF_ERROR(d.check(d.streamBeginCapture(stream_, cu::kCaptureModeThreadLocal),
+                                 "beginning CUDA graph capture"));
+      Status enqueued = enqueue(bindings, symbols, shapes);
+      cu::Graph captured = nullptr;
+      cu::Result ended = d.streamEndCapture(stream_, &captured);
+      TC_RETURN_IF_ERROR(enqueued);
+      TC_RETURN_IF_ERROR(d.check(ended, "ending CUDA graph capture"));
+      cu::Result instantiated = d.graphInstantiate(&graph.exec, captured, 0);
+      d.graphDestroy(captured);
+      TC_RETURN_IF_ERROR(d.check(instantiated, "instantiating the CUDA graph"));
+      graph.generation = generation_;
+    }
+    TC_RETURN_IF_ERROR(d.check(d.graphLaunch(graph.exec, stream_), "launching the CUDA graph"));
+  } else {
+    TC_RETURN_IF_ERROR(enqueue(bindings, symbols, shapes));
+  }
+
+  for (const BufferDesc &buffer : m.buffers)
+    if (buffer.kind == BufferKind::Output && bytes[size_t(buffer.id)])
+      TC_RETURN_IF_ERROR(d.check(d.memcpyDtoHAsync(outputs[size_t(buffer.index)].mutableData(),
+                                                   pointers_[size_t(buffer.id)],
+                                                   bytes[size_t(buffer.id)], stream_),
+                                 "copying output '" + m.outputs[size_t(buffer.index)].name + "'"));
+  return d.check(d.streamSynchronize(stream_), "running the model on the GPU");
+}
+
+} // namespace tensorc::rt

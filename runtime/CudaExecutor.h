@@ -1,0 +1,80 @@
+// Running a bundle's launch list on a CUDA device: module image choice (cubin for the device's
+// arch, else PTX JIT), device memory for weights, inputs, outputs and the planned arena, kernel
+// launches on one stream, extern fallbacks through the host, and optional CUDA-graph replay.
+#pragma once
+
+#include "CudaDriver.h"
+
+#include "tensorc/Bundle/Manifest.h"
+#include "tensorc/IR/Graph.h"
+#include "tensorc/Support/Tensor.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tensorc::rt {
+
+class CudaExecutor {
+public:
+  struct Options {
+    int device = 0;
+    /// Capture the launch list in a CUDA graph per distinct symbol binding and replay it.
+    bool graphs = false;
+  };
+
+  /// Picks the module image for the device, loads it, resolves every kernel and uploads the
+  /// weights (`weights[id]`: host bytes of Weight buffer `id`, null when unused).
+  static Expected<std::unique_ptr<CudaExecutor>>
+  create(const bundle::Manifest &manifest, const std::string &bundleDir,
+         const std::vector<const void *> &weights, const std::vector<bool> &usedBuffers,
+         const std::vector<std::unique_ptr<Graph>> &externGraphs, const Options &options);
+  ~CudaExecutor();
+  CudaExecutor(const CudaExecutor &) = delete;
+  CudaExecutor &operator=(const CudaExecutor &) = delete;
+
+  /// Runs the launch list: copies `inputs` to the device, launches, and copies the results into
+  /// `outputs` (allocated by the caller with the bound shapes). `symbols` are the bound values
+  /// in manifest order, `shapes[id]` each used buffer's shape.
+  Status run(const std::map<std::string, int64_t> &bindings, const std::vector<int64_t> &symbols,
+             const std::vector<std::vector<int64_t>> &shapes, const std::vector<Tensor> &inputs,
+             std::vector<Tensor> &outputs);
+
+  /// "NVIDIA H100 80GB HBM3 (sm_90, cubin sm_90)": the device and the image loaded.
+  const std::string &description() const { return description_; }
+  /// Graph replays so far (runs that did not capture); for tests and benchmarks.
+  int64_t graphReplays() const { return replays_; }
+
+private:
+  CudaExecutor() = default;
+  Status ensure(cu::DevicePtr &pointer, size_t &capacity, size_t bytes, const std::string &what);
+  Status enqueue(const std::map<std::string, int64_t> &bindings,
+                 const std::vector<int64_t> &symbols,
+                 const std::vector<std::vector<int64_t>> &shapes);
+  Status runExtern(size_t index, const std::vector<std::vector<int64_t>> &shapes);
+
+  const cu::Driver *driver_ = nullptr;
+  const bundle::Manifest *manifest_ = nullptr;
+  const std::vector<std::unique_ptr<Graph>> *externGraphs_ = nullptr;
+  cu::Device device_ = 0;
+  cu::Context context_ = nullptr;
+  cu::Stream stream_ = nullptr;
+  cu::Module module_ = nullptr;
+  std::vector<cu::Function> functions_; // per launch (Kernel launches only)
+  std::vector<cu::DevicePtr> pointers_; // per buffer
+  std::vector<size_t> capacities_;      // per buffer: bytes held (inputs, outputs, weights)
+  cu::DevicePtr arena_ = 0;
+  size_t arenaCapacity_ = 0;
+  bool useGraphs_ = false;
+  uint64_t generation_ = 0; // bumped by every reallocation: captured graphs hold old pointers
+  struct CapturedGraph {
+    cu::GraphExec exec = nullptr;
+    uint64_t generation = 0;
+  };
+  std::map<std::vector<int64_t>, CapturedGraph> graphs_;
+  int64_t replays_ = 0;
+  std::string description_;
+};
+
+} // namespace tensorc::rt

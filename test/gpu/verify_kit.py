@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Runs a GPU test kit on a machine with a CUDA device and compares with the expected outputs.
+
+A kit (made where the compiler is, by test/gpu/make_model_kit.py or `tensorc-conformance --target
+cuda --kit DIR`) holds cases/<suite>/<name>/{bundle/, inputs.safetensors, expected.safetensors,
+case.json} and the runtime-only runner `tensorc-run`. Each case runs with `--device cuda` (and,
+with --graphs, again with CUDA-graph replay); outputs are compared by dtype, shape, then values
+(rtol/atol from case.json, NaN equal to NaN). Prints `SUITE: N passed, M failed` per suite and in
+total, and writes a JSON report with each case's status and failure reason.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "models"))
+import safetensors_np  # noqa: E402
+
+
+def compare(expected, got, rtol, atol):
+    for name, want in expected.items():
+        if name not in got:
+            return f"output {name} missing"
+        have = got[name]
+        if have.dtype != want.dtype:
+            return f"output {name}: dtype {have.dtype}, expected {want.dtype}"
+        if have.shape != want.shape:
+            return f"output {name}: shape {list(have.shape)}, expected {list(want.shape)}"
+        if want.dtype == np.uint16 and case_dtypes.get(name) == "BF16":
+            want, have = safetensors_np.bf16_to_f32(want), safetensors_np.bf16_to_f32(have)
+        if np.issubdtype(want.dtype, np.floating):
+            w, h = want.astype(np.float64), have.astype(np.float64)
+            ok = np.isclose(h, w, rtol=rtol, atol=atol, equal_nan=True)
+            if not ok.all():
+                i = int(np.argmin(ok.reshape(-1)))
+                return (f"output {name}: {int((~ok).sum())} of {ok.size} values differ; first at "
+                        f"flat {i}: {h.reshape(-1)[i]!r} vs {w.reshape(-1)[i]!r}")
+        elif not np.array_equal(have, want):
+            i = int(np.argmin((have == want).reshape(-1)))
+            return f"output {name}: differs at flat {i}: {have.reshape(-1)[i]} vs {want.reshape(-1)[i]}"
+    return None
+
+
+case_dtypes = {}
+
+
+def run_case(runner, case_dir, graphs, timeout):
+    global case_dtypes
+    meta = json.load(open(os.path.join(case_dir, "case.json")))
+    case_dtypes = meta.get("dtypes", {})
+    expected = safetensors_np.load(os.path.join(case_dir, "expected.safetensors"))
+    modes = [("plain", [])] + ([("graphs", ["--cuda-graphs", "on", "--iterations", "3"])]
+                               if graphs else [])
+    with tempfile.TemporaryDirectory() as tmp:
+        for mode, extra in modes:
+            out = os.path.join(tmp, f"{mode}.safetensors")
+            cmd = [runner, os.path.join(case_dir, "bundle"), "--device", "cuda", "--inputs",
+                   os.path.join(case_dir, "inputs.safetensors"), "--outputs", out] + extra
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                return f"{mode}: timed out after {timeout} s"
+            if proc.returncode != 0:
+                lines = (proc.stderr or proc.stdout).strip().splitlines()
+                return f"{mode}: exit {proc.returncode}: {lines[-1] if lines else ''}"
+            why = compare(expected, safetensors_np.load(out), meta.get("rtol", 1e-3),
+                          meta.get("atol", 1e-5))
+            if why:
+                return f"{mode}: {why}"
+    return None
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("kit")
+    parser.add_argument("--runner", help="tensorc-run (default: KIT/tensorc-run)")
+    parser.add_argument("--graphs", action="store_true", help="also run with CUDA-graph replay")
+    parser.add_argument("--report", help="write per-case results as JSON here")
+    parser.add_argument("--timeout", type=float, default=120)
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args()
+    runner = args.runner or os.path.join(args.kit, "tensorc-run")
+    results, totals = [], {}
+    cases_root = os.path.join(args.kit, "cases")
+    for suite in sorted(os.listdir(cases_root)):
+        for name in sorted(os.listdir(os.path.join(cases_root, suite))):
+            case_dir = os.path.join(cases_root, suite, name)
+            why = run_case(runner, case_dir, args.graphs, args.timeout)
+            results.append({"suite": suite, "test": name, "status": "failed" if why else "passed",
+                            "reason": why or ""})
+            passed, failed = totals.get(suite, (0, 0))
+            totals[suite] = (passed + (why is None), failed + (why is not None))
+            if why and args.verbose:
+                print(f"FAIL {suite}/{name}: {why}")
+    all_passed = all_failed = 0
+    for suite, (passed, failed) in totals.items():
+        print(f"{suite}: {passed} passed, {failed} failed")
+        all_passed += passed
+        all_failed += failed
+    print(f"total: {all_passed} passed, {all_failed} failed")
+    if args.report:
+        with open(args.report, "w") as f:
+            json.dump(results, f, indent=1)
+    return 0 if all_failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
