@@ -55,3 +55,11 @@ def load(path):
         array = np.frombuffer(raw[base + begin:base + end], dtype=_DTYPES[entry["dtype"]])
         result[name] = array.reshape(entry["shape"]).copy()
     return result
+
+
+def dtypes(path):
+    """The safetensors dtype name ("F32", "BF16", ...) of each tensor in the file."""
+    with open(path, "rb") as f:
+        (length,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(length))
+    return {name: entry["dtype"] for name, entry in header.items() if name != "__metadata__"}

@@ -1,5 +1,8 @@
 // The compilation pipeline: each stage one line, logged and dumped by name.
 #include "tensorc/Pipeline/Pipeline.h"
+#ifdef TENSORC_HAVE_NVRTC
+#include "tensorc/Codegen/CUDA/CudaCodegen.h"
+#endif
 
 #include "tensorc/Frontend/FX/FxParser.h"
 #include "tensorc/Frontend/ONNX/OnnxImporter.h"
@@ -53,12 +56,14 @@ private:
 } // namespace
 
 const std::vector<std::string> &stageNames() {
-  static const std::vector<std::string> names = {"import",    "verify", "simplify",
-                                                 "decompose", "lower",  "fuse"};
+  static const std::vector<std::string> names = {"import", "verify", "simplify", "decompose",
+                                                 "lower",  "fuse",   "cuda"};
   return names;
 }
 
-bool isLoopStage(const std::string &stage) { return stage == "lower" || stage == "fuse"; }
+bool isLoopStage(const std::string &stage) {
+  return stage == "lower" || stage == "fuse" || stage == "cuda";
+}
 
 Expected<LoweredModel> lowerAndSchedule(const Graph &graph, const PipelineOptions &options) {
   auto timed = [&](const std::string &stage, auto &&fn) -> Status {
@@ -93,6 +98,16 @@ Expected<LoweredModel> lowerAndSchedule(const Graph &graph, const PipelineOption
   log::debug("fuse", "\n" + text);
   if (options.onLoopStage)
     options.onLoopStage("fuse", text);
+  if (options.stopAfter == "fuse" || !options.onLoopStage)
+    return model;
+  // The CUDA kernels the schedule renders to (what `compile --target cuda` hands to NVRTC).
+#ifdef TENSORC_HAVE_NVRTC
+  TC_ASSIGN_OR_RETURN(cuda::RenderedKernels rendered,
+                      cuda::renderKernels(model.program, model.schedule));
+  options.onLoopStage("cuda", rendered.source);
+#else
+  options.onLoopStage("cuda", "// this tensorc was built without the CUDA backend\n");
+#endif
   return model;
 }
 

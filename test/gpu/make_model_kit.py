@@ -82,7 +82,7 @@ def main():
             safetensors_np.save(os.path.join(case, "inputs.safetensors"), inputs, bf16=dtypes)
             safetensors_np.save(os.path.join(case, "expected.safetensors"), expected, bf16=dtypes)
             tol = 1e-3 if dtype == "f32" else 2e-2
-            json.dump({"rtol": tol, "atol": 1e-5 if dtype == "f32" else 2e-2, "dtypes": dtypes},
+            json.dump({"rtol": tol, "atol": 1e-5 if dtype == "f32" else 2e-2},
                       open(os.path.join(case, "case.json"), "w"))
             bundle = os.path.join(case, "bundle")
             shutil.rmtree(bundle, ignore_errors=True)

@@ -9,6 +9,7 @@ with --graphs, again with CUDA-graph replay); outputs are compared by dtype, sha
 total, and writes a JSON report with each case's status and failure reason.
 """
 import argparse
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -22,7 +23,7 @@ sys.path.insert(0, os.path.join(ROOT, "models"))
 import safetensors_np  # noqa: E402
 
 
-def compare(expected, got, rtol, atol):
+def compare(expected, got, rtol, atol, bf16):
     for name, want in expected.items():
         if name not in got:
             return f"output {name} missing"
@@ -31,7 +32,7 @@ def compare(expected, got, rtol, atol):
             return f"output {name}: dtype {have.dtype}, expected {want.dtype}"
         if have.shape != want.shape:
             return f"output {name}: shape {list(have.shape)}, expected {list(want.shape)}"
-        if want.dtype == np.uint16 and case_dtypes.get(name) == "BF16":
+        if name in bf16:
             want, have = safetensors_np.bf16_to_f32(want), safetensors_np.bf16_to_f32(have)
         if np.issubdtype(want.dtype, np.floating):
             w, h = want.astype(np.float64), have.astype(np.float64)
@@ -46,14 +47,11 @@ def compare(expected, got, rtol, atol):
     return None
 
 
-case_dtypes = {}
-
-
 def run_case(runner, case_dir, graphs, timeout):
-    global case_dtypes
     meta = json.load(open(os.path.join(case_dir, "case.json")))
-    case_dtypes = meta.get("dtypes", {})
-    expected = safetensors_np.load(os.path.join(case_dir, "expected.safetensors"))
+    expected_path = os.path.join(case_dir, "expected.safetensors")
+    expected = safetensors_np.load(expected_path)
+    bf16 = {k for k, v in safetensors_np.dtypes(expected_path).items() if v == "BF16"}
     modes = [("plain", [])] + ([("graphs", ["--cuda-graphs", "on", "--iterations", "3"])]
                                if graphs else [])
     with tempfile.TemporaryDirectory() as tmp:
@@ -69,7 +67,7 @@ def run_case(runner, case_dir, graphs, timeout):
                 lines = (proc.stderr or proc.stdout).strip().splitlines()
                 return f"{mode}: exit {proc.returncode}: {lines[-1] if lines else ''}"
             why = compare(expected, safetensors_np.load(out), meta.get("rtol", 1e-3),
-                          meta.get("atol", 1e-5))
+                          meta.get("atol", 1e-5), bf16)
             if why:
                 return f"{mode}: {why}"
     return None
@@ -82,15 +80,18 @@ def main():
     parser.add_argument("--graphs", action="store_true", help="also run with CUDA-graph replay")
     parser.add_argument("--report", help="write per-case results as JSON here")
     parser.add_argument("--timeout", type=float, default=120)
+    parser.add_argument("-j", "--jobs", type=int, default=8, help="cases run at once")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
     runner = args.runner or os.path.join(args.kit, "tensorc-run")
     results, totals = [], {}
     cases_root = os.path.join(args.kit, "cases")
-    for suite in sorted(os.listdir(cases_root)):
-        for name in sorted(os.listdir(os.path.join(cases_root, suite))):
-            case_dir = os.path.join(cases_root, suite, name)
-            why = run_case(runner, case_dir, args.graphs, args.timeout)
+    cases = [(suite, name) for suite in sorted(os.listdir(cases_root))
+             for name in sorted(os.listdir(os.path.join(cases_root, suite)))]
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        reasons = pool.map(lambda case: run_case(runner, os.path.join(cases_root, *case),
+                                                 args.graphs, args.timeout), cases)
+        for (suite, name), why in zip(cases, reasons):
             results.append({"suite": suite, "test": name, "status": "failed" if why else "passed",
                             "reason": why or ""})
             passed, failed = totals.get(suite, (0, 0))

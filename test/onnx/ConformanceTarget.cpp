@@ -1,10 +1,11 @@
-// The conformance targets: the reference interpreter and a bundle compiled for this CPU.
+// The conformance targets: the reference interpreter and bundles compiled for this CPU or a GPU.
 #include "ConformanceTarget.h"
 
 #include "tensorc/IR/Rewriter.h"
 #include "tensorc/Interp/Interpreter.h"
 #include "tensorc/Pipeline/Compile.h"
 #include "tensorc/Runtime/Model.h"
+#include "tensorc/Support/Safetensors.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <algorithm>
@@ -12,6 +13,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 namespace tensorc::conformance {
 namespace {
@@ -49,12 +52,14 @@ Expected<std::string> makeTempDir() {
   return pattern;
 }
 
-/// Compiles the graph into a bundle for this CPU and runs it with the runtime, one thread (tests
-/// run in forked children, several at once).
-class CpuTarget final : public ConformanceTarget {
+/// Compiles the graph into a bundle and runs it with the runtime: on this CPU (its baseline
+/// variant, one thread: tests run in forked children, several at once), or on a CUDA GPU. Without
+/// a GPU a CUDA bundle is compiled (every kernel through NVRTC) but not run.
+class CompiledTarget final : public ConformanceTarget {
 public:
-  explicit CpuTarget(const OpRegistry &registry) : registry_(registry) {}
-  ~CpuTarget() override { discardBundle(); }
+  CompiledTarget(const OpRegistry &registry, std::string device)
+      : registry_(registry), device_(std::move(device)) {}
+  ~CompiledTarget() override { discardBundle(); }
 
   Status prepare(const Graph &graph) override {
     discardBundle();
@@ -70,17 +75,77 @@ public:
     options.cpuArchs = {kHostArch};
     options.variants = {kHostVariant};
     options.quiet = true;
-    if (Status compiled =
-            compileGraph(std::move(copy), registry_, options, "model.onnx", "").status();
-        !compiled)
-      return withoutBundleDir(compiled);
+    if (device_ == "cuda") {
+      options.target = "cuda";
+      if (const char *archs = std::getenv("TENSORC_CONFORMANCE_CUDA_ARCH"); archs && *archs)
+        options.cudaArchs = {archs};
+    }
+    Expected<CompileSummary> compiled =
+        compileGraph(std::move(copy), registry_, options, "model.onnx", "");
+    if (!compiled)
+      return withoutBundleDir(compiled.status());
+    generatedKernels_ = compiled->generatedKernels > 0;
     rt::LoadOptions load;
     load.threads = 1;
-    load.variant = kHostVariant;
+    load.variant = device_ == "cpu" ? kHostVariant : "";
+    load.device = device_;
     Expected<std::unique_ptr<rt::Model>> model = rt::Model::load(bundleDir_, load);
+    if (!model && device_ == "cuda" && isNoGpu(model.error().message())) {
+      cannotRun_ = withoutBundleDir(model.status()).message();
+      return Status::ok();
+    }
     if (!model)
       return withoutBundleDir(model.status());
     model_ = std::move(*model);
+    return Status::ok();
+  }
+
+  std::optional<std::string> cannotRun() const override {
+    if (cannotRun_.empty())
+      return std::nullopt;
+    return cannotRun_;
+  }
+
+  Status exportCase(const std::string &dir, const std::vector<Tensor> &inputs,
+                    const std::vector<Tensor> &expected, double rtol, double atol) const override {
+    namespace fs = std::filesystem;
+    if (bundleDir_.empty())
+      return makeError("no bundle to export");
+    Expected<std::string> manifestText = readText(bundleDir_ + "/manifest.json");
+    if (!manifestText)
+      return manifestText.status();
+    Expected<Json> json = Json::parse(*manifestText);
+    if (!json)
+      return json.status();
+    Expected<bundle::Manifest> manifest = bundle::Manifest::fromJson(*json);
+    if (!manifest)
+      return manifest.status();
+    if (manifest->inputs.size() != inputs.size() || manifest->outputs.size() != expected.size())
+      return makeError("the bundle takes ", manifest->inputs.size(), " inputs and returns ",
+                       manifest->outputs.size(), " outputs; the data set has ", inputs.size(),
+                       " and ", expected.size());
+    std::error_code error;
+    fs::remove_all(dir, error);
+    fs::create_directories(dir, error);
+    fs::copy(bundleDir_, dir + "/bundle", fs::copy_options::recursive, error);
+    if (error)
+      return makeError("copying the bundle to ", dir, ": ", error.message());
+    fs::remove_all(dir + "/bundle/src", error); // sources are for humans, not the GPU run
+    std::vector<std::pair<std::string, Tensor>> named;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      named.emplace_back(manifest->inputs[i].name, inputs[i]);
+    TC_RETURN_IF_ERROR(writeSafetensors(dir + "/inputs.safetensors", named));
+    named.clear();
+    for (size_t i = 0; i < expected.size(); ++i)
+      named.emplace_back(manifest->outputs[i].name, expected[i]);
+    TC_RETURN_IF_ERROR(writeSafetensors(dir + "/expected.safetensors", named));
+    Json meta = Json::object();
+    meta["rtol"] = rtol;
+    meta["atol"] = atol;
+    std::ofstream out(dir + "/case.json");
+    out << meta.dump(2) << "\n";
+    if (!out)
+      return makeError(dir, "/case.json: cannot write");
     return Status::ok();
   }
 
@@ -91,6 +156,8 @@ public:
   }
 
   std::optional<bool> ranGeneratedCode() const override {
+    if (!cannotRun_.empty())
+      return generatedKernels_;
     if (!model_)
       return std::nullopt;
     const std::vector<bundle::Launch> &launches = model_->manifest().launches;
@@ -100,6 +167,22 @@ public:
   }
 
 private:
+  /// Errors that mean "this machine has no usable GPU" rather than "the bundle is wrong".
+  static bool isNoGpu(const std::string &message) {
+    return message.find("no CUDA driver") != std::string::npos ||
+           message.find("cuInit") != std::string::npos ||
+           message.find("does not exist (0 device(s) present)") != std::string::npos;
+  }
+
+  static Expected<std::string> readText(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+      return makeError("cannot read ", path);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
   /// The error with the (random) bundle directory written `<bundle>`, so that reasons group.
   Status withoutBundleDir(const Status &status) const {
     std::string message = status.message();
@@ -115,23 +198,32 @@ private:
     std::error_code ignored;
     std::filesystem::remove_all(bundleDir_, ignored);
     bundleDir_.clear();
+    cannotRun_.clear();
   }
 
   const OpRegistry &registry_;
+  std::string device_;
   std::string bundleDir_;
   std::unique_ptr<rt::Model> model_;
+  std::string cannotRun_;
+  bool generatedKernels_ = false;
 };
 
 } // namespace
 
-std::vector<std::string> conformanceTargetNames() { return {"interp", "cpu"}; }
+Status ConformanceTarget::exportCase(const std::string &, const std::vector<Tensor> &,
+                                     const std::vector<Tensor> &, double, double) const {
+  return makeError("this target has no bundle to export");
+}
+
+std::vector<std::string> conformanceTargetNames() { return {"interp", "cpu", "cuda"}; }
 
 std::unique_ptr<ConformanceTarget> createConformanceTarget(const std::string &name,
                                                            const OpRegistry &registry) {
   if (name == "interp")
     return std::make_unique<InterpTarget>();
-  if (name == "cpu")
-    return std::make_unique<CpuTarget>(registry);
+  if (name == "cpu" || name == "cuda")
+    return std::make_unique<CompiledTarget>(registry, name);
   return nullptr;
 }
 

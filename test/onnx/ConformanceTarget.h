@@ -1,5 +1,5 @@
 // ConformanceTarget: how the conformance runner executes an imported model (the interpreter, or
-// a bundle compiled for this CPU).
+// a bundle compiled for this CPU or for a CUDA GPU).
 #pragma once
 
 #include "tensorc/IR/Graph.h"
@@ -27,6 +27,14 @@ public:
   /// For compiled targets, once prepared: whether the model ran at least one generated kernel
   /// (false: every op fell back to the reference kernels). std::nullopt for the interpreter.
   virtual std::optional<bool> ranGeneratedCode() const { return std::nullopt; }
+  /// Once prepared: why the compiled model cannot run on this machine (a CUDA bundle without a
+  /// GPU), or std::nullopt when run() works.
+  virtual std::optional<std::string> cannotRun() const { return std::nullopt; }
+  /// Writes the prepared bundle to `dir`/bundle, `inputs` and `expected` (named after the bundle's
+  /// inputs and outputs) as safetensors and the tolerances as case.json: one case of a GPU test
+  /// kit (test/gpu/verify_kit.py runs it on a GPU machine).
+  virtual Status exportCase(const std::string &dir, const std::vector<Tensor> &inputs,
+                            const std::vector<Tensor> &expected, double rtol, double atol) const;
 };
 
 /// The names accepted by createConformanceTarget(), for --help and error messages.

@@ -50,6 +50,8 @@ struct Options {
   bool roundTrip = false;
   std::string passes;
   Tolerance tolerance;
+  std::string kit; // --target cuda without a GPU: export each test into this GPU test kit
+  int64_t minCompiled = 0;
 };
 
 //===----------------------------------------------------------------------===//
@@ -210,6 +212,24 @@ TestResult runTest(const TestCase &test, const OpRegistry &registry, const Optio
       const TensorType &type = graph->userInputs()[i]->type();
       (*inputs)[i] = reinterpretU16AsBf16(std::move((*inputs)[i]), type.dtype, type.shape);
     }
+    if (std::optional<std::string> why = target->cannotRun()) {
+      if (options.kit.empty())
+        return withTargetInfo({TestStatus::Skipped, "compiled, not run: " + *why});
+      Expected<std::vector<Tensor>> expected = readTensors(dataSet.outputs);
+      if (!expected)
+        return failed("import: ", expected.error().message(), where);
+      for (size_t i = 0; i < expected->size() && i < graph->outputs().size(); ++i) {
+        const TensorType &type = graph->outputs()[i]->type();
+        (*expected)[i] = reinterpretU16AsBf16(std::move((*expected)[i]), type.dtype, type.shape);
+      }
+      std::string dir = strCat(options.kit, "/cases/", test.suite, "/", test.name,
+                               test.dataSets.size() > 1 ? "__" + dataSet.name : "");
+      if (Status exported = target->exportCase(dir, *inputs, *expected, options.tolerance.rtol,
+                                               options.tolerance.atol);
+          !exported)
+        return withTargetInfo(failed("export: ", exported.message(), where));
+      continue;
+    }
     Expected<std::vector<Tensor>> outputs = target->run(*inputs);
     if (!outputs)
       return withTargetInfo(failed("run: ", outputs.error().message(), where));
@@ -226,6 +246,8 @@ TestResult runTest(const TestCase &test, const OpRegistry &registry, const Optio
     if (std::optional<std::string> why = compareOutputs(*outputs, *expected, options.tolerance))
       return withTargetInfo(failed("compare: ", *why, where));
   }
+  if (target->cannotRun())
+    return withTargetInfo({TestStatus::Skipped, "compiled, exported to the GPU kit"});
   return withTargetInfo({TestStatus::Passed, specialize ? "specialized" : ""});
 }
 
@@ -254,17 +276,21 @@ void writeAll(int fd, const std::string &text) {
   }
 }
 
-/// A child's result on its pipe: the status (P/F), whether generated code ran (G: yes, N: no,
+/// A child's result on its pipe: the status (P/F/S), whether generated code ran (G: yes, N: no,
 /// -: not known), then the reason.
 std::string encodeResult(const TestResult &result, const TestCase &test) {
   char generated = !result.generatedCode ? '-' : *result.generatedCode ? 'G' : 'N';
-  return std::string{result.status == TestStatus::Passed ? 'P' : 'F', generated} +
-         tidyReason(result.reason, test);
+  char status = result.status == TestStatus::Passed   ? 'P'
+                : result.status == TestStatus::Skipped ? 'S'
+                                                       : 'F';
+  return std::string{status, generated} + tidyReason(result.reason, test);
 }
 
 TestResult decodeResult(const std::string &message) {
   TestResult result;
-  result.status = message[0] == 'P' ? TestStatus::Passed : TestStatus::Failed;
+  result.status = message[0] == 'P'   ? TestStatus::Passed
+                  : message[0] == 'S' ? TestStatus::Skipped
+                                      : TestStatus::Failed;
   if (message.size() >= 2 && message[1] != '-')
     result.generatedCode = message[1] == 'G';
   result.reason = message.size() >= 2 ? message.substr(2) : ""; // "specialized" or empty on a pass
@@ -634,6 +660,18 @@ int runConformance(Options options) {
             writeReport(options.report, options, tests, results, suites, total, showGenerated);
         !written)
       return usageError(written.message());
+  size_t compiled = 0;
+  for (const TestResult &result : results)
+    compiled += result.status == TestStatus::Passed ||
+                (result.status == TestStatus::Skipped && result.reason.rfind("compiled", 0) == 0);
+  if (compiled > total.passed)
+    std::cout << "(" << compiled - total.passed << " compiled for the GPU but not run here: no "
+              << "GPU" << (options.kit.empty() ? "" : "; exported to " + options.kit) << ")\n";
+  if (int64_t(compiled) < options.minCompiled) {
+    std::cerr << "tensorc-conformance: " << compiled << " compiled, below the floor of "
+              << options.minCompiled << " (--min-compiled)\n";
+    return 1;
+  }
   if (int64_t(total.passed) < options.minPassed) {
     std::cerr << "tensorc-conformance: " << total.passed << " passed, below the floor of "
               << options.minPassed << " (--min-passed)\n";
@@ -661,6 +699,13 @@ int main(int argc, char **argv) {
   app.add_option("--filter", options.filter, "Only tests whose name (or SUITE/NAME) matches");
   app.add_option("--min-passed", options.minPassed,
                  "Exit with status 1 if fewer tests pass (the committed floor)")
+      ->capture_default_str();
+  app.add_option("--kit", options.kit,
+                 "--target cuda on a machine without a GPU: write each compiled test (bundle, "
+                 "inputs, expected outputs) to this GPU test kit (run it with "
+                 "test/gpu/verify_kit.py on a GPU machine)");
+  app.add_option("--min-compiled", options.minCompiled,
+                 "Exit with status 1 if fewer tests compile (passed, or compiled but not run)")
       ->capture_default_str();
   app.add_option("--timeout", options.timeoutSeconds, "Seconds allowed per test")
       ->check(CLI::PositiveNumber)

@@ -253,3 +253,54 @@ TEST(ManifestJson, RequiresABufferForEveryOutput) {
   ASSERT_FALSE(parsed);
   EXPECT_EQ(parsed.error().message(), "outputs[1]: no buffer holds output 'z'");
 }
+
+/// The sample with CUDA images and a launch shape for its kernel.
+Manifest cudaManifest() {
+  Manifest m = sampleManifest();
+  m.launches[0].cudaGrid = expr("(4*batch + 255)//256");
+  m.launches[0].cudaBlock = 256;
+  m.cuda = {{"sm_90", "cuda/sm_90.cubin", false}, {"sm_80", "cuda/kernels.ptx", true}};
+  m.cudaGraphs = true;
+  return m;
+}
+
+std::string cudaErrorAfter(const std::function<void(Json &)> &edit) {
+  Json json = cudaManifest().toJson();
+  edit(json);
+  Expected<Manifest> manifest = Manifest::fromJson(json);
+  return manifest ? "(valid)" : manifest.error().message();
+}
+
+TEST(ManifestJson, RoundTripsCudaImagesAndLaunchShapes) {
+  std::string text = cudaManifest().toJson().dump(2);
+  Expected<Json> json = Json::parse(text);
+  ASSERT_TRUE(json) << json.error().message();
+  Expected<Manifest> parsed = Manifest::fromJson(*json);
+  ASSERT_TRUE(parsed) << parsed.error().message();
+  EXPECT_EQ(parsed->toJson().dump(2), text);
+  EXPECT_EQ(parsed->launches[0].cudaGrid.text(), "(4*batch + 255)//256");
+  EXPECT_EQ(parsed->launches[0].cudaBlock, 256);
+  ASSERT_EQ(parsed->cuda.size(), 2u);
+  EXPECT_FALSE(parsed->cuda[0].ptx);
+  EXPECT_TRUE(parsed->cuda[1].ptx);
+  EXPECT_EQ(parsed->cuda[1].arch, "sm_80");
+  EXPECT_TRUE(parsed->cudaGraphs);
+  // A CPU-only bundle has no CUDA fields at all.
+  EXPECT_EQ(sampleManifest().toJson().find("cuda"), nullptr);
+}
+
+TEST(ManifestJson, RejectsBadCudaFields) {
+  EXPECT_EQ(cudaErrorAfter([](Json &j) { item(j, "cuda", 0)["arch"] = "gfx90a"; }),
+            "cuda[0].arch: 'gfx90a' is not an sm_<NN> arch");
+  EXPECT_EQ(cudaErrorAfter([](Json &j) { item(j, "cuda", 1)["kind"] = "fatbin"; }),
+            "cuda[1].kind: unknown image kind 'fatbin' (expected cubin or ptx)");
+  EXPECT_EQ(cudaErrorAfter([](Json &j) { item(j, "cuda", 0)["file"] = "../sm_90.cubin"; }),
+            "cuda[0].file: '../sm_90.cubin' is not a relative path inside the bundle");
+  EXPECT_EQ(cudaErrorAfter([](Json &j) { item(j, "launches", 0)["cuda_block"] = 2048; }),
+            "launches[0].cuda_block: must be 0 to 1024 threads, got 2048");
+  EXPECT_EQ(cudaErrorAfter([](Json &j) { item(j, "launches", 0)["cuda_grid"] = "4*n"; }),
+            "launches[0].cuda_grid: '4*n' uses undeclared symbol 'n'");
+  EXPECT_EQ(cudaErrorAfter([](Json &j) { item(j, "launches", 0)["cuda_block"] = 0; }),
+            "launches[0]: kernel 'poi_fused_add_0' has no cuda_block, but the bundle has CUDA "
+            "images");
+}

@@ -69,7 +69,7 @@ int runInspect(const InspectOptions &options, const OpRegistry &registry) {
     if (!options.outDir.empty()) {
       char prefix[8];
       std::snprintf(prefix, sizeof prefix, "%02zu_", index);
-      std::string path = options.outDir + "/" + prefix + stage + ".txt";
+      std::string path = options.outDir + "/" + prefix + stage + (stage == "cuda" ? ".cu" : ".txt");
       std::ofstream out(path, std::ios::binary);
       out << text;
       if (!out && error.empty())
