@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -351,6 +352,38 @@ Status CudaExecutor::run(const std::map<std::string, int64_t> &bindings,
                                                    bytes[size_t(buffer.id)], stream_),
                                  "copying output '" + m.outputs[size_t(buffer.index)].name + "'"));
   return d.check(d.streamSynchronize(stream_), "running the model on the GPU");
+}
+
+} // namespace tensorc::rt
+
+namespace tensorc::rt {
+
+Expected<std::vector<double>>
+CudaExecutor::timeLaunches(const std::map<std::string, int64_t> &bindings,
+                           const std::vector<int64_t> &symbols,
+                           const std::vector<std::vector<int64_t>> &shapes, int64_t iterations) {
+  const cu::Driver &d = *driver_;
+  TC_RETURN_IF_ERROR(d.check(d.ctxSetCurrent(context_), "cuCtxSetCurrent"));
+  cu::GraphExec graph = nullptr;
+  if (useGraphs_) {
+    auto it = graphs_.find(symbols);
+    if (it == graphs_.end() || !it->second.exec || it->second.generation != generation_)
+      return makeError("timing needs a run with the same shapes first");
+    graph = it->second.exec;
+  }
+  std::vector<double> times;
+  for (int64_t i = 0; i < iterations; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    if (graph)
+      TC_RETURN_IF_ERROR(d.check(d.graphLaunch(graph, stream_), "launching the CUDA graph"));
+    else
+      TC_RETURN_IF_ERROR(enqueue(bindings, symbols, shapes));
+    TC_RETURN_IF_ERROR(d.check(d.streamSynchronize(stream_), "running the model on the GPU"));
+    times.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+  }
+  return times;
 }
 
 } // namespace tensorc::rt

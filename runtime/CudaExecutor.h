@@ -41,6 +41,14 @@ public:
              const std::vector<std::vector<int64_t>> &shapes, const std::vector<Tensor> &inputs,
              std::vector<Tensor> &outputs);
 
+  /// Times `iterations` executions of the launch list (or graph replays) on the buffers of the
+  /// last run(), which must have had the same binding: device work only, no host copies. Returns
+  /// each iteration's milliseconds (launch to stream completion).
+  Expected<std::vector<double>> timeLaunches(const std::map<std::string, int64_t> &bindings,
+                                             const std::vector<int64_t> &symbols,
+                                             const std::vector<std::vector<int64_t>> &shapes,
+                                             int64_t iterations);
+
   /// "NVIDIA H100 80GB HBM3 (sm_90, cubin sm_90)": the device and the image loaded.
   const std::string &description() const { return description_; }
   /// Graph replays so far (runs that did not capture); for tests and benchmarks.

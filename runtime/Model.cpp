@@ -13,6 +13,7 @@
 #include "tensorc/Ops/Registry.h"
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -338,6 +339,25 @@ Expected<std::unique_ptr<Model>> Model::Impl::finishLoad(std::unique_ptr<Impl> i
 
 Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Model::~Model() = default;
+
+Expected<std::vector<double>> Model::time(const std::vector<Tensor> &inputs, int64_t iterations) {
+  TC_RETURN_IF_ERROR(run(inputs).status());
+  Impl &impl = *impl_;
+  if (impl.cuda) {
+    std::lock_guard<std::mutex> lock(impl.runMutex);
+    return impl.cuda->timeLaunches(impl.bindings, impl.symbolValues, impl.bufferShapes,
+                                   iterations);
+  }
+  std::vector<double> times;
+  for (int64_t i = 0; i < iterations; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    TC_RETURN_IF_ERROR(run(inputs).status());
+    times.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+  }
+  return times;
+}
 
 const Manifest &Model::manifest() const { return impl_->manifest; }
 const std::string &Model::variant() const { return impl_->variant; }

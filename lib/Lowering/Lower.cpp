@@ -412,10 +412,15 @@ private:
       return lowerReduction(node);
     case OpId::Mm:
     case OpId::Bmm:
-      if (outType.dtype == DType::F32 && node.input(0)->type().dtype == DType::F32 &&
-          node.input(1)->type().dtype == DType::F32)
+    {
+      DType dtype = outType.dtype;
+      bool templated = dtype == DType::F32 || (options_.halfPrecisionTemplates &&
+                                               (dtype == DType::F16 || dtype == DType::BF16));
+      if (templated && node.input(0)->type().dtype == dtype &&
+          node.input(1)->type().dtype == dtype)
         return lowerGemm(node);
       return lowerExtern(node);
+    }
     case OpId::Convolution:
       return lowerConvolution(node);
     default:

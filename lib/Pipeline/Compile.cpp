@@ -282,6 +282,7 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
 
   PipelineOptions pipeline;
   pipeline.timeStages = options.timeStages;
+  pipeline.gpuOnly = wantCuda && !wantCpu;
   if (Status staged = runGraphStages(graph, registry, pipeline); !staged)
     return makeError(modelPath, ": ", staged.message());
   Expected<LoweredModel> loweredOr = lowerAndSchedule(graph, pipeline);

@@ -77,7 +77,9 @@ Expected<LoweredModel> lowerAndSchedule(const Graph &graph, const PipelineOption
   };
   LoweredModel model;
   TC_RETURN_IF_ERROR(timed("lower", [&]() -> Status {
-    TC_ASSIGN_OR_RETURN(model.program, loop::lower(graph));
+    loop::LowerOptions lowering;
+    lowering.halfPrecisionTemplates = options.gpuOnly;
+    TC_ASSIGN_OR_RETURN(model.program, loop::lower(graph, lowering));
     return Status::ok();
   }));
   std::string text = log::enabled("lower") || options.onLoopStage
@@ -89,7 +91,9 @@ Expected<LoweredModel> lowerAndSchedule(const Graph &graph, const PipelineOption
   if (options.stopAfter == "lower")
     return model;
   TC_RETURN_IF_ERROR(timed("fuse", [&]() -> Status {
-    TC_ASSIGN_OR_RETURN(model.schedule, sched::schedule(model.program, {}));
+    sched::ScheduleOptions scheduling;
+    scheduling.anyFloatEpilogue = options.gpuOnly;
+    TC_ASSIGN_OR_RETURN(model.schedule, sched::schedule(model.program, scheduling));
     return Status::ok();
   }));
   text = log::enabled("fuse") || options.onLoopStage

@@ -245,7 +245,8 @@ private:
     if (node.ranges != gemm.ranges && node.ranges != withoutUnitDims(gemm.ranges))
       return reject("ranges " + dims(node.ranges) + " differ from the template's " +
                     dims(gemm.ranges));
-    if (program_.buffers[size_t(node.output)].dtype != DType::F32)
+    DType resultType = program_.buffers[size_t(node.output)].dtype;
+    if (resultType != DType::F32 && !(options_.anyFloatEpilogue && isFloating(resultType)))
       return reject("the epilogue's result is not f32");
     if (isOutput_.count(result) || readers_[result].size() != 1)
       return reject("the GEMM result " + program_.buffers[size_t(result)].name +

@@ -12,6 +12,10 @@ struct LowerOptions {
   /// A pointwise value with several users is computed once into a buffer when its body is at least
   /// this expensive (ops counted, transcendental ops count 8), else recomputed by each user.
   int realizeCostThreshold = 16;
+  /// GEMMs whose operands and result are one float dtype (f16, bf16) become templates too, not
+  /// only f32 ones (the CUDA backend accumulates them in f32; the CPU GEMM is f32-only, so bundles
+  /// with CPU kernels leave them to the reference kernel).
+  bool halfPrecisionTemplates = false;
 };
 
 /// Lowers `graph` (after decomposition). Ops with no lowering become Extern nodes (reported in

@@ -23,6 +23,9 @@ struct PipelineOptions {
   std::function<void(const std::string &stage, const std::string &text)> onLoopStage;
   /// Log each stage's wall time (category "time").
   bool timeStages = false;
+  /// Code for GPUs only (`--target cuda`): f16/bf16 GEMMs become templates and epilogues may
+  /// store any float dtype (the CPU GEMM is f32-only).
+  bool gpuOnly = false;
 };
 
 /// Runs the stages after import (verify, simplify, decompose) on an already imported graph.

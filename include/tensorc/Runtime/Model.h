@@ -42,6 +42,11 @@ public:
   /// bindings and the guards, then returns freshly allocated outputs.
   Expected<std::vector<Tensor>> run(const std::vector<Tensor> &inputs);
 
+  /// Runs once, then times `iterations` more runs and returns each one's milliseconds. On a GPU the
+  /// timed runs reuse the first run's device buffers (inputs stay on the device; no host copies),
+  /// so they measure the kernels (or the CUDA graph) alone; on the CPU each is a whole run().
+  Expected<std::vector<double>> time(const std::vector<Tensor> &inputs, int64_t iterations);
+
   const bundle::Manifest &manifest() const;
   /// The chosen CPU variant; empty when the bundle has no kernel launches or runs on a GPU.
   const std::string &variant() const;

@@ -69,6 +69,9 @@ struct ScheduleOptions {
   bool fuse = true;
   /// Example value of every shape symbol, for reporting sizes (peak bytes).
   int64_t exampleSymbolValue = 64;
+  /// GEMM epilogues may produce any float dtype (the CUDA renderer converts on store); the CPU
+  /// GEMM stores f32 only.
+  bool anyFloatEpilogue = false;
 };
 
 /// Groups the program's nodes into kernels: vertical (reduction + pointwise row stages into one

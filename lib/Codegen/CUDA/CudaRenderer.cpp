@@ -415,10 +415,16 @@ private:
                                           ex->index(view.strides[base + 1], symbols)};
       };
       auto as = strides(g.a), bs = strides(g.b);
-      loadA = element(g.a.buffer, strCat(ex->index(g.a.offset, symbols), " + bi * ", as[0],
-                                         " + gm * ", as[1], " + gk * ", as[2]));
-      loadB = element(g.b.buffer, strCat(ex->index(g.b.offset, symbols), " + bi * ", bs[0],
-                                         " + gk * ", bs[1], " + gn * ", bs[2]));
+      std::string aIndex = strCat(ex->index(g.a.offset, symbols), " + bi * ", as[0], " + gm * ",
+                                  as[1], " + gk * ", as[2]);
+      std::string bIndex = strCat(ex->index(g.b.offset, symbols), " + bi * ", bs[0], " + gk * ",
+                                  bs[1], " + gn * ", bs[2]);
+      DType aType = program.buffers[size_t(g.a.buffer)].dtype;
+      DType bType = program.buffers[size_t(g.b.buffer)].dtype;
+      if (aType == bType && (aType == DType::F16 || aType == DType::BF16))
+        return renderMmaGemm(node, epilogue, out, aIndex, bIndex, aType);
+      loadA = element(g.a.buffer, aIndex);
+      loadB = element(g.b.buffer, bIndex);
     } else {
       const LoopNode::Conv &cv = node.conv;
       if (node.ranges.size() != 4 || cv.weight.strides.size() != 4)
@@ -493,27 +499,103 @@ private:
     text += "      #pragma unroll\n      for (int j = 0; j < 4; ++j) {\n";
     text += "        const long long row = m0 + ty + 16 * i, col = n0 + tx + 16 * j;\n";
     text += "        if (row >= M || col >= N) continue;\n";
-    // The output (or the epilogue's, same elements) is dense over the template's dims.
-    std::string at = conv ? strCat("(image * ", node.conv.oc, "ll + group * ", node.conv.oc / node.conv.groups,
-                                   "ll + row) * N + col")
-                          : "(bi * M + row) * N + col";
-    const std::string indent = "        ";
-    if (epilogue) {
-      Scope scope = symbols;
-      if (conv)
-        bindEpilogue(node, *epilogue, 2, "image",
-                     strCat("group * ", node.conv.oc / node.conv.groups, "ll + row"), "col", scope,
-                     indent);
-      else
-        bindEpilogue(node, *epilogue, 1, "bi", "row", "col", scope, indent);
-      std::string value =
-          ex->body(epilogue->body, scope, text, indent, node.output, "acc[i][j]");
-      text += indent + ex->store(out, epilogue->body->dtype, value, at) + "\n";
-    } else {
-      text += indent + ex->store(out, DType::F32, "acc[i][j]", at) + "\n";
-    }
+    storeElement(node, epilogue, out, "acc[i][j]", "        ");
     text += "      }\n    }\n  }\n";
     return LaunchConfig{batches * tiles, kGemmThreads};
+  }
+
+  /// Stores the accumulator `acc` (a float expression) of output element (row, col) of batch `bi`
+  /// (convolutions: `image`, `group`), through the epilogue when there is one.
+  void storeElement(const LoopNode &node, const LoopNode *epilogue, int out, const std::string &acc,
+                    const std::string &indent) {
+    bool conv = node.templateKind == LoopNode::TemplateKind::Conv2d;
+    // The output (or the epilogue's, same elements) is dense over the template's dims.
+    std::string at = conv ? strCat("(image * ", node.conv.oc, "ll + group * ",
+                                   node.conv.oc / node.conv.groups, "ll + row) * N + col")
+                          : "(bi * M + row) * N + col";
+    if (!epilogue) {
+      text += indent + ex->store(out, DType::F32, acc, at) + "\n";
+      return;
+    }
+    text += indent + "{\n";
+    Scope scope = symbols;
+    if (conv)
+      bindEpilogue(node, *epilogue, 2, "image",
+                   strCat("group * ", node.conv.oc / node.conv.groups, "ll + row"), "col", scope,
+                   indent + "  ");
+    else
+      bindEpilogue(node, *epilogue, 1, "bi", "row", "col", scope, indent + "  ");
+    std::string value = ex->body(epilogue->body, scope, text, indent + "  ", node.output, acc);
+    text += indent + "  " + ex->store(out, epilogue->body->dtype, value, at) + "\n";
+    text += indent + "}\n";
+  }
+
+  /// f16/bf16 GEMM on tensor cores (mma.sync m16n8k16, f32 accumulators, sm_80+): blocks of
+  /// 64 x 32 outputs, four warps of 16 x 32, K in steps of 32 staged through shared memory (A
+  /// row-major, B n-major so each fragment register is one 32-bit load).
+  Expected<LaunchConfig> renderMmaGemm(const LoopNode &node, const LoopNode *epilogue, int out,
+                                       const std::string &aIndex, const std::string &bIndex,
+                                       DType dtype) {
+    constexpr int64_t BM = 64, BN = 32, BK = 32, threads = 128;
+    blockThreads = threads;
+    const LoopNode::Gemm &g = node.gemm;
+    const char *type = dtype == DType::BF16 ? "bf16" : "f16";
+    text += strCat("  const long long M = ", ex->index(g.m, symbols), ", N = ",
+                   ex->index(g.n, symbols), ", K = ", ex->index(g.k, symbols), ";\n");
+    text += strCat("  const long long tilesN = (N + ", BN - 1, ") / ", BN, ", tiles = ((M + ",
+                   BM - 1, ") / ", BM, ") * tilesN;\n");
+    text += strCat("  const long long total = ", ex->index(g.batch, symbols), " * tiles;\n");
+    text += strCat("  __shared__ __align__(16) unsigned short As[", BM, "][", BK, " + 8];\n");
+    text += strCat("  __shared__ __align__(16) unsigned short Bs[", BN, "][", BK, " + 8];\n");
+    text += "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n";
+    text += "  const int g = lane >> 2, tig = lane & 3;\n";
+    text += "  for (long long t = blockIdx.x; t < total; t += gridDim.x) {\n";
+    text += "    const long long bi = t / tiles, tile = t % tiles;\n";
+    text += strCat("    const long long m0 = (tile / tilesN) * ", BM, ", n0 = (tile % tilesN) * ", BN,
+                   ";\n");
+    text += "    float acc[4][4];\n";
+    text += "    #pragma unroll\n    for (int i = 0; i < 4; ++i)\n"
+            "      #pragma unroll\n      for (int j = 0; j < 4; ++j) acc[i][j] = 0.0f;\n";
+    text += strCat("    for (long long k0 = 0; k0 < K; k0 += ", BK, ") {\n");
+    // Global -> shared: consecutive threads take consecutive k for A and consecutive n for B,
+    // which is how both operands of a linear layer lie in memory.
+    text += strCat("      #pragma unroll\n      for (int e = threadIdx.x; e < ", BM * BK, "; e += ",
+                   threads, ") {\n");
+    text += strCat("        const long long gm = m0 + e / ", BK, ", gk = k0 + e % ", BK, ";\n");
+    text += strCat("        As[e / ", BK, "][e % ", BK, "] = (gm < M && gk < K) ? b", g.a.buffer, "[",
+                   aIndex, "] : (unsigned short)0;\n      }\n");
+    text += strCat("      #pragma unroll\n      for (int e = threadIdx.x; e < ", BK * BN, "; e += ",
+                   threads, ") {\n");
+    text += strCat("        const long long gk = k0 + e / ", BN, ", gn = n0 + e % ", BN, ";\n");
+    text += strCat("        Bs[e % ", BN, "][e / ", BN, "] = (gk < K && gn < N) ? b", g.b.buffer, "[",
+                   bIndex, "] : (unsigned short)0;\n      }\n");
+    text += "      __syncthreads();\n";
+    text += strCat("      #pragma unroll\n      for (int kk = 0; kk < ", BK, "; kk += 16) {\n");
+    text += "        const int r = warp * 16 + g, c = kk + tig * 2;\n";
+    text += "        const unsigned a0 = *reinterpret_cast<const unsigned *>(&As[r][c]);\n";
+    text += "        const unsigned a1 = *reinterpret_cast<const unsigned *>(&As[r + 8][c]);\n";
+    text += "        const unsigned a2 = *reinterpret_cast<const unsigned *>(&As[r][c + 8]);\n";
+    text += "        const unsigned a3 = *reinterpret_cast<const unsigned *>(&As[r + 8][c + 8]);\n";
+    text += "        #pragma unroll\n        for (int j = 0; j < 4; ++j) {\n";
+    text += "          const unsigned b0 = *reinterpret_cast<const unsigned *>(&Bs[j * 8 + g][c]);\n";
+    text += "          const unsigned b1 = *reinterpret_cast<const unsigned *>(&Bs[j * 8 + g][c + 8]);\n";
+    text += strCat("          asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.", type, ".", type,
+                   ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\"\n",
+                   "              : \"+f\"(acc[j][0]), \"+f\"(acc[j][1]), \"+f\"(acc[j][2]), "
+                   "\"+f\"(acc[j][3])\n",
+                   "              : \"r\"(a0), \"r\"(a1), \"r\"(a2), \"r\"(a3), \"r\"(b0), "
+                   "\"r\"(b1));\n");
+    text += "        }\n      }\n      __syncthreads();\n    }\n";
+    // Accumulator j holds rows (g, g + 8) x columns (2 tig, 2 tig + 1) of n-tile j.
+    text += "    #pragma unroll\n    for (int j = 0; j < 4; ++j) {\n";
+    text += "      #pragma unroll\n      for (int q = 0; q < 4; ++q) {\n";
+    text += "        const long long row = m0 + warp * 16 + g + (q >> 1) * 8;\n";
+    text += "        const long long col = n0 + j * 8 + tig * 2 + (q & 1);\n";
+    text += "        if (row >= M || col >= N) continue;\n";
+    storeElement(node, epilogue, out, "acc[j][q]", "        ");
+    text += "      }\n    }\n  }\n";
+    SymInt tiles = ceilDiv(g.m, BM) * ceilDiv(g.n, BN);
+    return LaunchConfig{g.batch * tiles, threads};
   }
 
   const loop::LoopProgram &program;
