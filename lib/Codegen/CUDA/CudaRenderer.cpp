@@ -530,62 +530,187 @@ private:
     text += indent + "}\n";
   }
 
+  /// How one operand tile moves from global to shared memory: `rows` x BK elements of an
+  /// operand whose element (row, k) is at `index` (a C expression over `rowVar` and `gk`).
+  struct OperandTile {
+    int buffer = -1;
+    std::string smem, rowVar, rowLimit, index;
+    int64_t rows = 0;
+    bool kContiguous = false; // k has stride 1: threads walk k, else they walk rows
+    bool kMajor = false;      // shared memory holds [k][row] (B with n contiguous), else [row][k]
+  };
+
+  std::string smemAt(const OperandTile &tile, const std::string &stage, const std::string &row,
+                     const std::string &k) {
+    return tile.kMajor ? strCat(tile.smem, stage, "[", k, "][", row, "]")
+                       : strCat(tile.smem, stage, "[", row, "][", k, "]");
+  }
+
+  /// Element-wise loads into smem[row][k] (16-bit patterns), coalesced along the operand's
+  /// contiguous dim; out-of-range elements are zero.
+  void loadTileElements(const OperandTile &tile, int64_t BK, int64_t threads,
+                        const std::string &stage, const std::string &indent) {
+    text += strCat(indent, "#pragma unroll\n", indent, "for (int e = threadIdx.x; e < ",
+                   tile.rows * BK, "; e += ", threads, ") {\n");
+    if (tile.kContiguous)
+      text += strCat(indent, "  const int tr = e / ", BK, ", tk = e % ", BK, ";\n");
+    else
+      text += strCat(indent, "  const int tr = e % ", tile.rows, ", tk = e / ", tile.rows, ";\n");
+    text += strCat(indent, "  const long long ", tile.rowVar, " = ", tile.rowVar, "0 + tr, gk = k0 + tk;\n");
+    text += strCat(indent, "  ", smemAt(tile, stage, "tr", "tk"), " = (", tile.rowVar, " < ",
+                   tile.rowLimit, " && gk < K) ? b", tile.buffer, "[", tile.index,
+                   "] : (unsigned short)0;\n");
+    text += indent + "}\n";
+  }
+
+  /// 16-byte cp.async copies of 8 elements along the contiguous dim (the caller proved the
+  /// alignment, and that the dim's extent is a multiple of 8).
+  void loadTileAsync(const OperandTile &tile, int64_t BK, int64_t threads,
+                     const std::string &stage, const std::string &indent) {
+    if (tile.kMajor) {
+      int64_t chunks = tile.rows / 8;
+      text += strCat(indent, "#pragma unroll\n", indent, "for (int e = threadIdx.x; e < ",
+                     BK * chunks, "; e += ", threads, ") {\n");
+      text += strCat(indent, "  const int tk = e / ", chunks, ", tr = (e % ", chunks, ") * 8;\n");
+    } else {
+      int64_t chunks = BK / 8;
+      text += strCat(indent, "#pragma unroll\n", indent, "for (int e = threadIdx.x; e < ",
+                     tile.rows * chunks, "; e += ", threads, ") {\n");
+      text += strCat(indent, "  const int tr = e / ", chunks, ", tk = (e % ", chunks, ") * 8;\n");
+    }
+    text += strCat(indent, "  const long long ", tile.rowVar, " = ", tile.rowVar, "0 + tr, gk = kbase + tk;\n");
+    text += strCat(indent, "  unsigned short *dst = &", smemAt(tile, stage, "tr", "tk"), ";\n");
+    text += strCat(indent, "  if (", tile.rowVar, " < ", tile.rowLimit, " && gk < K) {\n");
+    text += strCat(indent, "    const unsigned short *src = &b", tile.buffer, "[", tile.index, "];\n");
+    text += strCat(indent, "    asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\" :: "
+                   "\"r\"((unsigned)__cvta_generic_to_shared(dst)), \"l\"(src));\n");
+    text += strCat(indent, "  } else {\n", indent,
+                   "    *reinterpret_cast<uint4 *>(dst) = uint4{0u, 0u, 0u, 0u};\n", indent, "  }\n");
+    text += indent + "}\n";
+  }
+
   /// f16/bf16 GEMM on tensor cores (mma.sync m16n8k16, f32 accumulators, sm_80+): blocks of
-  /// 64 x 32 outputs, four warps of 16 x 32, K in steps of 32 staged through shared memory (A
-  /// row-major, B n-major so each fragment register is one 32-bit load).
+  /// 64 x 32 outputs, four warps of 16 x 32. Operands whose k is contiguous and 16-byte aligned
+  /// (linear layers) stream through two shared-memory stages with cp.async, so the next K slice
+  /// loads while this one multiplies; others load element-wise, coalesced along their contiguous
+  /// dim. A is kept row-major and B n-major in shared memory, so every fragment register is one
+  /// 32-bit load.
   Expected<LaunchConfig> renderMmaGemm(const LoopNode &node, const LoopNode *epilogue, int out,
                                        const std::string &aIndex, const std::string &bIndex,
                                        DType dtype) {
-    constexpr int64_t BM = 64, BN = 32, BK = 32, threads = 128;
+    constexpr int64_t BM = 64, BN = 32, BK = 64, threads = 128;
     blockThreads = threads;
     const LoopNode::Gemm &g = node.gemm;
     const char *type = dtype == DType::BF16 ? "bf16" : "f16";
+    auto isConstMultiple = [](const SymInt &v, int64_t of) {
+      std::optional<int64_t> c = v.constant();
+      return c && *c % of == 0;
+    };
+    auto viewStride = [](const loop::StridedView &view, size_t which) {
+      return view.strides[view.strides.size() - 2 + which]; // 0: row (m or k), 1: column
+    };
+    // A is M x K: k is column 1; B is K x N: k is row 0.
+    SymInt aK = viewStride(g.a, 1), aM = viewStride(g.a, 0);
+    SymInt bK = viewStride(g.b, 0), bN = viewStride(g.b, 1);
+    auto batchStride = [](const loop::StridedView &view) {
+      return view.strides.size() == 3 ? view.strides[0] : SymInt(0);
+    };
+    auto isOne = [](const SymInt &v) { return v.constant() == std::optional<int64_t>(1); };
+    bool aKContiguous = isOne(aK), bKContiguous = isOne(bK), bNContiguous = isOne(bN);
+    // 16-byte copies need 8-element alignment of every offset and stride they step over, and
+    // the contiguous dim's extent a multiple of 8 so a copy never straddles its end.
+    bool aVector = aKContiguous && isConstMultiple(g.k, 8) && isConstMultiple(aM, 8) &&
+                   isConstMultiple(g.a.offset, 8) && isConstMultiple(batchStride(g.a), 8);
+    bool bVector = (bKContiguous ? isConstMultiple(g.k, 8) && isConstMultiple(bN, 8)
+                                 : bNContiguous && isConstMultiple(g.n, 8) &&
+                                       isConstMultiple(bK, 8)) &&
+                   isConstMultiple(g.b.offset, 8) && isConstMultiple(batchStride(g.b), 8);
+    bool vectorized = aVector && bVector;
+    OperandTile a{g.a.buffer, "As", "gm", "M", aIndex, BM, aKContiguous, false};
+    OperandTile b{g.b.buffer, "Bs", "gn", "N", bIndex, BN, bKContiguous, !bKContiguous};
+    int stages = vectorized ? 2 : 1;
+
     text += strCat("  const long long M = ", ex->index(g.m, symbols), ", N = ",
                    ex->index(g.n, symbols), ", K = ", ex->index(g.k, symbols), ";\n");
     text += strCat("  const long long tilesN = (N + ", BN - 1, ") / ", BN, ", tiles = ((M + ",
                    BM - 1, ") / ", BM, ") * tilesN;\n");
     text += strCat("  const long long total = ", ex->index(g.batch, symbols), " * tiles;\n");
-    text += strCat("  __shared__ __align__(16) unsigned short As[", BM, "][", BK, " + 8];\n");
-    text += strCat("  __shared__ __align__(16) unsigned short Bs[", BN, "][", BK, " + 8];\n");
+    for (int st = 0; st < stages; ++st) {
+      text += strCat("  __shared__ __align__(16) unsigned short As", st, "[", BM, "][", BK, " + 8];\n");
+      if (b.kMajor)
+        text += strCat("  __shared__ __align__(16) unsigned short Bs", st, "[", BK, "][", BN, " + 8];\n");
+      else
+        text += strCat("  __shared__ __align__(16) unsigned short Bs", st, "[", BN, "][", BK, " + 8];\n");
+    }
     text += "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n";
     text += "  const int g = lane >> 2, tig = lane & 3;\n";
     text += "  for (long long t = blockIdx.x; t < total; t += gridDim.x) {\n";
     text += "    const long long bi = t / tiles, tile = t % tiles;\n";
-    text += strCat("    const long long m0 = (tile / tilesN) * ", BM, ", n0 = (tile % tilesN) * ", BN,
-                   ";\n");
+    text += strCat("    const long long gm0 = (tile / tilesN) * ", BM, ", gn0 = (tile % tilesN) * ", BN,
+                   ", m0 = gm0, n0 = gn0;\n");
     text += "    float acc[4][4];\n";
     text += "    #pragma unroll\n    for (int i = 0; i < 4; ++i)\n"
             "      #pragma unroll\n      for (int j = 0; j < 4; ++j) acc[i][j] = 0.0f;\n";
-    text += strCat("    for (long long k0 = 0; k0 < K; k0 += ", BK, ") {\n");
-    // Global -> shared: consecutive threads take consecutive k for A and consecutive n for B,
-    // which is how both operands of a linear layer lie in memory.
-    text += strCat("      #pragma unroll\n      for (int e = threadIdx.x; e < ", BM * BK, "; e += ",
-                   threads, ") {\n");
-    text += strCat("        const long long gm = m0 + e / ", BK, ", gk = k0 + e % ", BK, ";\n");
-    text += strCat("        As[e / ", BK, "][e % ", BK, "] = (gm < M && gk < K) ? b", g.a.buffer, "[",
-                   aIndex, "] : (unsigned short)0;\n      }\n");
-    text += strCat("      #pragma unroll\n      for (int e = threadIdx.x; e < ", BK * BN, "; e += ",
-                   threads, ") {\n");
-    text += strCat("        const long long gk = k0 + e / ", BN, ", gn = n0 + e % ", BN, ";\n");
-    text += strCat("        Bs[e % ", BN, "][e / ", BN, "] = (gk < K && gn < N) ? b", g.b.buffer, "[",
-                   bIndex, "] : (unsigned short)0;\n      }\n");
-    text += "      __syncthreads();\n";
-    text += strCat("      #pragma unroll\n      for (int kk = 0; kk < ", BK, "; kk += 16) {\n");
-    text += "        const int r = warp * 16 + g, c = kk + tig * 2;\n";
-    text += "        const unsigned a0 = *reinterpret_cast<const unsigned *>(&As[r][c]);\n";
-    text += "        const unsigned a1 = *reinterpret_cast<const unsigned *>(&As[r + 8][c]);\n";
-    text += "        const unsigned a2 = *reinterpret_cast<const unsigned *>(&As[r][c + 8]);\n";
-    text += "        const unsigned a3 = *reinterpret_cast<const unsigned *>(&As[r + 8][c + 8]);\n";
-    text += "        #pragma unroll\n        for (int j = 0; j < 4; ++j) {\n";
-    text += "          const unsigned b0 = *reinterpret_cast<const unsigned *>(&Bs[j * 8 + g][c]);\n";
-    text += "          const unsigned b1 = *reinterpret_cast<const unsigned *>(&Bs[j * 8 + g][c + 8]);\n";
-    text += strCat("          asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.", type, ".", type,
-                   ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\"\n",
-                   "              : \"+f\"(acc[j][0]), \"+f\"(acc[j][1]), \"+f\"(acc[j][2]), "
-                   "\"+f\"(acc[j][3])\n",
-                   "              : \"r\"(a0), \"r\"(a1), \"r\"(a2), \"r\"(a3), \"r\"(b0), "
-                   "\"r\"(b1));\n");
-    text += "        }\n      }\n      __syncthreads();\n    }\n";
+    // The multiply of one staged K slice.
+    auto compute = [&](const std::string &stage, const std::string &indent) {
+      text += strCat(indent, "#pragma unroll\n", indent, "for (int kk = 0; kk < ", BK, "; kk += 16) {\n");
+      std::string in = indent + "  ";
+      text += in + "const int r = warp * 16 + g, c = kk + tig * 2;\n";
+      auto word = [&](const std::string &smem, const std::string &row, const std::string &col) {
+        return strCat("*reinterpret_cast<const unsigned *>(&", smem, stage, "[", row, "][", col, "])");
+      };
+      text += strCat(in, "const unsigned a0 = ", word("As", "r", "c"), ", a1 = ", word("As", "r + 8", "c"),
+                     ", a2 = ", word("As", "r", "c + 8"), ", a3 = ", word("As", "r + 8", "c + 8"), ";\n");
+      text += strCat(in, "#pragma unroll\n", in, "for (int j = 0; j < 4; ++j) {\n");
+      if (b.kMajor) {
+        // k pairs of one column sit in two rows: two 16-bit loads per register.
+        auto pair = [&](const std::string &k) {
+          return strCat("((unsigned)Bs", stage, "[", k, "][j * 8 + g] | ((unsigned)Bs", stage, "[", k,
+                        " + 1][j * 8 + g] << 16))");
+        };
+        text += strCat(in, "  const unsigned b0 = ", pair("c"), ", b1 = ", pair("c + 8"), ";\n");
+      } else {
+        text += strCat(in, "  const unsigned b0 = ", word("Bs", "j * 8 + g", "c"), ", b1 = ",
+                       word("Bs", "j * 8 + g", "c + 8"), ";\n");
+      }
+      text += strCat(in, "  asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.", type, ".", type,
+                     ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\"\n", in,
+                     "      : \"+f\"(acc[j][0]), \"+f\"(acc[j][1]), \"+f\"(acc[j][2]), \"+f\"(acc[j][3])\n",
+                     in, "      : \"r\"(a0), \"r\"(a1), \"r\"(a2), \"r\"(a3), \"r\"(b0), \"r\"(b1));\n");
+      text += in + "}\n" + indent + "}\n";
+    };
+    if (vectorized) {
+      // Two stages: slice s + 1 is in flight while slice s multiplies.
+      auto load = [&](const std::string &stage, const std::string &k0, const std::string &indent) {
+        text += strCat(indent, "{\n", indent, "  const long long kbase = ", k0, ";\n");
+        loadTileAsync(a, BK, threads, stage, indent + "  ");
+        loadTileAsync(b, BK, threads, stage, indent + "  ");
+        text += indent + "  asm volatile(\"cp.async.commit_group;\");\n" + indent + "}\n";
+      };
+      load("0", "0", "    ");
+      text += strCat("    for (long long k0 = 0, s = 0; k0 < K; k0 += ", BK, ", s ^= 1) {\n");
+      text += strCat("      if (k0 + ", BK, " < K) {\n");
+      text += "        if (s == 0) {\n";
+      load("1", strCat("k0 + ", BK), "          ");
+      text += "        } else {\n";
+      load("0", strCat("k0 + ", BK), "          ");
+      text += "        }\n";
+      text += "        asm volatile(\"cp.async.wait_group 1;\");\n";
+      text += "      } else {\n        asm volatile(\"cp.async.wait_group 0;\");\n      }\n";
+      text += "      __syncthreads();\n";
+      text += "      if (s == 0) {\n";
+      compute("0", "        ");
+      text += "      } else {\n";
+      compute("1", "        ");
+      text += "      }\n      __syncthreads();\n    }\n";
+    } else {
+      text += strCat("    for (long long k0 = 0; k0 < K; k0 += ", BK, ") {\n");
+      loadTileElements(a, BK, threads, "0", "      ");
+      loadTileElements(b, BK, threads, "0", "      ");
+      text += "      __syncthreads();\n";
+      compute("0", "      ");
+      text += "      __syncthreads();\n    }\n";
+    }
     // Accumulator j holds rows (g, g + 8) x columns (2 tig, 2 tig + 1) of n-tile j.
     text += "    #pragma unroll\n    for (int j = 0; j < 4; ++j) {\n";
     text += "      #pragma unroll\n      for (int q = 0; q < 4; ++q) {\n";
