@@ -38,7 +38,7 @@ test: deps build
 ASAN_BUILD_DIR ?= build-asan
 # Not repeated under the sanitizers: compiled-model conformance and the aarch64 cross build are
 # long and exercise generated code (uninstrumented) rather than our C++.
-ASAN_EXCLUDE ?= debian_cpu|aarch64
+ASAN_EXCLUDE ?= debian_cpu|aarch64|debian_cuda|cuda_model_kit|cuda_capi
 test-asan: deps
 	@cmake -S . -B $(ASAN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DTENSORC_SANITIZE=address,undefined > /dev/null

@@ -115,6 +115,11 @@ size_t tc_dtype_size(tc_dtype dtype) {
 }
 
 tc_status *tc_model_load(const char *path, const tc_load_options *options, tc_model **model) {
+  return tc_model_load_on(path, options, nullptr, model);
+}
+
+tc_status *tc_model_load_on(const char *path, const tc_load_options *options,
+                            const tc_device *device, tc_model **model) {
   return guarded([&]() -> tc_status * {
     if (!model)
       return makeStatus(TC_INVALID_ARGUMENT, "model must not be NULL");
@@ -128,6 +133,16 @@ tc_status *tc_model_load(const char *path, const tc_load_options *options, tc_mo
     if (options) {
       loadOptions.threads = options->threads;
       loadOptions.variant = options->variant ? options->variant : "";
+    }
+    if (device) {
+      if (device->kind != TC_DEVICE_CPU && device->kind != TC_DEVICE_CUDA)
+        return makeStatus(TC_INVALID_ARGUMENT,
+                          "unknown device kind " + std::to_string(int(device->kind)));
+      if (device->kind == TC_DEVICE_CUDA) {
+        loadOptions.device = "cuda";
+        loadOptions.cudaDevice = device->index;
+        loadOptions.cudaGraphs = device->cuda_graphs < 0 ? -1 : device->cuda_graphs ? 1 : 0;
+      }
     }
     auto loaded = embedded ? tensorc::rt::Model::loadEmbedded(loadOptions)
                            : tensorc::rt::Model::load(path, loadOptions);
@@ -170,6 +185,11 @@ tc_status *tc_model_output_info(const tc_model *model, size_t index, tc_tensor_i
 
 tc_status *tc_model_run(tc_model *model, const tc_tensor *inputs, size_t num_inputs,
                         tc_tensor *outputs, size_t num_outputs) {
+  return tc_model_run_on_stream(model, inputs, num_inputs, outputs, num_outputs, nullptr);
+}
+
+tc_status *tc_model_run_on_stream(tc_model *model, const tc_tensor *inputs, size_t num_inputs,
+                                  tc_tensor *outputs, size_t num_outputs, void *cuda_stream) {
   return guarded([&]() -> tc_status * {
     if (!model || (num_inputs && !inputs) || (num_outputs && !outputs))
       return makeStatus(TC_INVALID_ARGUMENT, "model, inputs and outputs must not be NULL");
@@ -196,9 +216,12 @@ tc_status *tc_model_run(tc_model *model, const tc_tensor *inputs, size_t num_inp
           tensorc::Tensor::view(DType(input.dtype), std::move(shape), nullptr, input.data));
     }
 
-    auto results = model->model->run(tensors);
-    if (!results)
-      return makeStatus(TC_RUN_ERROR, results.error().message());
+    auto results = model->model->run(tensors, cuda_stream);
+    if (!results) {
+      const std::string &message = results.error().message();
+      bool oom = message.find("out of memory") != std::string::npos;
+      return makeStatus(oom ? TC_OUT_OF_MEMORY : TC_RUN_ERROR, message);
+    }
 
     // Check every caller-provided buffer before writing any, so an error leaves outputs as given.
     for (size_t i = 0; i < num_outputs; ++i) {

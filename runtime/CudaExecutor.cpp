@@ -110,7 +110,8 @@ CudaExecutor::create(const Manifest &manifest, const std::string &bundleDir,
       d.check(d.primaryCtxRetain(&self->context_, self->device_), "cuDevicePrimaryCtxRetain"));
   TC_RETURN_IF_ERROR(d.check(d.ctxSetCurrent(self->context_), "cuCtxSetCurrent"));
   TC_RETURN_IF_ERROR(
-      d.check(d.streamCreate(&self->stream_, cu::kStreamNonBlocking), "cuStreamCreate"));
+      d.check(d.streamCreate(&self->ownStream_, cu::kStreamNonBlocking), "cuStreamCreate"));
+  self->stream_ = self->ownStream_;
   TC_ASSIGN_OR_RETURN(std::string image, readBundleFile(bundleDir + "/" + chosen->file));
   TC_RETURN_IF_ERROR(d.check(d.moduleLoadData(&self->module_, image.c_str()),
                              strCat("loading ", chosen->file, " on ", deviceArchName)));
@@ -167,8 +168,8 @@ CudaExecutor::~CudaExecutor() {
     d.memFree(arena_);
   if (module_)
     d.moduleUnload(module_);
-  if (stream_)
-    d.streamDestroy(stream_);
+  if (ownStream_)
+    d.streamDestroy(ownStream_);
   if (context_)
     d.primaryCtxRelease(device_);
 }
@@ -280,10 +281,12 @@ Status CudaExecutor::enqueue(const std::map<std::string, int64_t> &bindings,
 Status CudaExecutor::run(const std::map<std::string, int64_t> &bindings,
                          const std::vector<int64_t> &symbols,
                          const std::vector<std::vector<int64_t>> &shapes,
-                         const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs) {
+                         const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs,
+                         cu::Stream stream) {
   const cu::Driver &d = *driver_;
   const Manifest &m = *manifest_;
   TC_RETURN_IF_ERROR(d.check(d.ctxSetCurrent(context_), "cuCtxSetCurrent"));
+  stream_ = stream ? stream : ownStream_;
 
   // Device memory for this binding: grown, never shrunk, so repeated shapes reuse it.
   TC_ASSIGN_OR_RETURN(int64_t arenaBytes, m.arenaBytes.evaluate(bindings));
@@ -364,6 +367,7 @@ CudaExecutor::timeLaunches(const std::map<std::string, int64_t> &bindings,
                            const std::vector<std::vector<int64_t>> &shapes, int64_t iterations) {
   const cu::Driver &d = *driver_;
   TC_RETURN_IF_ERROR(d.check(d.ctxSetCurrent(context_), "cuCtxSetCurrent"));
+  stream_ = ownStream_;
   cu::GraphExec graph = nullptr;
   if (useGraphs_) {
     auto it = graphs_.find(symbols);

@@ -36,10 +36,11 @@ public:
 
   /// Runs the launch list: copies `inputs` to the device, launches, and copies the results into
   /// `outputs` (allocated by the caller with the bound shapes). `symbols` are the bound values
-  /// in manifest order, `shapes[id]` each used buffer's shape.
+  /// in manifest order, `shapes[id]` each used buffer's shape. `stream`: the caller's stream to
+  /// queue on (null: the executor's own).
   Status run(const std::map<std::string, int64_t> &bindings, const std::vector<int64_t> &symbols,
              const std::vector<std::vector<int64_t>> &shapes, const std::vector<Tensor> &inputs,
-             std::vector<Tensor> &outputs);
+             std::vector<Tensor> &outputs, cu::Stream stream = nullptr);
 
   /// Times `iterations` executions of the launch list (or graph replays) on the buffers of the
   /// last run(), which must have had the same binding: device work only, no host copies. Returns
@@ -67,7 +68,8 @@ private:
   const std::vector<std::unique_ptr<Graph>> *externGraphs_ = nullptr;
   cu::Device device_ = 0;
   cu::Context context_ = nullptr;
-  cu::Stream stream_ = nullptr;
+  cu::Stream ownStream_ = nullptr;
+  cu::Stream stream_ = nullptr; // where the current run queues: ownStream_ or the caller's
   cu::Module module_ = nullptr;
   std::vector<cu::Function> functions_; // per launch (Kernel launches only)
   std::vector<cu::DevicePtr> pointers_; // per buffer

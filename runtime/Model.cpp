@@ -596,14 +596,20 @@ Status Model::Impl::runLaunch(size_t index) {
 }
 
 Expected<std::vector<Tensor>> Model::run(const std::vector<Tensor> &inputs) {
+  return run(inputs, nullptr);
+}
+
+Expected<std::vector<Tensor>> Model::run(const std::vector<Tensor> &inputs, void *cudaStream) {
   Impl &impl = *impl_;
+  if (cudaStream && !impl.cuda)
+    return makeError("a CUDA stream was given, but the model runs on the CPU");
   std::lock_guard<std::mutex> lock(impl.runMutex);
   TC_RETURN_IF_ERROR(impl.bindSymbols(inputs));
   std::vector<Tensor> outputs;
   if (impl.cuda) {
     TC_RETURN_IF_ERROR(impl.planBuffers(inputs, outputs, /*hostMemory=*/false));
-    TC_RETURN_IF_ERROR(
-        impl.cuda->run(impl.bindings, impl.symbolValues, impl.bufferShapes, inputs, outputs));
+    TC_RETURN_IF_ERROR(impl.cuda->run(impl.bindings, impl.symbolValues, impl.bufferShapes, inputs,
+                                      outputs, static_cast<cu::Stream>(cudaStream)));
     return outputs;
   }
   TC_RETURN_IF_ERROR(impl.planBuffers(inputs, outputs));

@@ -62,6 +62,18 @@ typedef struct tc_load_options {
  * built by `tensorc compile --emit=so`, which dlopen(..., RTLD_LOCAL) may load next to others.
  * Anywhere else that is a TC_INVALID_ARGUMENT. */
 tc_status *tc_model_load(const char *path, const tc_load_options *options, tc_model **model);
+/* Where a model's kernels run. */
+typedef enum tc_device_kind { TC_DEVICE_CPU = 0, TC_DEVICE_CUDA = 1 } tc_device_kind;
+typedef struct tc_device {
+  tc_device_kind kind;
+  int32_t index;       /* CUDA device ordinal (TC_DEVICE_CUDA) */
+  int32_t cuda_graphs; /* CUDA-graph replay: -1 as compiled (-O reduce-overhead), 0 off, 1 on */
+} tc_device;
+/* tc_model_load on a chosen device; `device` NULL means the CPU. A TC_DEVICE_CUDA model needs a
+ * bundle compiled with --target cuda and an NVIDIA driver; errors say which is missing, or that
+ * the bundle's archs do not fit the GPU ("bundle built for sm_90; device 0 (...) is sm_80"). */
+tc_status *tc_model_load_on(const char *path, const tc_load_options *options,
+                            const tc_device *device, tc_model **model);
 void tc_model_free(tc_model *model);
 
 tc_status *tc_model_num_inputs(const tc_model *model, size_t *count);
@@ -100,6 +112,12 @@ typedef struct tc_tensor {
 tc_status *tc_model_run(tc_model *model, const tc_tensor *inputs, size_t num_inputs,
                         tc_tensor *outputs, size_t num_outputs);
 
+/* tc_model_run with the GPU work queued on the caller's CUDA stream (a CUstream or
+ * cudaStream_t; NULL = the model's own stream), after work already queued there. Inputs and
+ * outputs are host tensors, so the call returns once the stream has reached the end of the
+ * model's work. A CPU model accepts only NULL. */
+tc_status *tc_model_run_on_stream(tc_model *model, const tc_tensor *inputs, size_t num_inputs,
+                                  tc_tensor *outputs, size_t num_outputs, void *cuda_stream);
 /* Frees an output tc_model_run allocated (never a caller-provided one) and resets its fields. */
 void tc_tensor_free(tc_tensor *tensor);
 

@@ -41,6 +41,9 @@ public:
   /// One tensor per manifest input, in order; only read. Checks dtypes, ranks, the symbol
   /// bindings and the guards, then returns freshly allocated outputs.
   Expected<std::vector<Tensor>> run(const std::vector<Tensor> &inputs);
+  /// run() with the GPU work on `cudaStream` (a CUstream; null = the model's own stream), after
+  /// what is already queued there. A CPU model accepts only null.
+  Expected<std::vector<Tensor>> run(const std::vector<Tensor> &inputs, void *cudaStream);
 
   /// Runs once, then times `iterations` more runs and returns each one's milliseconds. On a GPU the
   /// timed runs reuse the first run's device buffers (inputs stay on the device; no host copies),
