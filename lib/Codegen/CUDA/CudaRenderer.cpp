@@ -542,8 +542,8 @@ private:
 
   std::string smemAt(const OperandTile &tile, const std::string &stage, const std::string &row,
                      const std::string &k) {
-    return tile.kMajor ? strCat(tile.smem, stage, "[", k, "][", row, "]")
-                       : strCat(tile.smem, stage, "[", row, "][", k, "]");
+    return tile.kMajor ? strCat(tile.smem, "[", stage, "][", k, "][", row, "]")
+                       : strCat(tile.smem, "[", stage, "][", row, "][", k, "]");
   }
 
   /// Element-wise loads into smem[row][k] (16-bit patterns), coalesced along the operand's
@@ -628,20 +628,23 @@ private:
     bool vectorized = aVector && bVector;
     OperandTile a{g.a.buffer, "As", "gm", "M", aIndex, BM, aKContiguous, false};
     OperandTile b{g.b.buffer, "Bs", "gn", "N", bIndex, BN, bKContiguous, !bKContiguous};
-    int stages = vectorized ? 2 : 1;
+    // Three stages: two K slices are in flight while one multiplies (43 KB of shared memory
+    // for 64 x 32 x 64 tiles, under the 48 KB a block gets without opting in to more).
+    int64_t stages = vectorized ? 3 : 1;
 
     text += strCat("  const long long M = ", ex->index(g.m, symbols), ", N = ",
                    ex->index(g.n, symbols), ", K = ", ex->index(g.k, symbols), ";\n");
     text += strCat("  const long long tilesN = (N + ", BN - 1, ") / ", BN, ", tiles = ((M + ",
                    BM - 1, ") / ", BM, ") * tilesN;\n");
     text += strCat("  const long long total = ", ex->index(g.batch, symbols), " * tiles;\n");
-    for (int st = 0; st < stages; ++st) {
-      text += strCat("  __shared__ __align__(16) unsigned short As", st, "[", BM, "][", BK, " + 8];\n");
-      if (b.kMajor)
-        text += strCat("  __shared__ __align__(16) unsigned short Bs", st, "[", BK, "][", BN, " + 8];\n");
-      else
-        text += strCat("  __shared__ __align__(16) unsigned short Bs", st, "[", BN, "][", BK, " + 8];\n");
-    }
+    text += strCat("  __shared__ __align__(16) unsigned short As[", stages, "][", BM, "][", BK,
+                   " + 8];\n");
+    if (b.kMajor)
+      text += strCat("  __shared__ __align__(16) unsigned short Bs[", stages, "][", BK, "][", BN,
+                     " + 8];\n");
+    else
+      text += strCat("  __shared__ __align__(16) unsigned short Bs[", stages, "][", BN, "][", BK,
+                     " + 8];\n");
     text += "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n";
     text += "  const int g = lane >> 2, tig = lane & 3;\n";
     text += "  for (long long t = blockIdx.x; t < total; t += gridDim.x) {\n";
@@ -657,7 +660,8 @@ private:
       std::string in = indent + "  ";
       text += in + "const int r = warp * 16 + g, c = kk + tig * 2;\n";
       auto word = [&](const std::string &smem, const std::string &row, const std::string &col) {
-        return strCat("*reinterpret_cast<const unsigned *>(&", smem, stage, "[", row, "][", col, "])");
+        return strCat("*reinterpret_cast<const unsigned *>(&", smem, "[", stage, "][", row, "][", col,
+                      "])");
       };
       text += strCat(in, "const unsigned a0 = ", word("As", "r", "c"), ", a1 = ", word("As", "r + 8", "c"),
                      ", a2 = ", word("As", "r", "c + 8"), ", a3 = ", word("As", "r + 8", "c + 8"), ";\n");
@@ -665,8 +669,8 @@ private:
       if (b.kMajor) {
         // k pairs of one column sit in two rows: two 16-bit loads per register.
         auto pair = [&](const std::string &k) {
-          return strCat("((unsigned)Bs", stage, "[", k, "][j * 8 + g] | ((unsigned)Bs", stage, "[", k,
-                        " + 1][j * 8 + g] << 16))");
+          return strCat("((unsigned)Bs[", stage, "][", k, "][j * 8 + g] | ((unsigned)Bs[", stage,
+                        "][", k, " + 1][j * 8 + g] << 16))");
         };
         text += strCat(in, "  const unsigned b0 = ", pair("c"), ", b1 = ", pair("c + 8"), ";\n");
       } else {
@@ -680,29 +684,32 @@ private:
       text += in + "}\n" + indent + "}\n";
     };
     if (vectorized) {
-      // Two stages: slice s + 1 is in flight while slice s multiplies.
-      auto load = [&](const std::string &stage, const std::string &k0, const std::string &indent) {
+      // A ring of stages: the prologue starts slices 0 .. stages-2; iteration kt waits for slice
+      // kt (cp.async groups complete in order), then refills the slot slice kt - 1 used, which
+      // every warp has finished with once past the barrier. Every iteration commits one group,
+      // empty past the end, so the wait count stays stages - 2.
+      auto load = [&](const std::string &slot, const std::string &k0, const std::string &indent) {
         text += strCat(indent, "{\n", indent, "  const long long kbase = ", k0, ";\n");
-        loadTileAsync(a, BK, threads, stage, indent + "  ");
-        loadTileAsync(b, BK, threads, stage, indent + "  ");
-        text += indent + "  asm volatile(\"cp.async.commit_group;\");\n" + indent + "}\n";
+        loadTileAsync(a, BK, threads, slot, indent + "  ");
+        loadTileAsync(b, BK, threads, slot, indent + "  ");
+        text += indent + "}\n";
       };
-      load("0", "0", "    ");
-      text += strCat("    for (long long k0 = 0, s = 0; k0 < K; k0 += ", BK, ", s ^= 1) {\n");
-      text += strCat("      if (k0 + ", BK, " < K) {\n");
-      text += "        if (s == 0) {\n";
-      load("1", strCat("k0 + ", BK), "          ");
-      text += "        } else {\n";
-      load("0", strCat("k0 + ", BK), "          ");
-      text += "        }\n";
-      text += "        asm volatile(\"cp.async.wait_group 1;\");\n";
-      text += "      } else {\n        asm volatile(\"cp.async.wait_group 0;\");\n      }\n";
+      text += strCat("    const long long KT = (K + ", BK - 1, ") / ", BK, ";\n");
+      text += strCat("    #pragma unroll\n    for (int p = 0; p < ", stages - 1, "; ++p) {\n");
+      text += "      if (p < KT) {\n";
+      load("p", strCat("(long long)p * ", BK), "        ");
+      text += "      }\n      asm volatile(\"cp.async.commit_group;\");\n    }\n";
+      text += "    for (long long kt = 0; kt < KT; ++kt) {\n";
+      text += strCat("      asm volatile(\"cp.async.wait_group ", stages - 2, ";\");\n");
       text += "      __syncthreads();\n";
-      text += "      if (s == 0) {\n";
-      compute("0", "        ");
-      text += "      } else {\n";
-      compute("1", "        ");
-      text += "      }\n      __syncthreads();\n    }\n";
+      text += strCat("      if (kt + ", stages - 1, " < KT) {\n");
+      load(strCat("(int)((kt + ", stages - 1, ") % ", stages, ")"),
+           strCat("(kt + ", stages - 1, ") * ", BK), "        ");
+      text += "      }\n      asm volatile(\"cp.async.commit_group;\");\n";
+      text += strCat("      const int slot = (int)(kt % ", stages, ");\n");
+      compute("slot", "      ");
+      text += "    }\n";
+      text += "    asm volatile(\"cp.async.wait_group 0;\");\n    __syncthreads();\n";
     } else {
       text += strCat("    for (long long k0 = 0; k0 < K; k0 += ", BK, ") {\n");
       loadTileElements(a, BK, threads, "0", "      ");
