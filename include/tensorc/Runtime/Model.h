@@ -45,9 +45,9 @@ public:
   /// what is already queued there. A CPU model accepts only null.
   Expected<std::vector<Tensor>> run(const std::vector<Tensor> &inputs, void *cudaStream);
 
-  /// Runs once, then times `iterations` more runs and returns each one's milliseconds. On a GPU the
-  /// timed runs reuse the first run's device buffers (inputs stay on the device; no host copies),
-  /// so they measure the kernels (or the CUDA graph) alone; on the CPU each is a whole run().
+  /// Times `iterations` runs and returns each one's milliseconds. On the CPU each is a whole
+  /// run(); on a GPU one untimed run() uploads the inputs, and the timed runs reuse its device
+  /// buffers (no host copies), so they measure the kernels (or the CUDA graph) alone.
   Expected<std::vector<double>> time(const std::vector<Tensor> &inputs, int64_t iterations);
 
   const bundle::Manifest &manifest() const;
