@@ -122,6 +122,8 @@ private:
     }
     SymInt rows = product(kernel.outerRanges);
     std::string range = ex->index(rows, symbols);
+    if (elementwise && renderVectorElementwise(stages, rows, range))
+      return LaunchConfig{ceilDiv(rows, kElementwiseBlock * 4), kElementwiseBlock};
     if (elementwise) {
       // One element per thread, grid-striding; every stage reads earlier stages' results only
       // at its own element (the scheduler's same-row rule with rows of one element).
@@ -166,6 +168,150 @@ private:
     }
     text += "  }\n";
     return LaunchConfig{rows, block};
+  }
+
+  /// The 4-wide vector type of a dtype's memory form ("float4"), or "" for 8-byte dtypes.
+  static std::string vectorType(DType dtype) {
+    switch (dtype) {
+    case DType::F32:
+      return "float4";
+    case DType::I32:
+      return "int4";
+    case DType::U32:
+      return "uint4";
+    case DType::F16:
+    case DType::BF16:
+    case DType::U16:
+      return "ushort4";
+    case DType::I16:
+      return "short4";
+    case DType::U8:
+    case DType::Bool:
+      return "uchar4";
+    case DType::I8:
+      return "char4";
+    default:
+      return "";
+    }
+  }
+
+  /// A memory-form element as its register value.
+  static std::string fromMemory(DType dtype, const std::string &raw) {
+    if (dtype == DType::F16)
+      return "tc_h2f(" + raw + ")";
+    if (dtype == DType::BF16)
+      return "tc_bf2f(" + raw + ")";
+    if (dtype == DType::Bool)
+      return "(" + raw + " != 0)";
+    return raw;
+  }
+
+  /// A register value in its memory form.
+  static std::string toMemory(DType dtype, const std::string &value) {
+    if (dtype == DType::F16)
+      return "tc_f2h(" + value + ")";
+    if (dtype == DType::BF16)
+      return "tc_f2bf(" + value + ")";
+    if (dtype == DType::Bool)
+      return "(unsigned char)(" + value + ")";
+    return strCat("(", memoryType(dtype), ")(", value, ")");
+  }
+
+  /// Elementwise kernels whose dense loads and stores are 4-byte or narrower: four elements per
+  /// thread, each dense operand read and each result written as one 4-wide vector (128 bits for
+  /// f32), then a scalar loop for the last range % 4 elements. Loads at other indices (broadcast
+  /// operands) stay scalar; later stages read earlier stages' results from registers. False
+  /// (nothing rendered) when some dense operand or result is wider.
+  bool renderVectorElementwise(const std::vector<const LoopNode *> &stages, const SymInt &rows,
+                               const std::string &range) {
+    size_t k = kernel.outerRanges.size();
+    SymInt flat(0), stride(1);
+    for (size_t d = k; d-- > 0;) {
+      flat = flat + SymInt::symbol(loop::loopVar(d)) * stride;
+      stride = stride * kernel.outerRanges[d];
+    }
+    std::map<int, const LoopNode *> producedBy;
+    for (const LoopNode *node : stages) {
+      if (vectorType(program.buffers[size_t(node->output)].dtype).empty())
+        return false;
+      producedBy[node->output] = node;
+    }
+    std::set<int> dense; // read at the flat index from memory
+    for (const LoopNode *node : stages) {
+      std::vector<const loop::Expr *> stack{node->body.get()};
+      std::set<const loop::Expr *> seen;
+      while (!stack.empty()) {
+        const loop::Expr *expr = stack.back();
+        stack.pop_back();
+        if (!seen.insert(expr).second)
+          continue;
+        if (expr->kind == loop::ExprKind::Load && expr->index == flat &&
+            !producedBy.count(expr->buffer)) {
+          if (vectorType(program.buffers[size_t(expr->buffer)].dtype).empty())
+            return false;
+          dense.insert(expr->buffer);
+        }
+        for (const loop::ExprRef &operand : expr->operands)
+          stack.push_back(operand.get());
+      }
+    }
+    (void)rows;
+    text += strCat("  const long long range = ", range, ";\n");
+    text += "  const long long groups = range / 4;\n";
+    text += strCat("  for (long long v = (long long)blockIdx.x * ", kElementwiseBlock,
+                   " + threadIdx.x; v < groups; v += (long long)gridDim.x * ", kElementwiseBlock,
+                   ") {\n");
+    text += "    const long long o0 = v * 4;\n";
+    for (int buffer : dense)
+      text += strCat("    const ", vectorType(program.buffers[size_t(buffer)].dtype), " in", buffer,
+                     " = *reinterpret_cast<const ",
+                     vectorType(program.buffers[size_t(buffer)].dtype), " *>(&b", buffer,
+                     "[o0]);\n");
+    static const char *lanes[] = {"x", "y", "z", "w"};
+    std::vector<std::array<std::string, 4>> results(stages.size());
+    for (int j = 0; j < 4; ++j) {
+      std::string o = strCat("o", j, "_", counter++);
+      text += strCat("    const long long ", o, " = o0 + ", j, ";\n");
+      Scope scope = symbols;
+      decompose(o, kernel.outerRanges, 0, k, loopVarName, scope, "    ");
+      ex->clearLoadOverrides();
+      for (int buffer : dense)
+        ex->overrideLoad(buffer, flat,
+                         fromMemory(program.buffers[size_t(buffer)].dtype,
+                                    strCat("in", buffer, ".", lanes[j])));
+      for (size_t st = 0; st < stages.size(); ++st) {
+        const LoopNode &node = *stages[st];
+        std::string value = ex->body(node.body, scope, text, "    ");
+        DType out = program.buffers[size_t(node.output)].dtype;
+        std::string converted = ex->convert(value, node.body->dtype, out);
+        std::string local = strCat("r", st, "_", j, "_", counter++);
+        text += strCat("    const ", memoryType(out), " ", local, " = ", toMemory(out, converted),
+                       ";\n");
+        results[st][size_t(j)] = local;
+        // Later stages read this result as stored (rounded to its dtype), from the register.
+        ex->overrideLoad(node.output, flat, fromMemory(out, local));
+      }
+    }
+    ex->clearLoadOverrides();
+    for (size_t st = 0; st < stages.size(); ++st) {
+      int buffer = stages[st]->output;
+      std::string type = vectorType(program.buffers[size_t(buffer)].dtype);
+      text += strCat("    *reinterpret_cast<", type, " *>(&b", buffer, "[o0]) = ", type, "{",
+                     join(results[st], ", "), "};\n");
+    }
+    text += "  }\n";
+    // The last range % 4 elements, one per thread.
+    text += strCat("  for (long long o = groups * 4 + (long long)blockIdx.x * ", kElementwiseBlock,
+                   " + threadIdx.x; o < range; o += (long long)gridDim.x * ", kElementwiseBlock,
+                   ") {\n");
+    Scope scope = symbols;
+    decompose("o", kernel.outerRanges, 0, k, loopVarName, scope, "    ");
+    for (const LoopNode *node : stages) {
+      std::string value = ex->body(node->body, scope, text, "    ");
+      text += "    " + ex->store(node->output, node->body->dtype, value, "o") + "\n";
+    }
+    text += "  }\n";
+    return true;
   }
 
   void renderPointwiseStage(const LoopNode &node, const Scope &outer) {

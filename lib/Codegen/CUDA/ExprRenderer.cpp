@@ -253,6 +253,11 @@ std::string ExprRenderer::emit(const ExprRef &expr) {
       value = convert(overrideValue_, DType::F32, expr->dtype);
       break;
     }
+    if (auto it = loadOverrides_.find(expr->buffer);
+        it != loadOverrides_.end() && it->second.first == expr->index) {
+      value = convert(it->second.second, stored, expr->dtype);
+      break;
+    }
     const std::string &name = bufferNames_[size_t(expr->buffer)];
     if (name.empty())
       return fail(strCat("buffer ", program_.buffers[size_t(expr->buffer)].name,

@@ -36,6 +36,13 @@ public:
   std::string body(const loop::ExprRef &body, const Scope &scope, std::string &out,
                    const std::string &indent, int overrideBuffer = -1,
                    const std::string &overrideValue = "");
+  /// Loads of `buffer` at exactly `index` read `value` instead (an expression in the register
+  /// type of the buffer's dtype): elements a vectorized kernel already loaded or computed.
+  /// Cleared by clearLoadOverrides().
+  void overrideLoad(int buffer, const SymInt &index, const std::string &value) {
+    loadOverrides_[buffer] = {index, value};
+  }
+  void clearLoadOverrides() { loadOverrides_.clear(); }
   /// `value` (of `from`) converted to `to`, as an expression.
   std::string convert(const std::string &value, DType from, DType to);
   /// A statement storing `value` (of dtype `from`) at element `index` of `buffer`.
@@ -58,6 +65,7 @@ private:
   std::string indent_;
   std::map<const loop::Expr *, std::string> memo_;
   int overrideBuffer_ = -1;
+  std::map<int, std::pair<SymInt, std::string>> loadOverrides_;
   std::string overrideValue_;
   int counter_ = 0;
   Status status_;
