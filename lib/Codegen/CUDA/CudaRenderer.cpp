@@ -736,11 +736,11 @@ private:
   }
 
   /// f16/bf16 GEMM on tensor cores (mma.sync m16n8k16, f32 accumulators, sm_80+): blocks of
-  /// 64 x 32 outputs, four warps of 16 x 32. Operands whose k is contiguous and 16-byte aligned
-  /// (linear layers) stream through two shared-memory stages with cp.async, so the next K slice
-  /// loads while this one multiplies; others load element-wise, coalesced along their contiguous
-  /// dim. A is kept row-major and B n-major in shared memory, so every fragment register is one
-  /// 32-bit load.
+  /// 64 x 32 outputs, four warps of 16 x 32. Operands whose contiguous dim is 16-byte aligned
+  /// (linear layers) stream through a ring of three shared-memory stages with cp.async, so later
+  /// K slices load while one multiplies; others load element-wise, coalesced along their
+  /// contiguous dim. A is kept [m][k] in shared memory and B [n][k] (one 32-bit load per fragment
+  /// register) or, when n is contiguous, [k][n] (two 16-bit loads).
   Expected<LaunchConfig> renderMmaGemm(const LoopNode &node, const LoopNode *epilogue, int out,
                                        const std::string &aIndex, const std::string &bIndex,
                                        DType dtype) {

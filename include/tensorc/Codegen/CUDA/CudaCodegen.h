@@ -29,10 +29,11 @@ struct RenderedKernels {
 };
 
 /// Renders every Loop and Template kernel of `schedule` (Extern kernels stay the runtime's).
-/// Pure pointwise kernels run one element per thread; kernels with reductions or inner loops run
-/// one row per block (warp-shuffle reductions, stages separated by block barriers); GEMM and
-/// convolution templates are shared-memory tiled with the pointwise epilogue applied to the
-/// accumulators before the store.
+/// Pure pointwise kernels run four elements per thread (dense operands as 4-wide vectors);
+/// kernels with reductions or inner loops run one row per block (warp-shuffle reductions, stages
+/// separated by block barriers); GEMM and convolution templates are shared-memory tiled (f16/bf16
+/// GEMMs on tensor cores) with the pointwise epilogue applied to the accumulators before the
+/// store.
 Expected<RenderedKernels> renderKernels(const loop::LoopProgram &program,
                                         const sched::Schedule &schedule);
 
