@@ -5,11 +5,7 @@
 #include "tensorc/Support/StrCat.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace tensorc::rt {
 
@@ -24,17 +20,6 @@ namespace {
 constexpr size_t kAlignment = 256;
 
 int archNumber(const std::string &arch) { return std::atoi(arch.c_str() + 3); }
-
-Expected<std::string> readBundleFile(const std::string &path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    return makeError("cannot read ", path, ": ", std::strerror(errno));
-  std::ostringstream text;
-  text << file.rdbuf();
-  if (file.bad())
-    return makeError("cannot read ", path, ": ", std::strerror(errno));
-  return text.str();
-}
 
 std::string label(const Manifest &manifest, size_t index) {
   const Launch &launch = manifest.launches[index];
@@ -53,12 +38,12 @@ Expected<size_t> byteSize(const std::vector<int64_t> &shape, DType dtype, const 
 } // namespace
 
 Expected<std::unique_ptr<CudaExecutor>>
-CudaExecutor::create(const Manifest &manifest, const std::string &bundleDir,
+CudaExecutor::create(const Manifest &manifest, const FileReader &readFile,
                      const std::vector<const void *> &weights, const std::vector<bool> &usedBuffers,
                      const std::vector<std::unique_ptr<Graph>> &externGraphs,
                      const Options &options) {
   if (manifest.cuda.empty())
-    return makeError(bundleDir, ": the bundle has no CUDA kernels (compile it with --target cuda)");
+    return makeError("the bundle has no CUDA kernels (compile it with --target cuda)");
   TC_ASSIGN_OR_RETURN(const cu::Driver *driver, cu::driver());
   std::unique_ptr<CudaExecutor> self(new CudaExecutor());
   self->driver_ = driver;
@@ -112,7 +97,7 @@ CudaExecutor::create(const Manifest &manifest, const std::string &bundleDir,
   TC_RETURN_IF_ERROR(
       d.check(d.streamCreate(&self->ownStream_, cu::kStreamNonBlocking), "cuStreamCreate"));
   self->stream_ = self->ownStream_;
-  TC_ASSIGN_OR_RETURN(std::string image, readBundleFile(bundleDir + "/" + chosen->file));
+  TC_ASSIGN_OR_RETURN(std::string image, readFile(chosen->file));
   TC_RETURN_IF_ERROR(d.check(d.moduleLoadData(&self->module_, image.c_str()),
                              strCat("loading ", chosen->file, " on ", deviceArchName)));
 

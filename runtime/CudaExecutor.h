@@ -9,6 +9,7 @@
 #include "tensorc/IR/Graph.h"
 #include "tensorc/Support/Tensor.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -24,10 +25,14 @@ public:
     bool graphs = false;
   };
 
-  /// Picks the module image for the device, loads it, resolves every kernel and uploads the
-  /// weights (`weights[id]`: host bytes of Weight buffer `id`, null when unused).
+  /// Reads a bundle file (relative path, e.g. "cuda/sm_90.cubin") whole.
+  using FileReader = std::function<Expected<std::string>(const std::string &file)>;
+
+  /// Picks the module image for the device, loads it (read through `readFile`), resolves every
+  /// kernel and uploads the weights (`weights[id]`: host bytes of Weight buffer `id`, null when
+  /// unused).
   static Expected<std::unique_ptr<CudaExecutor>>
-  create(const bundle::Manifest &manifest, const std::string &bundleDir,
+  create(const bundle::Manifest &manifest, const FileReader &readFile,
          const std::vector<const void *> &weights, const std::vector<bool> &usedBuffers,
          const std::vector<std::unique_ptr<Graph>> &externGraphs, const Options &options);
   ~CudaExecutor();

@@ -311,8 +311,10 @@ Expected<std::unique_ptr<Model>> Model::Impl::finishLoad(std::unique_ptr<Impl> i
     cudaOptions.device = options.cudaDevice;
     cudaOptions.graphs =
         options.cudaGraphs < 0 ? impl->manifest.cudaGraphs : options.cudaGraphs != 0;
+    std::string dir = impl->bundleDir;
+    auto readBundleFile = [dir](const std::string &file) { return readFile(dir + "/" + file); };
     Expected<std::unique_ptr<CudaExecutor>> executor =
-        CudaExecutor::create(impl->manifest, impl->bundleDir, impl->weightData, impl->usedBuffers,
+        CudaExecutor::create(impl->manifest, readBundleFile, impl->weightData, impl->usedBuffers,
                              impl->externGraphs, cudaOptions);
     if (!executor)
       return executor.takeError().withContext(impl->bundleDir);

@@ -125,19 +125,8 @@ private:
     if (elementwise && renderVectorElementwise(stages, rows, range))
       return LaunchConfig{ceilDiv(rows, kElementwiseBlock * 4), kElementwiseBlock};
     if (elementwise) {
-      // One element per thread, grid-striding; every stage reads earlier stages' results only
-      // at its own element (the scheduler's same-row rule with rows of one element).
       text += strCat("  const long long range = ", range, ";\n");
-      text += strCat("  for (long long o = (long long)blockIdx.x * ", kElementwiseBlock,
-                     " + threadIdx.x; o < range; o += (long long)gridDim.x * ", kElementwiseBlock,
-                     ") {\n");
-      Scope scope = symbols;
-      decompose("o", kernel.outerRanges, 0, k, loopVarName, scope, "    ");
-      for (const LoopNode *node : stages) {
-        std::string value = ex->body(node->body, scope, text, "    ");
-        text += "    " + ex->store(node->output, node->body->dtype, value, "o") + "\n";
-      }
-      text += "  }\n";
+      renderScalarElementwise(stages, "0");
       return LaunchConfig{ceilDiv(rows, kElementwiseBlock), kElementwiseBlock};
     }
 
@@ -300,18 +289,25 @@ private:
                      join(results[st], ", "), "};\n");
     }
     text += "  }\n";
-    // The last range % 4 elements, one per thread.
-    text += strCat("  for (long long o = groups * 4 + (long long)blockIdx.x * ", kElementwiseBlock,
+    renderScalarElementwise(stages, "groups * 4"); // the last range % 4 elements
+    return true;
+  }
+
+  /// Elements [first, range) one per thread, grid-striding; every stage reads earlier stages'
+  /// results only at its own element (the scheduler's same-row rule with rows of one element).
+  void renderScalarElementwise(const std::vector<const LoopNode *> &stages,
+                               const std::string &first) {
+    text += strCat("  for (long long o = ", first == "0" ? "" : first + " + ",
+                   "(long long)blockIdx.x * ", kElementwiseBlock,
                    " + threadIdx.x; o < range; o += (long long)gridDim.x * ", kElementwiseBlock,
                    ") {\n");
     Scope scope = symbols;
-    decompose("o", kernel.outerRanges, 0, k, loopVarName, scope, "    ");
+    decompose("o", kernel.outerRanges, 0, kernel.outerRanges.size(), loopVarName, scope, "    ");
     for (const LoopNode *node : stages) {
       std::string value = ex->body(node->body, scope, text, "    ");
       text += "    " + ex->store(node->output, node->body->dtype, value, "o") + "\n";
     }
     text += "  }\n";
-    return true;
   }
 
   void renderPointwiseStage(const LoopNode &node, const Scope &outer) {
