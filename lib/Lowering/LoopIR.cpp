@@ -184,6 +184,8 @@ std::vector<int> LoopNode::reads() const {
     buffers.insert(conv.input);
     buffers.insert(conv.weight.buffer);
   }
+  if (kind == Kind::Template && templateKind == TemplateKind::Attention)
+    buffers.insert({attention.q, attention.k, attention.v});
   for (int input : externInputs)
     buffers.insert(input);
   return {buffers.begin(), buffers.end()};
@@ -291,6 +293,16 @@ std::string printProgram(const LoopProgram &program) {
       out += printExpr(node.body, program) + "\n";
       break;
     case LoopNode::Kind::Template: {
+      if (node.templateKind == LoopNode::TemplateKind::Attention) {
+        const LoopNode::Attention &a = node.attention;
+        out += "template attention " + output + " batch=" + a.batch.str() + " l=" + a.l.str() +
+               " s=" + a.s.str() + " e=" + std::to_string(a.e) + " ev=" + std::to_string(a.ev) +
+               " scale=" + std::to_string(a.scale) + "\n";
+        out += "      q = " + program.buffers[size_t(a.q)].name + ", k = " +
+               program.buffers[size_t(a.k)].name + ", v = " + program.buffers[size_t(a.v)].name +
+               "\n";
+        break;
+      }
       if (node.templateKind == LoopNode::TemplateKind::Conv2d) {
         const LoopNode::Conv &c = node.conv;
         auto pair = [](int64_t a, int64_t b) {

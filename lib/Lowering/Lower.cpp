@@ -423,6 +423,8 @@ private:
     }
     case OpId::Convolution:
       return lowerConvolution(node);
+    case OpId::ScaledDotProductAttention:
+      return lowerAttention(node);
     default:
       return lowerExtern(node);
     }
@@ -777,6 +779,43 @@ private:
     gemm.a = a;
     gemm.b = b;
     loop.ranges = outType.shape; // all dims kept: the epilogue's (row, col) are the last two
+    loop.origins = {shortName(node.op())};
+    int id = addBuffer(node.output()->name(), Buffer::Kind::Intermediate, outType);
+    loop.output = id;
+    addNode(std::move(loop));
+    templateOutputs_.insert(id);
+    setBuffer(node.output(), id);
+    origins_[node.output()] = {shortName(node.op())};
+    return Status::ok();
+  }
+
+  /// Attention as one template over dense q, k, v (realized when they are views), when enabled,
+  /// maskless, with constant head dims of at most 256; else the reference kernel.
+  Status lowerAttention(const Node &node) {
+    const TensorType &q = node.input(0)->type(), &v = node.input(2)->type();
+    const TensorType &outType = node.output()->type();
+    size_t rank = q.rank();
+    bool hasMask = node.inputs().size() > 3 && node.input(3);
+    std::optional<int64_t> e = q.shape[rank - 1].constant(), ev = v.shape[rank - 1].constant();
+    if (!options_.attentionTemplates || hasMask || !e || !ev || *e < 1 || *ev < 1 || *e > 256 ||
+        *ev > 256 || rank < 2)
+      return lowerExtern(node);
+    LoopNode loop;
+    loop.kind = LoopNode::Kind::Template;
+    loop.templateKind = LoopNode::TemplateKind::Attention;
+    loop.name = node.output()->name();
+    LoopNode::Attention &a = loop.attention;
+    a.q = realize(node.input(0));
+    a.k = realize(node.input(1));
+    a.v = realize(node.input(2));
+    for (size_t d = 0; d + 2 < rank; ++d)
+      a.batch = a.batch * q.shape[d];
+    a.l = q.shape[rank - 2];
+    a.s = node.input(1)->type().shape[rank - 2];
+    a.e = *e;
+    a.ev = *ev;
+    a.scale = AttrReader(node.attrs()).getFloat("scale");
+    loop.ranges = outType.shape;
     loop.origins = {shortName(node.op())};
     int id = addBuffer(node.output()->name(), Buffer::Kind::Intermediate, outType);
     loop.output = id;

@@ -15,6 +15,8 @@ Status registerLinearAlgebraOps(OpRegistry &registry);
 Status registerConvolutionOps(OpRegistry &registry);
 /// batch_norm, layer_norm.
 Status registerNormalizationOps(OpRegistry &registry);
+/// scaled_dot_product_attention.
+Status registerAttentionOps(OpRegistry &registry);
 /// view, reshape, permute, transpose, t, expand, squeeze, unsqueeze, slice, cat, split, gather,
 /// index_select, pad, embedding, clone.
 Status registerViewOps(OpRegistry &registry);

@@ -13,6 +13,7 @@ Expected<OpRegistry> buildCoreRegistry() {
   TC_RETURN_IF_ERROR(registerLinearAlgebraOps(registry));
   TC_RETURN_IF_ERROR(registerConvolutionOps(registry));
   TC_RETURN_IF_ERROR(registerNormalizationOps(registry));
+  TC_RETURN_IF_ERROR(registerAttentionOps(registry));
   TC_RETURN_IF_ERROR(registerViewOps(registry));
   TC_RETURN_IF_ERROR(registerCreationOps(registry));
   TC_RETURN_IF_ERROR(registerScanOps(registry));

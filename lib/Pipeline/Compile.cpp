@@ -283,6 +283,9 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
   PipelineOptions pipeline;
   pipeline.timeStages = options.timeStages;
   pipeline.gpuOnly = wantCuda && !wantCpu;
+  if (options.fuseAttention && !pipeline.gpuOnly)
+    return makeError("--fuse-attention needs --target cuda (the CPU has no attention kernel)");
+  pipeline.fuseAttention = options.fuseAttention;
   if (Status staged = runGraphStages(graph, registry, pipeline); !staged)
     return makeError(modelPath, ": ", staged.message());
   Expected<LoweredModel> loweredOr = lowerAndSchedule(graph, pipeline);

@@ -79,6 +79,7 @@ Expected<LoweredModel> lowerAndSchedule(const Graph &graph, const PipelineOption
   TC_RETURN_IF_ERROR(timed("lower", [&]() -> Status {
     loop::LowerOptions lowering;
     lowering.halfPrecisionTemplates = options.gpuOnly;
+    lowering.attentionTemplates = options.gpuOnly;
     TC_ASSIGN_OR_RETURN(model.program, loop::lower(graph, lowering));
     return Status::ok();
   }));
@@ -135,13 +136,18 @@ Status checkStopStage(const PipelineOptions &options) {
 }
 
 /// The graph stages after import, in order; false once the stop stage has run.
-Expected<bool> runGraphStagesWith(StageRunner &runner, const OpRegistry &registry) {
+Expected<bool> runGraphStagesWith(StageRunner &runner, const OpRegistry &registry,
+                                  const PipelineOptions &options) {
   TC_ASSIGN_OR_RETURN(bool more, runner.run("verify", [](Graph &g) { return verifyGraph(g); }));
   if (!more)
     return false;
   PassContext context{registry};
+  // Attention ops form before decompose splits softmax apart.
+  const char *simplify = options.fuseAttention
+                             ? "constant-fold,fold-batchnorm,cse,dce,fuse-attention,dce"
+                             : "constant-fold,fold-batchnorm,cse,dce";
   TC_ASSIGN_OR_RETURN(more, runner.run("simplify", [&](Graph &g) {
-    return runPasses(g, "constant-fold,fold-batchnorm,cse,dce", context);
+    return runPasses(g, simplify, context);
   }));
   if (!more)
     return false;
@@ -164,14 +170,14 @@ Expected<Graph> runPipeline(const std::string &modelPath, const OpRegistry &regi
     return Status::ok();
   }));
   if (more)
-    TC_RETURN_IF_ERROR(runGraphStagesWith(runner, registry).status());
+    TC_RETURN_IF_ERROR(runGraphStagesWith(runner, registry, options).status());
   return graph;
 }
 
 Status runGraphStages(Graph &graph, const OpRegistry &registry, const PipelineOptions &options) {
   TC_RETURN_IF_ERROR(checkStopStage(options));
   StageRunner runner(graph, options);
-  return runGraphStagesWith(runner, registry).status();
+  return runGraphStagesWith(runner, registry, options).status();
 }
 
 } // namespace tensorc

@@ -30,8 +30,15 @@ SymInt convTileCount(const loop::LoopNode::Conv &conv) {
 }
 
 SymInt templateTileCount(const loop::LoopNode &node) {
-  return node.templateKind == LoopNode::TemplateKind::Conv2d ? convTileCount(node.conv)
-                                                             : gemmTileCount(node.gemm);
+  switch (node.templateKind) {
+  case LoopNode::TemplateKind::Gemm:
+    return gemmTileCount(node.gemm);
+  case LoopNode::TemplateKind::Conv2d:
+    return convTileCount(node.conv);
+  case LoopNode::TemplateKind::Attention:
+    return node.attention.batch * node.attention.l; // query rows
+  }
+  return SymInt(0);
 }
 
 namespace {
@@ -239,6 +246,8 @@ private:
     if (kernel.nodes.size() > 1)
       return reject("the GEMM already has an epilogue");
     const LoopNode &gemm = program_.nodes[size_t(kernel.nodes[0])];
+    if (gemm.templateKind == LoopNode::TemplateKind::Attention)
+      return reject("attention kernels take no epilogue yet");
     int result = gemm.output;
     // The template keeps every output dim while lowered pointwise nodes drop size-1 dims; both
     // index the same dense elements. Codegen maps either all dims or all but the size-1 ones.
@@ -481,7 +490,9 @@ std::string printSchedule(const LoopProgram &program, const Schedule &schedule) 
       case LoopNode::Kind::Pointwise: kind = "pointwise"; break;
       case LoopNode::Kind::Reduction: kind = "reduction"; break;
       case LoopNode::Kind::Template:
-        kind = node.templateKind == LoopNode::TemplateKind::Conv2d ? "conv2d" : "gemm";
+        kind = node.templateKind == LoopNode::TemplateKind::Conv2d      ? "conv2d"
+               : node.templateKind == LoopNode::TemplateKind::Attention ? "attention"
+                                                                        : "gemm";
         break;
       case LoopNode::Kind::Extern: kind = "extern"; break;
       }

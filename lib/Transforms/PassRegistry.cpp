@@ -9,6 +9,7 @@
 #include "tensorc/Transforms/DCE.h"
 #include "tensorc/Transforms/Decompose.h"
 #include "tensorc/Transforms/FoldBatchNorm.h"
+#include "tensorc/Transforms/FuseAttention.h"
 
 namespace tensorc {
 
@@ -20,6 +21,8 @@ const std::vector<PassInfo> &allPasses() {
       {"decompose", "rewrite high-level ops into primitive ops", decompose},
       {"fold-batchnorm", "fold inference batch norms into the convolutions before them",
        foldBatchNorm},
+      {"fuse-attention", "softmax(Q.K^T * scale [+ mask]).V into one attention op",
+       fuseAttention},
   };
   return passes;
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Makes a GPU test kit of the models in models/ (see verify_kit.py, which runs it on a GPU).
+"""Makes a GPU test kit of the models in models/ and of input-only FX models given with
+--fx-cases (see verify_kit.py, which runs the kit on a GPU).
 
 For each model and dtype: random inputs (fixed seed), the reference interpreter's outputs
 (`tensorc run --interp`, always on the f32 model) and a bundle compiled with `--target cuda`.
@@ -10,6 +11,7 @@ the kit is all a GPU machine needs besides numpy.
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,7 +34,10 @@ def cast_model(src_fx, dst_fx, dtype):
     """The model with every f32 tensor (inputs, weights, results) as `dtype`."""
     text = open(src_fx).read().replace("f32[", f"{dtype}[").replace("f32,", f"{dtype},")
     open(dst_fx, "w").write(text)
-    weights = safetensors_np.load(src_fx[:-3] + ".safetensors")
+    weights_path = src_fx[:-3] + ".safetensors"
+    if not os.path.exists(weights_path):
+        return None  # an input-only model
+    weights = safetensors_np.load(weights_path)
     if dtype == "f16":
         cast = {k: v.astype(np.float16) for k, v in weights.items()}
     else:
@@ -51,34 +56,49 @@ def main():
     parser.add_argument("--dtypes", default="f32,f16")
     parser.add_argument("--cuda-arch", default="sm_90")
     parser.add_argument("--compile-args", default="", help="extra `tensorc compile` arguments")
+    parser.add_argument("--fx-cases", default="",
+                        help="comma-separated input-only .fx models (static f32 inputs) to add; "
+                             "each also as <name>_fused, compiled with --fuse-attention")
     args = parser.parse_args()
     os.makedirs(os.path.join(args.out, "cases", "models"), exist_ok=True)
     shutil.copy(args.runner, os.path.join(args.out, "tensorc-run"))
     work = os.path.join(args.out, "work")
     os.makedirs(work, exist_ok=True)
-    for name in args.models.split(","):
-        model = os.path.join(ROOT, "models", f"{name}.fx")
-        x = np.random.default_rng(7).uniform(-1, 1, SHAPES[name]).astype(np.float32)
+    models = [(n, os.path.join(ROOT, "models", f"{n}.fx")) for n in args.models.split(",") if n]
+    models = [(n, p, []) for n, p in models]
+    for p in args.fx_cases.split(","):
+        if p:
+            models.append((os.path.basename(p)[:-3], p, []))
+            models.append((os.path.basename(p)[:-3] + "_fused", p, ["--fuse-attention"]))
+    for name, model, extra in models:
+        if name in SHAPES:
+            arrays = {"x": np.random.default_rng(7).uniform(-1, 1, SHAPES[name]).astype(np.float32)}
+        else:  # the placeholders of the graph's first line, all static f32
+            header = open(model).read().split("graph(", 1)[1].split("):", 1)[0]
+            rng = np.random.default_rng(7)
+            arrays = {m.group(1): rng.uniform(-1, 1, [int(d) for d in m.group(2).split(",")])
+                      .astype(np.float32)
+                      for m in re.finditer(r"%(\w+): f32\[([0-9, ]+)\]", header)}
         ref_in = os.path.join(work, f"{name}_in.safetensors")
         ref_out = os.path.join(work, f"{name}_out.safetensors")
-        safetensors_np.save(ref_in, {"x": x})
+        safetensors_np.save(ref_in, arrays)
         subprocess.run([args.tensorc, "run", model, "--interp", "--inputs", ref_in, "--outputs",
                         ref_out], check=True, stdout=subprocess.DEVNULL)
         reference = safetensors_np.load(ref_out)
         for dtype in args.dtypes.split(","):
             case = os.path.join(args.out, "cases", "models", f"{name}_{dtype}")
             os.makedirs(case, exist_ok=True)
-            source, inputs, expected, dtypes = model, {"x": x}, dict(reference), {}
+            source, inputs, expected, dtypes = model, dict(arrays), dict(reference), {}
             if dtype != "f32":
-                source = os.path.join(work, f"{name}_{dtype}.fx")
+                source = os.path.join(work, f"{name}_{dtype}.fx")  # a unique stem per case
                 cast_model(model, source, dtype)
                 if dtype == "f16":
-                    inputs = {"x": x.astype(np.float16)}
+                    inputs = {k: v.astype(np.float16) for k, v in arrays.items()}
                     expected = {k: v.astype(np.float16) for k, v in reference.items()}
                 else:
-                    inputs = {"x": to_bf16_bits(x)}
+                    inputs = {k: to_bf16_bits(v) for k, v in arrays.items()}
                     expected = {k: to_bf16_bits(v) for k, v in reference.items()}
-                    dtypes = {k: "BF16" for k in list(expected) + ["x"]}
+                    dtypes = {k: "BF16" for k in list(expected) + list(inputs)}
             safetensors_np.save(os.path.join(case, "inputs.safetensors"), inputs, bf16=dtypes)
             safetensors_np.save(os.path.join(case, "expected.safetensors"), expected, bf16=dtypes)
             tol = 1e-3 if dtype == "f32" else 2e-2
@@ -87,7 +107,7 @@ def main():
             bundle = os.path.join(case, "bundle")
             shutil.rmtree(bundle, ignore_errors=True)
             subprocess.run([args.tensorc, "compile", source, "-o", bundle, "--target", "cuda",
-                            "--cuda-arch", args.cuda_arch] + args.compile_args.split(),
+                            "--cuda-arch", args.cuda_arch] + extra + args.compile_args.split(),
                            check=True, stderr=subprocess.DEVNULL)
             shutil.rmtree(os.path.join(bundle, "src"), ignore_errors=True)
             print(f"{name}_{dtype}: ready")

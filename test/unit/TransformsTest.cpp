@@ -250,7 +250,7 @@ TEST(TransformsRunner, UnknownPassListsTheKnownOnes) {
   Status status = run(graph, "cse,nope");
   ASSERT_FALSE(status);
   EXPECT_EQ(status.message(), "unknown pass 'nope' (passes: constant-fold, cse, dce, decompose, "
-            "fold-batchnorm)");
+            "fold-batchnorm, fuse-attention)");
 }
 
 } // namespace

@@ -342,6 +342,10 @@ int main(int argc, char **argv) {
                    "Comma-separated CUDA archs to emit cubins for (PTX for the lowest), e.g. "
                    "sm_80,sm_90")
       ->capture_default_str();
+  compileCommand->add_flag(
+      "--fuse-attention", compile.options.fuseAttention,
+      "--target cuda: run softmax(Q.K^T*s [+mask]).V as one attention kernel (scores never "
+      "stored; slower than the unfused kernels for short sequences)");
   compileCommand
       ->add_option("-O", compile.mode,
                    "default, or reduce-overhead (CUDA: replay the launch list as a CUDA graph)")

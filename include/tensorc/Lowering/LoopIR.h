@@ -111,7 +111,7 @@ struct LoopNode {
   enum class Kind : uint8_t {
     Pointwise, // out[x] = body(x) over `ranges` (== the output's shape)
     Reduction, // out[x] = reduce over r in reductionRanges of body(x, r)
-    Template,  // GEMM or 2-D convolution (templateKind) as a generated micro-kernel
+    Template,  // GEMM, 2-D convolution or attention (templateKind) as a generated kernel
     Extern,    // one graph op run by its reference kernel in the runtime (a fallback)
   };
   Kind kind = Kind::Pointwise;
@@ -126,7 +126,7 @@ struct LoopNode {
 
   // Template (GEMM): out[b, m, n] = sum_k A[b, m, k] * B[b, k, n]; A is batch x M x K, B is
   // batch x K x N, as strided views. `ranges` is the output shape, all dims kept.
-  enum class TemplateKind : uint8_t { Gemm, Conv2d };
+  enum class TemplateKind : uint8_t { Gemm, Conv2d, Attention };
   TemplateKind templateKind = TemplateKind::Gemm;
   struct Gemm {
     StridedView a, b; // a.strides = {batch, m, k}; b.strides = {batch, k, n}
@@ -144,6 +144,16 @@ struct LoopNode {
     int64_t strideH = 1, strideW = 1, padH = 0, padW = 0, dilationH = 1, dilationW = 1;
     int64_t groups = 1;
   } conv;
+
+  // Template (Attention): out[b, i, :] = softmax_j(q[b, i, :] . k[b, j, :] * scale) . v[b, j, :]
+  // over dense buffers q [batch, l, e], k [batch, s, e], v [batch, s, ev] (leading dims
+  // flattened into batch); `ranges` is the output shape. GPU compiles only (CUDA renderer).
+  struct Attention {
+    int q = -1, k = -1, v = -1;
+    SymInt batch = 1, l, s;
+    int64_t e = 0, ev = 0;
+    double scale = 1.0;
+  } attention;
 
   // Extern: the op as an FX-text graph of one node, its input and output buffers.
   std::string externOp;

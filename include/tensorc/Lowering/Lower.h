@@ -16,6 +16,9 @@ struct LowerOptions {
   /// only f32 ones (the CUDA backend accumulates them in f32; the CPU GEMM is f32-only, so bundles
   /// with CPU kernels leave them to the reference kernel).
   bool halfPrecisionTemplates = false;
+  /// aten.scaled_dot_product_attention without a mask, head dims <= 256, becomes an attention
+  /// template (CUDA only; otherwise it runs on its reference kernel).
+  bool attentionTemplates = false;
 };
 
 /// Lowers `graph` (after decomposition). Ops with no lowering become Extern nodes (reported in

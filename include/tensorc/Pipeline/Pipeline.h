@@ -26,6 +26,8 @@ struct PipelineOptions {
   /// Code for GPUs only (`--target cuda`): f16/bf16 GEMMs become templates and epilogues may
   /// store any float dtype (the CPU GEMM is f32-only).
   bool gpuOnly = false;
+  /// Run fuse-attention in the simplify stage (GPU-only compiles; see CompileOptions).
+  bool fuseAttention = false;
 };
 
 /// Runs the stages after import (verify, simplify, decompose) on an already imported graph.

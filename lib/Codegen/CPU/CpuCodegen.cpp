@@ -616,6 +616,9 @@ Status KernelEmitter::emitTemplateKernel() {
   if (templateNode.kind != LoopNode::Kind::Template)
     return makeError("kernel ", kernel.name, ": first node ", templateNode.name,
                      " is not a template");
+  if (templateNode.templateKind == LoopNode::TemplateKind::Attention)
+    return makeError("kernel ", kernel.name, ": attention templates exist for CUDA only "
+                     "(--target cuda); CPU bundles run attention on its reference kernel");
   int outBuffer = epilogueNode ? epilogueNode->output : templateNode.output;
   bool conv = templateNode.templateKind == LoopNode::TemplateKind::Conv2d;
   std::vector<int> buffers = {outBuffer};

@@ -8,6 +8,7 @@
 #include "tensorc/Support/StrCat.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <array>
 #include <functional>
 #include <set>
@@ -530,6 +531,11 @@ private:
         kernel.nodes.size() == 2 ? &program.nodes[size_t(kernel.nodes[1])] : nullptr;
     if (node.kind != LoopNode::Kind::Template)
       return makeError("kernel ", kernel.name, ": first node ", node.name, " is not a template");
+    if (node.templateKind == LoopNode::TemplateKind::Attention) {
+      if (epilogue)
+        return makeError("kernel ", kernel.name, ": attention takes no epilogue");
+      return renderAttention(node);
+    }
     blockThreads = kGemmThreads;
     bool conv = node.templateKind == LoopNode::TemplateKind::Conv2d;
     int out = epilogue ? epilogue->output : node.output;
@@ -670,6 +676,68 @@ private:
     std::string value = ex->body(epilogue->body, scope, text, indent + "  ", node.output, acc);
     text += indent + "  " + ex->store(out, epilogue->body->dtype, value, at) + "\n";
     text += indent + "}\n";
+  }
+
+  /// Attention, one warp per query row (four rows per block): the lanes split the head dims,
+  /// each key's score is a warp sum, and an online softmax (running max and sum, rescaling the
+  /// accumulators) folds the values in as the keys stream by, so the L x S scores never exist.
+  Expected<LaunchConfig> renderAttention(const LoopNode &node) {
+    const LoopNode::Attention &a = node.attention;
+    constexpr int64_t warps = 4;
+    blockThreads = warps * 32;
+    int64_t qPerLane = (a.e + 31) / 32, vPerLane = (a.ev + 31) / 32;
+    auto element = [&](int buffer, const std::string &at) {
+      DType dtype = program.buffers[size_t(buffer)].dtype;
+      std::string raw = strCat("b", buffer, "[", at, "]");
+      if (dtype == DType::F16)
+        return "tc_h2f(" + raw + ")";
+      if (dtype == DType::BF16)
+        return "tc_bf2f(" + raw + ")";
+      return strCat("(float)(", raw, ")");
+    };
+    char scale[64];
+    std::snprintf(scale, sizeof scale, "%af", double(float(a.scale)));
+    text += strCat("  const long long L = ", ex->index(a.l, symbols), ", S = ",
+                   ex->index(a.s, symbols), ";\n");
+    text += strCat("  const long long rows = ", ex->index(a.batch, symbols), " * L;\n");
+    text += "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n";
+    text += strCat("  for (long long row = (long long)blockIdx.x * ", warps,
+                   " + warp; row < rows; row += (long long)gridDim.x * ", warps, ") {\n");
+    text += "    const long long bi = row / L;\n";
+    text += strCat("    float qv[", qPerLane, "], acc[", vPerLane, "];\n");
+    text += strCat("    #pragma unroll\n    for (int i = 0; i < ", qPerLane, "; ++i) {\n",
+                   "      const int d = lane + 32 * i;\n", "      qv[i] = d < ", a.e, " ? ",
+                   element(a.q, strCat("row * ", a.e, "ll + d")), " * ", scale, " : 0.0f;\n",
+                   "    }\n");
+    text += strCat("    #pragma unroll\n    for (int i = 0; i < ", vPerLane,
+                   "; ++i) acc[i] = 0.0f;\n");
+    text += "    float best = __int_as_float((int)0xff800000u), total = 0.0f;\n";
+    text += "    for (long long j = 0; j < S; ++j) {\n";
+    text += "      const long long key = bi * S + j;\n";
+    text += "      float score = 0.0f;\n";
+    text += strCat("      #pragma unroll\n      for (int i = 0; i < ", qPerLane, "; ++i) {\n",
+                   "        const int d = lane + 32 * i;\n", "        if (d < ", a.e,
+                   ") score += qv[i] * ", element(a.k, strCat("key * ", a.e, "ll + d")), ";\n",
+                   "      }\n");
+    text += "      #pragma unroll\n      for (int d = 16; d > 0; d >>= 1) score += "
+            "__shfl_xor_sync(0xffffffffu, score, d);\n";
+    // A NaN score poisons the row for good, as the unfused softmax would.
+    text += "      const float next = (score != score || best != best) ? "
+            "__int_as_float(0x7fc00000) : fmaxf(best, score);\n";
+    text += "      const float rescale = best == next ? 1.0f : expf(best - next);\n";
+    text += "      const float p = expf(score - next);\n";
+    text += "      total = total * rescale + p;\n";
+    text += strCat("      #pragma unroll\n      for (int i = 0; i < ", vPerLane, "; ++i) {\n",
+                   "        const int d = lane + 32 * i;\n", "        if (d < ", a.ev,
+                   ") acc[i] = acc[i] * rescale + p * ",
+                   element(a.v, strCat("key * ", a.ev, "ll + d")), ";\n", "      }\n");
+    text += "      best = next;\n    }\n";
+    text += strCat("    #pragma unroll\n    for (int i = 0; i < ", vPerLane, "; ++i) {\n",
+                   "      const int d = lane + 32 * i;\n", "      if (d < ", a.ev, ") ",
+                   ex->store(node.output, DType::F32, "acc[i] / total",
+                             strCat("row * ", a.ev, "ll + d")),
+                   "\n    }\n  }\n");
+    return LaunchConfig{ceilDiv(a.batch * a.l, warps), blockThreads};
   }
 
   /// How one operand tile moves from global to shared memory: `rows` x BK elements of an

@@ -1,0 +1,14 @@
+// The fuse-attention pass.
+#pragma once
+
+#include "tensorc/Transforms/PassRegistry.h"
+
+namespace tensorc {
+
+/// Rewrites softmax(Q . K^T [* or / a constant scalar] [+ mask], last dim) . V, each intermediate
+/// used once, into one aten.scaled_dot_product_attention (K^T may be a transpose or permute of K,
+/// or any value, which is then transposed back). GPU compiles run it before decompose, so the
+/// CUDA backend can run attention as one kernel; the reference kernel computes the same.
+Status fuseAttention(Graph &graph, const PassContext &context);
+
+} // namespace tensorc

@@ -1,0 +1,163 @@
+// fuse-attention: matmul -> [scale] -> [+ mask] -> softmax -> matmul becomes one attention op.
+#include "tensorc/Transforms/FuseAttention.h"
+
+#include "tensorc/IR/Rewriter.h"
+#include "tensorc/Support/Log.h"
+
+namespace tensorc {
+
+namespace {
+
+/// The single value of a constant of one element: a parameter or a prims.constant result.
+std::optional<double> scalarConstant(const Graph &graph, const Value *value) {
+  const Tensor *data = nullptr;
+  if (graph.isParameter(value))
+    data = &graph.weights().at(value->name());
+  else if (value->producer() && value->producer()->opId() == OpId::Constant)
+    data = &value->producer()->attr("value").asTensor();
+  if (!data || data->numel() != 1 || !isFloating(data->dtype()))
+    return std::nullopt;
+  return data->getDouble(0);
+}
+
+bool isMatmul(const Node *node) {
+  return node && (node->opId() == OpId::Matmul || node->opId() == OpId::Bmm);
+}
+
+/// Normalizes a possibly negative dim of a rank-`rank` tensor.
+int64_t normalizeDim(int64_t dim, size_t rank) { return dim < 0 ? dim + int64_t(rank) : dim; }
+
+/// Whether `node` swaps exactly the last two dims of its rank-`rank` input.
+bool swapsLastTwo(const Node &node, size_t rank) {
+  if (rank < 2)
+    return false;
+  AttrReader attrs(node.attrs());
+  if (node.opId() == OpId::Transpose) {
+    int64_t a = normalizeDim(attrs.getInt("dim0"), rank), b = normalizeDim(attrs.getInt("dim1"), rank);
+    return std::min(a, b) == int64_t(rank) - 2 && std::max(a, b) == int64_t(rank) - 1;
+  }
+  if (node.opId() == OpId::Permute) {
+    Expected<std::vector<int64_t>> dims = attrs.getStaticInts("dims");
+    if (!dims || dims->size() != rank)
+      return false;
+    for (size_t d = 0; d < rank; ++d) {
+      int64_t want = d + 2 < rank ? int64_t(d) : d + 2 == rank ? int64_t(rank) - 1 : int64_t(rank) - 2;
+      if (normalizeDim((*dims)[d], rank) != want)
+        return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+} // namespace
+
+Status fuseAttention(Graph &graph, const PassContext &context) {
+  // Uses in the source graph, by value name (the rewriter keeps names of copied values).
+  std::map<std::string, size_t> uses;
+  for (const auto &[value, users] : computeUsers(graph))
+    uses[value->name()] = users.size();
+  const OpDef &attentionOp = *context.registry.get(OpId::ScaledDotProductAttention);
+  const OpDef &transposeOp = *context.registry.get(OpId::Transpose);
+  auto usedOnce = [&](const Value *value) {
+    auto it = uses.find(value->name());
+    return it != uses.end() && it->second == 1;
+  };
+  auto rewrite = [&](RewriteContext &ctx) -> Expected<std::optional<std::vector<Value *>>> {
+    const Node &node = ctx.node();
+    if (!isMatmul(&node))
+      return std::optional<std::vector<Value *>>();
+    auto skip = [&](const std::string &why) -> std::optional<std::vector<Value *>> {
+      log::debug("fuse-attention", "not fusing at " + node.describe() + ": " + why);
+      return std::nullopt;
+    };
+    Graph &target = ctx.graph();
+    Value *probs = ctx.operand(0), *value = ctx.operand(1);
+    const Node *softmax = probs->producer();
+    if (!softmax || softmax->opId() != OpId::Softmax)
+      return std::optional<std::vector<Value *>>(); // not attention: nothing to say
+    size_t rank = probs->type().rank();
+    AttrReader softmaxAttrs(softmax->attrs());
+    if (normalizeDim(softmaxAttrs.getInt("dim"), rank) != int64_t(rank) - 1)
+      return skip("the softmax is not over the last dim");
+    if (!softmaxAttrs.isNone("dtype"))
+      return skip("the softmax converts its dtype");
+    if (!usedOnce(probs))
+      return skip("the probabilities have other users");
+    Value *scores = softmax->input(0);
+    if (!usedOnce(scores))
+      return skip("the scores have other users");
+
+    // scores = [scaled + mask | mask + scaled | scaled], scaled = [qk * c | c * qk | qk / c | qk].
+    Value *mask = nullptr;
+    double scale = 1.0;
+    auto matchScaled = [&](Value *candidate) -> Value * {
+      const Node *producer = candidate->producer();
+      if (isMatmul(producer))
+        return candidate;
+      if (!producer || !usedOnce(candidate))
+        return nullptr;
+      if (producer->opId() == OpId::Div && isMatmul(producer->input(0)->producer())) {
+        std::optional<double> c = scalarConstant(target, producer->input(1));
+        if (!c || *c == 0)
+          return nullptr;
+        scale = 1.0 / *c;
+        return producer->input(0);
+      }
+      if (producer->opId() == OpId::Mul)
+        for (size_t side : {0, 1})
+          if (isMatmul(producer->input(side)->producer()))
+            if (std::optional<double> c = scalarConstant(target, producer->input(1 - side))) {
+              scale = *c;
+              return producer->input(side);
+            }
+      return nullptr;
+    };
+    Value *qk = matchScaled(scores);
+    const Node *add = scores->producer();
+    if (!qk && add && add->opId() == OpId::Add) {
+      for (size_t side : {0, 1})
+        if ((qk = matchScaled(add->input(side)))) {
+          mask = add->input(1 - side);
+          break;
+        }
+    }
+    if (!qk)
+      return skip("the softmax input is not a (scaled) matmul, plus a mask");
+    if (!usedOnce(qk))
+      return skip("Q.K^T has other users");
+    const Node *qkNode = qk->producer();
+    Value *query = qkNode->input(0), *keyT = qkNode->input(1);
+    const TensorType &q = query->type(), &kt = keyT->type(), &v = value->type();
+    if (q.rank() != rank || kt.rank() != rank || v.rank() != rank || rank < 2)
+      return skip("query, key and value ranks differ (broadcasting matmuls are not fused)");
+    for (size_t d = 0; d + 2 < rank; ++d)
+      if (q.shape[d] != kt.shape[d] || q.shape[d] != v.shape[d])
+        return skip("batch dims differ");
+    if (!isFloating(q.dtype) || kt.dtype != q.dtype || v.dtype != q.dtype)
+      return skip("query, key and value do not share a floating dtype");
+    if (mask && mask->type().dtype != q.dtype)
+      return skip("the mask's dtype differs from the query's");
+    Value *key = nullptr;
+    if (keyT->producer() && swapsLastTwo(*keyT->producer(), rank)) {
+      key = keyT->producer()->input(0);
+    } else {
+      TC_ASSIGN_OR_RETURN(key, ctx.emit(transposeOp, {keyT},
+                                        {{"dim0", int64_t(rank) - 2}, {"dim1", int64_t(rank) - 1}}));
+    }
+    Expected<Value *> fused =
+        ctx.emit(attentionOp, {query, key, value, mask}, {{"scale", Attribute(scale)}});
+    if (!fused)
+      return skip(fused.error().message());
+    if ((*fused)->type() != node.output()->type())
+      return skip("the fused result's type " + (*fused)->type().str() + " differs");
+    log::debug("fuse-attention", "fused " + node.describe() + " (scale " + std::to_string(scale) +
+                                     (mask ? ", with a mask)" : ")"));
+    return std::optional<std::vector<Value *>>(std::vector<Value *>{*fused});
+  };
+  TC_ASSIGN_OR_RETURN(Graph rewritten, rewriteGraph(graph, rewrite));
+  graph = std::move(rewritten);
+  return Status::ok();
+}
+
+} // namespace tensorc

@@ -1,0 +1,44 @@
+# RUN: tensorc opt %s --passes=fuse-attention,dce | FileCheck %s
+# RUN: tensorc --log fuse-attention opt %s --passes=fuse-attention 2>&1 >/dev/null | FileCheck %s --check-prefix=LOG
+# fuse-attention: softmax(Q.K^T * scale [+ mask]).V becomes one aten.scaled_dot_product_attention.
+
+# Scaled by a constant (division), K^T a transpose of K: the transpose is looked through.
+# CHECK-LABEL: graph(%q: f32[2, 4, 8, 16], %k: f32[2, 4, 8, 16], %v: f32[2, 4, 8, 16]):
+# CHECK-NEXT: %out : f32[2, 4, 8, 16] = call_function[target=aten.scaled_dot_product_attention](args=(%q, %k, %v, None, 0.25))
+# CHECK-NEXT: return (%out,)
+# LOG: fused %out = aten.matmul (scale 0.250000)
+graph(%q: f32[2, 4, 8, 16], %k: f32[2, 4, 8, 16], %v: f32[2, 4, 8, 16]):
+  %kt : f32[2, 4, 16, 8] = call_function[target=aten.transpose](args=(%k, -2, -1))
+  %qk : f32[2, 4, 8, 8] = call_function[target=aten.matmul](args=(%q, %kt))
+  %s : f32[2, 4, 8, 8] = call_function[target=aten.div](args=(%qk, 4.0))
+  %p : f32[2, 4, 8, 8] = call_function[target=aten.softmax](args=(%s, -1))
+  %out : f32[2, 4, 8, 16] = call_function[target=aten.matmul](args=(%p, %v))
+  return (%out,)
+
+# -----
+# An additive mask, and a K^T that is not a transpose: the key becomes a transpose of it.
+# CHECK-LABEL: graph(%q: f32[4, 8, 16], %kt: f32[4, 16, 8], %v: f32[4, 8, 32], %m: f32[8, 8]):
+# CHECK-NEXT: %out_transpose : f32[4, 8, 16] = call_function[target=aten.transpose](args=(%kt, 1, 2))
+# CHECK-NEXT: aten.scaled_dot_product_attention](args=(%q, %out_transpose, %v, %m, 1.0))
+# LOG: with a mask
+graph(%q: f32[4, 8, 16], %kt: f32[4, 16, 8], %v: f32[4, 8, 32], %m: f32[8, 8]):
+  %qk : f32[4, 8, 8] = call_function[target=aten.bmm](args=(%q, %kt))
+  %s : f32[4, 8, 8] = call_function[target=aten.add](args=(%qk, %m))
+  %p : f32[4, 8, 8] = call_function[target=aten.softmax](args=(%s, 2))
+  %out : f32[4, 8, 32] = call_function[target=aten.bmm](args=(%p, %v))
+  return (%out,)
+
+# -----
+# Not fused: the scores are also returned, and a softmax over another dim.
+# CHECK-LABEL: graph(%q: f32[4, 8, 16], %k: f32[4, 8, 16], %v: f32[4, 8, 16]):
+# CHECK-NOT: scaled_dot_product_attention
+# LOG: not fusing at {{.*}}: the scores have other users
+# LOG: not fusing at {{.*}}: the softmax is not over the last dim
+graph(%q: f32[4, 8, 16], %k: f32[4, 8, 16], %v: f32[4, 8, 16]):
+  %kt : f32[4, 16, 8] = call_function[target=aten.transpose](args=(%k, 1, 2))
+  %qk : f32[4, 8, 8] = call_function[target=aten.bmm](args=(%q, %kt))
+  %p : f32[4, 8, 8] = call_function[target=aten.softmax](args=(%qk, 2))
+  %out : f32[4, 8, 16] = call_function[target=aten.bmm](args=(%p, %v))
+  %p2 : f32[4, 8, 8] = call_function[target=aten.softmax](args=(%qk, 1))
+  %out2 : f32[4, 8, 16] = call_function[target=aten.bmm](args=(%p2, %v))
+  return (%out, %out2, %qk)
