@@ -57,8 +57,12 @@ Status fuseAttention(Graph &graph, const PassContext &context) {
   std::map<std::string, size_t> uses;
   for (const auto &[value, users] : computeUsers(graph))
     uses[value->name()] = users.size();
-  const OpDef &attentionOp = *context.registry.get(OpId::ScaledDotProductAttention);
-  const OpDef &transposeOp = *context.registry.get(OpId::Transpose);
+  const OpDef *attentionDef = context.registry.get(OpId::ScaledDotProductAttention);
+  const OpDef *transposeDef = context.registry.get(OpId::Transpose);
+  if (!attentionDef || !transposeDef)
+    return makeError("fuse-attention: the registry lacks aten.scaled_dot_product_attention or "
+                     "aten.transpose");
+  const OpDef &attentionOp = *attentionDef, &transposeOp = *transposeDef;
   auto usedOnce = [&](const Value *value) {
     auto it = uses.find(value->name());
     return it != uses.end() && it->second == 1;

@@ -14,7 +14,8 @@ const OpRegistry &registry() {
     OpRegistry built;
     for (auto group : {ops::registerElementwiseOps, ops::registerReductionOps,
                        ops::registerLinearAlgebraOps, ops::registerConvolutionOps,
-                       ops::registerNormalizationOps, ops::registerViewOps,
+                       ops::registerNormalizationOps, ops::registerAttentionOps,
+                       ops::registerViewOps,
                        ops::registerCreationOps, ops::registerScanOps,
                        ops::registerIndexingOps, ops::registerMiscOps}) {
       Status status = group(built);

@@ -245,6 +245,40 @@ graph(%x: f32[4]):
   expectSameResults(expected, interpretRandom(graph, 5));
 }
 
+// fuse-attention replaces the unfused graph by one attention op whose reference kernel computes
+// the same values (scaled by a division or a multiplication, with and without an additive mask
+// broadcast over the batch dims).
+TEST(FuseAttention, ReferenceKernelMatchesTheUnfusedGraph) {
+  const char *text =
+      "graph(%q: f32[2, 3, 5, 4], %k: f32[2, 3, 6, 4], %v: f32[2, 3, 6, 7], %m: f32[5, 6]):\n"
+      "  %kt : f32[2, 3, 4, 6] = call_function[target=aten.transpose](args=(%k, -2, -1))\n"
+      "  %qk : f32[2, 3, 5, 6] = call_function[target=aten.matmul](args=(%q, %kt))\n"
+      "  %s : f32[2, 3, 5, 6] = call_function[target=aten.div](args=(%qk, 2.0))\n"
+      "  %p : f32[2, 3, 5, 6] = call_function[target=aten.softmax](args=(%s, -1))\n"
+      "  %a : f32[2, 3, 5, 7] = call_function[target=aten.matmul](args=(%p, %v))\n"
+      "  %kt2 : f32[2, 3, 4, 6] = call_function[target=aten.permute](args=(%k, [0, 1, 3, 2]))\n"
+      "  %qk2 : f32[2, 3, 5, 6] = call_function[target=aten.matmul](args=(%q, %kt2))\n"
+      "  %s2 : f32[2, 3, 5, 6] = call_function[target=aten.mul](args=(%qk2, 0.3))\n"
+      "  %sm : f32[2, 3, 5, 6] = call_function[target=aten.add](args=(%m, %s2))\n"
+      "  %p2 : f32[2, 3, 5, 6] = call_function[target=aten.softmax](args=(%sm, 3))\n"
+      "  %b : f32[2, 3, 5, 7] = call_function[target=aten.matmul](args=(%p2, %v))\n"
+      "  return (%a, %b)\n";
+  Graph unfused = parse(text);
+  Graph fused = parse(text);
+  ASSERT_TRUE(run(fused, "fuse-attention,dce"));
+  size_t attention = 0;
+  for (const auto &node : fused.nodes()) {
+    attention += node->opId() == OpId::ScaledDotProductAttention;
+    EXPECT_NE(node->opId(), OpId::Softmax) << "softmax left in " << printGraph(fused);
+  }
+  EXPECT_EQ(attention, 2u) << printGraph(fused);
+  std::vector<Tensor> want = interpretRandom(unfused, 11), got = interpretRandom(fused, 11);
+  ASSERT_EQ(got.size(), 2u);
+  for (size_t i = 0; i < got.size(); ++i)
+    for (int64_t e = 0; e < want[i].numel(); ++e)
+      EXPECT_NEAR(got[i].getDouble(e), want[i].getDouble(e), 1e-5) << "output " << i << " at " << e;
+}
+
 TEST(TransformsRunner, UnknownPassListsTheKnownOnes) {
   Graph graph = parse("graph(%x: f32[2]):\n  return (%x,)\n");
   Status status = run(graph, "cse,nope");
