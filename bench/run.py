@@ -30,6 +30,7 @@ import numpy as np
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "models"))
 import make_onnx_models  # noqa: E402
+import make_zoo  # noqa: E402
 import safetensors_np  # noqa: E402
 
 MIN_ITERATIONS = 30
@@ -94,14 +95,16 @@ def compile_model(tensorc, model_path, bundle_dir):
     return time.perf_counter() - start, cpu_s, output
 
 
-def make_input(session, batch, seed):
-    """One fixed input per model: uniform in [-1, 1), symbolic dims set to the batch."""
-    (info,) = session.get_inputs()
-    if info.type != "tensor(float)":
-        raise BenchError(f"input '{info.name}' is {info.type}; the CPU suite feeds fp32 only")
-    shape = [d if isinstance(d, int) else batch for d in info.shape]
+def make_inputs(session, batch, seed):
+    """Fixed inputs, in the model's order: uniform in [-1, 1), symbolic dims set to the batch."""
     rng = np.random.default_rng(seed)
-    return info.name, rng.uniform(-1.0, 1.0, shape).astype(np.float32)
+    feeds = {}
+    for info in session.get_inputs():
+        if info.type != "tensor(float)":
+            raise BenchError(f"input '{info.name}' is {info.type}; the CPU suite feeds fp32 only")
+        shape = [d if isinstance(d, int) else batch for d in info.shape]
+        feeds[info.name] = rng.uniform(-1.0, 1.0, shape).astype(np.float32)
+    return feeds
 
 
 def ort_session(model_path, threads):
@@ -180,9 +183,12 @@ def tc_threads(label, threads):
 
 def bench_model(name, args, bins, work_dir, thread_counts):
     """Compiles, checks and times one model; returns its JSON record (rows included)."""
-    onnx_path = make_onnx_models.build([name], os.path.join(cache_dir(), "models"))[name]
+    if name in make_zoo.MODELS:
+        onnx_path = make_zoo.build([name], os.path.join(cache_dir(), "models"))[name]
+    else:
+        onnx_path = make_onnx_models.build([name], os.path.join(cache_dir(), "models"))[name]
     source = onnx_path
-    if args.frontend == "fx":
+    if args.frontend == "fx" and name in make_onnx_models.MODELS:
         source = os.path.join(REPO, "models", make_onnx_models.MODELS[name][1] + ".fx")
     bundle = os.path.join(work_dir, f"{name}.bundle")
     log(f"{name}: tensorc compile {source}")
@@ -198,11 +204,14 @@ def bench_model(name, args, bins, work_dir, thread_counts):
 
     # One fixed input, written for tensorc-run under the bundle's own input name.
     session = ort_session(onnx_path, thread_counts[0][1])
-    input_name, x = make_input(session, args.batch, args.seed)
-    (tc_input,) = manifest["inputs"]
+    feeds = make_inputs(session, args.batch, args.seed)
+    if len(manifest["inputs"]) != len(feeds):
+        raise BenchError(f"{name}: the bundle takes {len(manifest['inputs'])} inputs, the ONNX "
+                         f"model {len(feeds)}")
     inputs_path = os.path.join(work_dir, f"{name}.inputs.safetensors")
-    safetensors_np.save(inputs_path, {tc_input["name"]: x})
-    feeds = {input_name: x}
+    # The bundle's inputs are the ONNX inputs in order (names may be sanitized).
+    safetensors_np.save(inputs_path, {desc["name"]: array for desc, array in
+                                      zip(manifest["inputs"], feeds.values())})
     del session
 
     # Correctness first, at every thread count, against onnxruntime at the same thread count.
@@ -338,7 +347,8 @@ def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite", choices=["cpu", "gpu"], default="cpu")
     parser.add_argument("--models", default="mlp,seed003",
-                        help=f"comma-separated, from {sorted(make_onnx_models.MODELS)}")
+                        help="comma-separated, from "
+                             f"{sorted(make_onnx_models.MODELS) + sorted(make_zoo.MODELS)}")
     parser.add_argument("--batch", type=int, default=64, help="value of the symbolic batch dim")
     parser.add_argument("--iterations", type=int, default=50,
                         help=f"timed runs per measurement (at least {MIN_ITERATIONS})")

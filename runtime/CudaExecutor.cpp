@@ -180,7 +180,8 @@ Status CudaExecutor::ensure(cu::DevicePtr &pointer, size_t &capacity, size_t byt
   return Status::ok();
 }
 
-Status CudaExecutor::runExtern(size_t index, const std::vector<std::vector<int64_t>> &shapes) {
+Status CudaExecutor::runExtern(size_t index, const std::map<std::string, int64_t> &bindings,
+                               const std::vector<std::vector<int64_t>> &shapes) {
   const cu::Driver &d = *driver_;
   const Launch &launch = manifest_->launches[index];
   const Graph &graph = *(*externGraphs_)[index];
@@ -197,7 +198,7 @@ Status CudaExecutor::runExtern(size_t index, const std::vector<std::vector<int64
     inputs.push_back(std::move(host));
   }
   TC_RETURN_IF_ERROR(d.check(d.streamSynchronize(stream_), label(*manifest_, index)));
-  Expected<std::vector<Tensor>> results = interp::interpret(graph, inputs);
+  Expected<std::vector<Tensor>> results = interp::interpret(graph, inputs, bindings);
   if (!results)
     return results.takeError().withContext(label(*manifest_, index));
   for (size_t r = 0; r < results->size(); ++r) {
@@ -248,7 +249,7 @@ Status CudaExecutor::enqueue(const std::map<std::string, int64_t> &bindings,
       break;
     }
     case LaunchKind::Extern:
-      TC_RETURN_IF_ERROR(runExtern(i, shapes));
+      TC_RETURN_IF_ERROR(runExtern(i, bindings, shapes));
       break;
     case LaunchKind::Copy: {
       size_t from = size_t(launch.args[0]), to = size_t(launch.args[1]);

@@ -66,7 +66,8 @@ private:
   Status enqueue(const std::map<std::string, int64_t> &bindings,
                  const std::vector<int64_t> &symbols,
                  const std::vector<std::vector<int64_t>> &shapes);
-  Status runExtern(size_t index, const std::vector<std::vector<int64_t>> &shapes);
+  Status runExtern(size_t index, const std::map<std::string, int64_t> &bindings,
+                   const std::vector<std::vector<int64_t>> &shapes);
 
   const cu::Driver *driver_ = nullptr;
   const bundle::Manifest *manifest_ = nullptr;

@@ -544,7 +544,7 @@ Status Model::Impl::runExtern(size_t index) {
     inputs.push_back(
         Tensor::view(manifest.buffers[id].dtype, bufferShapes[id], nullptr, bufferPointers[id]));
   }
-  Expected<std::vector<Tensor>> results = interp::interpret(graph, inputs);
+  Expected<std::vector<Tensor>> results = interp::interpret(graph, inputs, bindings);
   if (!results)
     return results.takeError().withContext(launchLabel(manifest, index));
   for (size_t r = 0; r < results->size(); ++r) {

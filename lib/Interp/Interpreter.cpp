@@ -94,13 +94,14 @@ Expected<std::vector<Tensor>> evaluateOp(const OpDef &op, const std::vector<cons
   return results;
 }
 
-Expected<std::vector<Tensor>> interpret(const Graph &graph, const std::vector<Tensor> &userInputs) {
+Expected<std::vector<Tensor>> interpret(const Graph &graph, const std::vector<Tensor> &userInputs,
+                                        const SymbolBindings &known) {
   std::vector<Value *> placeholders = graph.userInputs();
   if (placeholders.size() != userInputs.size())
     return makeError("graph takes ", placeholders.size(), " input(s), got ", userInputs.size());
 
   std::map<const Value *, Tensor> values;
-  SymbolBindings bindings;
+  SymbolBindings bindings = known;
   for (size_t i = 0; i < placeholders.size(); ++i) {
     TC_RETURN_IF_ERROR(bindShape(placeholders[i]->type(), userInputs[i],
                                  strCat("input %", placeholders[i]->name()), bindings));

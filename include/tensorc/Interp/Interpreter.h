@@ -16,6 +16,10 @@ Expected<std::vector<Tensor>> evaluateOp(const OpDef &op, const std::vector<cons
 /// Runs `graph` on `userInputs` (one tensor per placeholder without weight data, in signature
 /// order). Binds the symbols of the input shapes, checks dtypes and shapes against the
 /// signature, and frees each intermediate after its last use. Errors name the node at fault.
-Expected<std::vector<Tensor>> interpret(const Graph &graph, const std::vector<Tensor> &userInputs);
+/// `known` seeds the symbol bindings: symbols a one-op graph cut out of a model (a bundle's extern
+/// fallback) uses in attributes or in dims that are expressions, which its inputs alone cannot
+/// bind.
+Expected<std::vector<Tensor>> interpret(const Graph &graph, const std::vector<Tensor> &userInputs,
+                                        const SymbolBindings &known = {});
 
 } // namespace tensorc::interp
