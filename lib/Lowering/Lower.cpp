@@ -473,19 +473,21 @@ private:
     switch (node.opId()) {
     case OpId::View:
     case OpId::Reshape: {
-      // A shared leading prefix (the symbolic batch, typically) maps one to one; the rest must be
-      // static so the flatten-and-split arithmetic has constant strides.
+      // A shared leading prefix (the symbolic batch, typically) maps one to one. Of the rest, all
+      // but the first dim on each side must be static, so the flatten-and-split arithmetic has
+      // constant strides ([128*s0, 768] <-> [s0, 128, 768] qualifies: the first dim's size never
+      // enters the arithmetic).
       size_t prefix = 0;
       while (prefix < inShape.size() && prefix < outShape.size() &&
              inShape[prefix] == outShape[prefix])
         ++prefix;
       std::vector<SymInt> inRest(inShape.begin() + prefix, inShape.end());
       std::vector<SymInt> outRest(outShape.begin() + prefix, outShape.end());
-      for (const SymInt &dim : inRest)
-        if (!dim.isConstant())
+      for (size_t i = 1; i < inRest.size(); ++i)
+        if (!inRest[i].isConstant())
           return lowerExtern(node);
-      for (const SymInt &dim : outRest)
-        if (!dim.isConstant())
+      for (size_t i = 1; i < outRest.size(); ++i)
+        if (!outRest[i].isConstant())
           return lowerExtern(node);
       map = [prefix, inRest, outRest](const Index &index) {
         Index mapped(index.begin(), index.begin() + prefix);
