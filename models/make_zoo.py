@@ -16,14 +16,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-OPSET = 17
-BATCH = "s0"
-
-
-def default_out_dir():
-    cache = os.environ.get("TENSORC_CACHE") or os.path.join(os.path.expanduser("~"), ".cache",
-                                                            "tensorc")
-    return os.path.join(cache, "models")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_onnx_models import BATCH, OPSET, default_out_dir  # noqa: E402
 
 
 class Builder:

@@ -13,10 +13,6 @@
 namespace tensorc::ops {
 namespace {
 
-bool mayBeEqual(const SymInt &a, const SymInt &b) {
-  return a == b || !a.isConstant() || !b.isConstant();
-}
-
 /// query [..., L, E], key [..., S, E], value [..., S, Ev] with equal leading dims, one float
 /// dtype; attn_mask (additive, query's dtype) broadcasts to [..., L, S]. Result [..., L, Ev].
 Expected<std::vector<TensorType>> inferAttention(const InferContext &ctx) {

@@ -296,11 +296,6 @@ void gemmImpl(int64_t m, int64_t n, int64_t k, T alpha, MatrixView<T> a, MatrixV
 
 std::string matrixStr(const Shape &shape) { return join(shape, "x"); }
 
-/// Inner dims that may be equal: equal, or one symbolic (checked on concrete shapes at run time).
-bool mayBeEqual(const SymInt &a, const SymInt &b) {
-  return a == b || !a.isConstant() || !b.isConstant();
-}
-
 Status checkOperandDTypes(const TensorType &a, const TensorType &b, const char *aName,
                           const char *bName) {
   if (a.dtype != b.dtype)

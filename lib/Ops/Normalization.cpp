@@ -13,10 +13,6 @@
 namespace tensorc::ops {
 namespace {
 
-bool mayBeEqual(const SymInt &a, const SymInt &b) {
-  return a == b || !a.isConstant() || !b.isConstant();
-}
-
 /// A parameter tensor's elements in the compute type T (empty when the parameter is None).
 template <typename T> std::vector<T> paramValues(const Tensor *param) {
   std::vector<T> values;

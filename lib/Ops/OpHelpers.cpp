@@ -162,4 +162,8 @@ AxisSplit splitAtAxis(const std::vector<int64_t> &shape, size_t axis) {
   return split;
 }
 
+bool mayBeEqual(const SymInt &a, const SymInt &b) {
+  return a == b || !a.isConstant() || !b.isConstant();
+}
+
 } // namespace tensorc::ops

@@ -25,6 +25,9 @@ ParamSpec optionalAttrParam(std::string name, AttrKind kind, bool kwargOnly = fa
 
 OpDef makeOp(OpId id, std::vector<ParamSpec> params, InferFn infer, KernelFn kernel);
 
+/// Dims that may be equal: equal, or one symbolic (checked on concrete shapes at run time).
+bool mayBeEqual(const SymInt &a, const SymInt &b);
+
 // ---- Inference -------------------------------------------------------------------------------
 
 /// Maps a possibly negative dim into [0, rank); errors say "dim 3 out of range for rank 2".

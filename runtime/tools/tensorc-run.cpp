@@ -21,7 +21,7 @@ constexpr const char *kUsage =
     "usage: tensorc-run BUNDLE [--inputs X.safetensors | --random-inputs SEED]\n"
     "                   [--dim NAME=VALUE]... [--outputs Y.safetensors] [--threads N]\n"
     "                   [--variant NAME] [--iterations N] [--device cpu|cuda]\n"
-    "                   [--cuda-device N] [--cuda-graphs on|off]\n"
+    "                   [--cuda-device N] [--cuda-graphs bundle|on|off]\n"
     "Runs a compiled bundle and prints each output. Random inputs (the default, seed 0) give\n"
     "every symbolic dim the size 2 unless --dim sets it.\n";
 
@@ -85,9 +85,9 @@ Expected<Options> parseArgs(int argc, char **argv) {
       options.load.cudaDevice = int(device);
     } else if (arg == "--cuda-graphs") {
       TC_ASSIGN_OR_RETURN(std::string text, value());
-      if (text != "on" && text != "off")
-        return makeError("--cuda-graphs: expected on or off, got '", text, "'");
-      options.load.cudaGraphs = text == "on" ? 1 : 0;
+      if (text != "bundle" && text != "on" && text != "off")
+        return makeError("--cuda-graphs: expected bundle, on or off, got '", text, "'");
+      options.load.cudaGraphs = text == "bundle" ? -1 : text == "on" ? 1 : 0;
     } else if (arg == "--iterations") {
       TC_ASSIGN_OR_RETURN(std::string text, value());
       TC_ASSIGN_OR_RETURN(options.iterations, parseInt(arg, text));

@@ -102,6 +102,12 @@ private:
   }
 
   static std::string loopVarName(size_t d) { return loop::loopVar(d); }
+
+  /// Element `at` of kernel argument `buffer`, as a float expression (template operands).
+  std::string floatElement(int buffer, const std::string &at) const {
+    DType dtype = program.buffers[size_t(buffer)].dtype;
+    return strCat("(float)(", fromMemory(dtype, strCat("b", buffer, "[", at, "]")), ")");
+  }
   static std::string reductionVarName(size_t d) { return loop::reductionVar(d); }
 
   // ---- Loop kernels ----------------------------------------------------------------------------
@@ -123,7 +129,7 @@ private:
     }
     SymInt rows = product(kernel.outerRanges);
     std::string range = ex->index(rows, symbols);
-    if (elementwise && renderVectorElementwise(stages, rows, range))
+    if (elementwise && renderVectorElementwise(stages, range))
       return LaunchConfig{ceilDiv(rows, kElementwiseBlock * 4), kElementwiseBlock};
     if (elementwise) {
       text += strCat("  const long long range = ", range, ";\n");
@@ -185,34 +191,12 @@ private:
     }
   }
 
-  /// A memory-form element as its register value.
-  static std::string fromMemory(DType dtype, const std::string &raw) {
-    if (dtype == DType::F16)
-      return "tc_h2f(" + raw + ")";
-    if (dtype == DType::BF16)
-      return "tc_bf2f(" + raw + ")";
-    if (dtype == DType::Bool)
-      return "(" + raw + " != 0)";
-    return raw;
-  }
-
-  /// A register value in its memory form.
-  static std::string toMemory(DType dtype, const std::string &value) {
-    if (dtype == DType::F16)
-      return "tc_f2h(" + value + ")";
-    if (dtype == DType::BF16)
-      return "tc_f2bf(" + value + ")";
-    if (dtype == DType::Bool)
-      return "(unsigned char)(" + value + ")";
-    return strCat("(", memoryType(dtype), ")(", value, ")");
-  }
-
   /// Elementwise kernels whose dense loads and stores are 4-byte or narrower: four elements per
   /// thread, each dense operand read and each result written as one 4-wide vector (128 bits for
   /// f32), then a scalar loop for the last range % 4 elements. Loads at other indices (broadcast
   /// operands) stay scalar; later stages read earlier stages' results from registers. False
   /// (nothing rendered) when some dense operand or result is wider.
-  bool renderVectorElementwise(const std::vector<const LoopNode *> &stages, const SymInt &rows,
+  bool renderVectorElementwise(const std::vector<const LoopNode *> &stages,
                                const std::string &range) {
     size_t k = kernel.outerRanges.size();
     SymInt flat(0), stride(1);
@@ -245,7 +229,6 @@ private:
           stack.push_back(operand.get());
       }
     }
-    (void)rows;
     text += strCat("  const long long range = ", range, ";\n");
     text += "  const long long groups = range / 4;\n";
     text += strCat("  for (long long v = (long long)blockIdx.x * ", kElementwiseBlock,
@@ -541,15 +524,6 @@ private:
     int out = epilogue ? epilogue->output : node.output;
     SymInt m, n, k, batches, tiles;
     std::string loadA, loadB; // float expressions of (gm, gk) and (gk, gn) in the batch `bi`
-    auto element = [&](int buffer, const std::string &at) {
-      DType dtype = program.buffers[size_t(buffer)].dtype;
-      std::string raw = strCat("b", buffer, "[", at, "]");
-      if (dtype == DType::F16)
-        return "tc_h2f(" + raw + ")";
-      if (dtype == DType::BF16)
-        return "tc_bf2f(" + raw + ")";
-      return strCat("(float)(", raw, ")");
-    };
     if (!conv) {
       const LoopNode::Gemm &g = node.gemm;
       for (const loop::StridedView *view : {&g.a, &g.b})
@@ -571,8 +545,8 @@ private:
       DType bType = program.buffers[size_t(g.b.buffer)].dtype;
       if (aType == bType && (aType == DType::F16 || aType == DType::BF16))
         return renderMmaGemm(node, epilogue, out, aIndex, bIndex, aType);
-      loadA = element(g.a.buffer, aIndex);
-      loadB = element(g.b.buffer, bIndex);
+      loadA = floatElement(g.a.buffer, aIndex);
+      loadB = floatElement(g.b.buffer, bIndex);
     } else {
       const LoopNode::Conv &cv = node.conv;
       if (node.ranges.size() != 4 || cv.weight.strides.size() != 4)
@@ -582,7 +556,7 @@ private:
       m = SymInt(ocg), n = SymInt(cv.oh * cv.ow), k = SymInt(cg * taps);
       batches = cv.n * SymInt(cv.groups);
       // Batch bi is (image, group); A is the group's weights, B the patch matrix read in place.
-      loadA = element(cv.weight.buffer,
+      loadA = floatElement(cv.weight.buffer,
                       strCat(ex->index(cv.weight.offset, symbols), " + (group * ", ocg,
                              "ll + gm) * ", ex->index(cv.weight.strides[0], symbols), " + gk * ",
                              ex->index(cv.weight.strides[3], symbols)));
@@ -600,7 +574,7 @@ private:
           "ll + kh * ", cv.dilationH, "ll - ", cv.padH, "ll;\n", "    const long long iw = (gn % ",
           cv.ow, "ll) * ", cv.strideW, "ll + kw * ", cv.dilationW, "ll - ", cv.padW, "ll;\n",
           "    if ((unsigned long long)ih >= ", cv.h, "ull || (unsigned long long)iw >= ", cv.w,
-          "ull) return 0.0f;\n", "    return ", element(cv.input, patch), ";\n  };\n");
+          "ull) return 0.0f;\n", "    return ", floatElement(cv.input, patch), ";\n  };\n");
     }
     tiles = ceilDiv(m, kTileM) * ceilDiv(n, kTileN);
     text += strCat("  const long long M = ", ex->index(m, symbols), ", N = ", ex->index(n, symbols),
@@ -686,15 +660,6 @@ private:
     constexpr int64_t warps = 4;
     blockThreads = warps * 32;
     int64_t qPerLane = (a.e + 31) / 32, vPerLane = (a.ev + 31) / 32;
-    auto element = [&](int buffer, const std::string &at) {
-      DType dtype = program.buffers[size_t(buffer)].dtype;
-      std::string raw = strCat("b", buffer, "[", at, "]");
-      if (dtype == DType::F16)
-        return "tc_h2f(" + raw + ")";
-      if (dtype == DType::BF16)
-        return "tc_bf2f(" + raw + ")";
-      return strCat("(float)(", raw, ")");
-    };
     char scale[64];
     std::snprintf(scale, sizeof scale, "%af", double(float(a.scale)));
     text += strCat("  const long long L = ", ex->index(a.l, symbols), ", S = ",
@@ -707,7 +672,7 @@ private:
     text += strCat("    float qv[", qPerLane, "], acc[", vPerLane, "];\n");
     text += strCat("    #pragma unroll\n    for (int i = 0; i < ", qPerLane, "; ++i) {\n",
                    "      const int d = lane + 32 * i;\n", "      qv[i] = d < ", a.e, " ? ",
-                   element(a.q, strCat("row * ", a.e, "ll + d")), " * ", scale, " : 0.0f;\n",
+                   floatElement(a.q, strCat("row * ", a.e, "ll + d")), " * ", scale, " : 0.0f;\n",
                    "    }\n");
     text += strCat("    #pragma unroll\n    for (int i = 0; i < ", vPerLane,
                    "; ++i) acc[i] = 0.0f;\n");
@@ -717,7 +682,7 @@ private:
     text += "      float score = 0.0f;\n";
     text += strCat("      #pragma unroll\n      for (int i = 0; i < ", qPerLane, "; ++i) {\n",
                    "        const int d = lane + 32 * i;\n", "        if (d < ", a.e,
-                   ") score += qv[i] * ", element(a.k, strCat("key * ", a.e, "ll + d")), ";\n",
+                   ") score += qv[i] * ", floatElement(a.k, strCat("key * ", a.e, "ll + d")), ";\n",
                    "      }\n");
     text += "      #pragma unroll\n      for (int d = 16; d > 0; d >>= 1) score += "
             "__shfl_xor_sync(0xffffffffu, score, d);\n";
@@ -730,7 +695,7 @@ private:
     text += strCat("      #pragma unroll\n      for (int i = 0; i < ", vPerLane, "; ++i) {\n",
                    "        const int d = lane + 32 * i;\n", "        if (d < ", a.ev,
                    ") acc[i] = acc[i] * rescale + p * ",
-                   element(a.v, strCat("key * ", a.ev, "ll + d")), ";\n", "      }\n");
+                   floatElement(a.v, strCat("key * ", a.ev, "ll + d")), ";\n", "      }\n");
     text += "      best = next;\n    }\n";
     text += strCat("    #pragma unroll\n    for (int i = 0; i < ", vPerLane, "; ++i) {\n",
                    "      const int d = lane + 32 * i;\n", "      if (d < ", a.ev, ") ",

@@ -60,6 +60,26 @@ const char *memoryType(DType dtype) {
   return "float";
 }
 
+std::string fromMemory(DType dtype, const std::string &raw) {
+  if (dtype == DType::F16)
+    return "tc_h2f(" + raw + ")";
+  if (dtype == DType::BF16)
+    return "tc_bf2f(" + raw + ")";
+  if (dtype == DType::Bool)
+    return "(" + raw + " != 0)";
+  return raw;
+}
+
+std::string toMemory(DType dtype, const std::string &value) {
+  if (dtype == DType::F16)
+    return "tc_f2h(" + value + ")";
+  if (dtype == DType::BF16)
+    return "tc_f2bf(" + value + ")";
+  if (dtype == DType::Bool)
+    return "(unsigned char)(" + value + ")";
+  return value;
+}
+
 const std::string &prelude() {
   static const std::string text = R"(// tensorc generated CUDA kernels
 #define TC_DEVICE __device__ __forceinline__
@@ -184,21 +204,7 @@ std::string ExprRenderer::store(int buffer, DType from, const std::string &value
     fail(strCat("buffer ", buf.name, " is written but not a kernel argument"));
     return "";
   }
-  std::string v = convert(value, from, buf.dtype);
-  switch (buf.dtype) {
-  case DType::F16:
-    v = "tc_f2h(" + v + ")";
-    break;
-  case DType::BF16:
-    v = "tc_f2bf(" + v + ")";
-    break;
-  case DType::Bool:
-    v = "(unsigned char)(" + v + ")";
-    break;
-  default:
-    break;
-  }
-  return strCat(name, "[", at, "] = ", v, ";");
+  return strCat(name, "[", at, "] = ", toMemory(buf.dtype, convert(value, from, buf.dtype)), ";");
 }
 
 std::string ExprRenderer::body(const ExprRef &expr, const Scope &scope, std::string &out,
@@ -263,13 +269,7 @@ std::string ExprRenderer::emit(const ExprRef &expr) {
       return fail(strCat("buffer ", program_.buffers[size_t(expr->buffer)].name,
                          " is read but not a kernel argument"));
     std::string raw = strCat(name, "[", index(expr->index, *scope_), "]");
-    if (stored == DType::F16)
-      raw = "tc_h2f(" + raw + ")";
-    else if (stored == DType::BF16)
-      raw = "tc_bf2f(" + raw + ")";
-    else if (stored == DType::Bool)
-      raw = "(" + raw + " != 0)";
-    value = convert(raw, stored, expr->dtype);
+    value = convert(fromMemory(stored, raw), stored, expr->dtype);
     break;
   }
   case ExprKind::Index:

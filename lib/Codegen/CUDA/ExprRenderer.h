@@ -19,6 +19,12 @@ const char *registerType(DType dtype);
 /// The C type of a buffer element of `dtype` (f16/bf16 as their 16-bit patterns).
 const char *memoryType(DType dtype);
 
+/// A buffer element in memory form (`b3[i]`) as its register value: f16/bf16 widened to float,
+/// bool tested against zero.
+std::string fromMemory(DType dtype, const std::string &raw);
+/// A value of `dtype`'s register type in memory form (f16/bf16 narrowed, bool as a byte).
+std::string toMemory(DType dtype, const std::string &value);
+
 /// The device helpers rendered kernels call (conversions, NaN-propagating max/min, integer
 /// division without traps, Python-style floor division of indices).
 const std::string &prelude();
