@@ -361,6 +361,13 @@ Expected<std::vector<double>> Model::time(const std::vector<Tensor> &inputs, int
   return times;
 }
 
+Expected<Tensor> Model::weight(const std::string &name) const {
+  auto it = impl_->weights->tensors().find(name);
+  if (it == impl_->weights->tensors().end())
+    return makeError(impl_->weights->origin(), ": no tensor '", name, "'");
+  return it->second;
+}
+
 const Manifest &Model::manifest() const { return impl_->manifest; }
 const std::string &Model::variant() const { return impl_->variant; }
 std::string Model::deviceDescription() const {

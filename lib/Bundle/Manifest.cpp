@@ -660,6 +660,51 @@ bool isIdentifier(const std::string &name) {
 }
 
 /// Cross-field checks: what the runtime indexes must exist and agree.
+/// Every input is data or state exactly once; state pairs match in dtype and shape.
+Status validateTraining(const Manifest &manifest, const TrainingInfo &training) {
+  auto find = [](const std::vector<TensorDesc> &list, const std::string &name) -> const TensorDesc * {
+    for (const TensorDesc &desc : list)
+      if (desc.name == name)
+        return &desc;
+    return nullptr;
+  };
+  if (training.optimizer != "sgd" && training.optimizer != "adamw" && training.optimizer != "none")
+    return makeError("training.optimizer: unknown optimizer '", training.optimizer, "'");
+  if (manifest.outputs.empty() || manifest.outputs[0].name != training.loss)
+    return makeError("training.loss: '", training.loss, "' is not the first output");
+  std::map<std::string, int> uses;
+  for (size_t i = 0; i < training.data.size(); ++i) {
+    if (!find(manifest.inputs, training.data[i]))
+      return makeError(indexPath("training.data", i), ": no input '", training.data[i], "'");
+    ++uses[training.data[i]];
+  }
+  for (size_t i = 0; i < training.state.size(); ++i) {
+    const TrainingInfo::State &state = training.state[i];
+    std::string path = indexPath("training.state", i);
+    const TensorDesc *in = find(manifest.inputs, state.input);
+    if (in && state.output.empty()) { // state no step updates (gradient-only bundles)
+      ++uses[state.input];
+      continue;
+    }
+    const TensorDesc *out = find(manifest.outputs, state.output);
+    if (!in || !out)
+      return makeError(path, ": no ", in ? "output '" : "input '", in ? state.output : state.input,
+                       "'");
+    bool sameShape = in->shape.size() == out->shape.size();
+    for (size_t d = 0; sameShape && d < in->shape.size(); ++d)
+      sameShape = in->shape[d].text() == out->shape[d].text();
+    if (in->dtype != out->dtype || !sameShape)
+      return makeError(path, ": input '", state.input, "' and output '", state.output,
+                       "' differ in dtype or shape");
+    ++uses[state.input];
+  }
+  for (const TensorDesc &input : manifest.inputs)
+    if (uses[input.name] != 1)
+      return makeError("training: input '", input.name, "' must be listed once in data or state, ",
+                       "found ", uses[input.name]);
+  return Status::ok();
+}
+
 Status validate(const Manifest &manifest) {
   std::set<std::string> declared;
   for (size_t i = 0; i < manifest.symbols.size(); ++i) {
@@ -678,8 +723,9 @@ Status validate(const Manifest &manifest) {
     return Status::ok();
   };
   auto checkShape = [&](const std::vector<SizeExpr> &shape, const std::string &path) -> Status {
-    for (size_t d = 0; d < shape.size(); ++d)
+    for (size_t d = 0; d < shape.size(); ++d) {
       TC_RETURN_IF_ERROR(checkExpr(shape[d], indexPath(path, d)));
+    }
     return Status::ok();
   };
   auto checkTensors = [&](const std::vector<TensorDesc> &tensors,
@@ -721,8 +767,9 @@ Status validate(const Manifest &manifest) {
         return makeError(path, ".index: ", field, "[", buffer.index, "] '", tensor.name,
                          "' already has a buffer");
     }
-    if (buffer.kind == BufferKind::Arena)
+    if (buffer.kind == BufferKind::Arena) {
       TC_RETURN_IF_ERROR(checkExpr(buffer.offset, path + ".offset"));
+    }
   }
   for (size_t i = 0; i < outputUses.size(); ++i)
     if (outputUses[i] == 0)
@@ -764,6 +811,9 @@ Status validate(const Manifest &manifest) {
     std::string path = indexPath("guards", i);
     TC_RETURN_IF_ERROR(checkExpr(manifest.guards[i].lhs, path + ".lhs"));
     TC_RETURN_IF_ERROR(checkExpr(manifest.guards[i].rhs, path + ".rhs"));
+  }
+  if (manifest.training) {
+    TC_RETURN_IF_ERROR(validateTraining(manifest, *manifest.training));
   }
   return Status::ok();
 }
@@ -878,6 +928,25 @@ Json Manifest::toJson() const {
     guardList.push(std::move(item));
   }
   json["guards"] = std::move(guardList);
+  if (training) {
+    Json info = Json::object();
+    info["optimizer"] = training->optimizer;
+    info["loss"] = training->loss;
+    Json data = Json::array();
+    for (const std::string &name : training->data)
+      data.push(name);
+    info["data"] = std::move(data);
+    Json stateList = Json::array();
+    for (const TrainingInfo::State &state : training->state) {
+      Json item = Json::object();
+      item["input"] = state.input;
+      item["output"] = state.output;
+      item["init"] = state.init;
+      stateList.push(std::move(item));
+    }
+    info["state"] = std::move(stateList);
+    json["training"] = std::move(info);
+  }
   return json;
 }
 
@@ -903,6 +972,27 @@ Expected<Manifest> Manifest::fromJson(const Json &json) {
   TC_ASSIGN_OR_RETURN(manifest.cuda, readList<CudaImage>(reader, "cuda", false, readCudaImage));
   TC_ASSIGN_OR_RETURN(manifest.cudaGraphs, reader.boolean("cuda_graphs", false, false));
   TC_ASSIGN_OR_RETURN(manifest.guards, readList<Guard>(reader, "guards", false, readGuard));
+  TC_ASSIGN_OR_RETURN(const Json *training, reader.get("training", Json::Kind::Object, false));
+  if (training) {
+    TC_ASSIGN_OR_RETURN(ObjectReader info, ObjectReader::open(*training, "training"));
+    TrainingInfo parsed;
+    TC_ASSIGN_OR_RETURN(parsed.optimizer, info.string("optimizer"));
+    TC_ASSIGN_OR_RETURN(parsed.loss, info.string("loss"));
+    TC_ASSIGN_OR_RETURN(parsed.data, info.stringList("data", true));
+    TC_ASSIGN_OR_RETURN(parsed.state, readList<TrainingInfo::State>(
+                                          info, "state", true,
+                                          [](const ObjectReader &item)
+                                              -> Expected<TrainingInfo::State> {
+                                            TrainingInfo::State state;
+                                            TC_ASSIGN_OR_RETURN(state.input, item.string("input"));
+                                            TC_ASSIGN_OR_RETURN(state.output,
+                                                                item.string("output"));
+                                            TC_ASSIGN_OR_RETURN(state.init,
+                                                                item.string("init", false));
+                                            return state;
+                                          }));
+    manifest.training = std::move(parsed);
+  }
   TC_RETURN_IF_ERROR(validate(manifest));
   return manifest;
 }

@@ -79,6 +79,18 @@ Status OpRegistry::add(OpDef def) {
   return Status::ok();
 }
 
+Status OpRegistry::setGradient(OpId id, GradientFn rule) {
+  for (auto &def : defs_) {
+    if (def->id != id)
+      continue;
+    if (def->gradient)
+      return makeError("op '", def->name, "' has two gradient rules");
+    def->gradient = rule;
+    return Status::ok();
+  }
+  return makeError("gradient rule for undefined op ", opIdName(id));
+}
+
 const OpDef *OpRegistry::lookup(std::string_view name) const {
   auto it = byName_.find(name);
   return it == byName_.end() ? nullptr : it->second;

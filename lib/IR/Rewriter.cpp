@@ -14,24 +14,23 @@ std::string shortName(const OpDef &op) {
 }
 } // namespace
 
-Expected<std::vector<Value *>> RewriteContext::emitMulti(const OpDef &op,
-                                                         std::vector<Value *> inputs,
-                                                         AttrMap attrs) {
+Expected<std::vector<Value *>> NodeEmitter::emitMulti(const OpDef &op, std::vector<Value *> inputs,
+                                                      AttrMap attrs) {
   Expected<Node *> node = target_.addNode(op, std::move(inputs), std::move(attrs),
-                                          strCat(node_.name(), "_", shortName(op)));
+                                          strCat(nameBase_, "_", shortName(op)));
   if (!node)
-    return node.takeError().withContext(strCat("rewriting ", node_.describe()));
+    return node.takeError().withContext(errorContext_);
   return (*node)->outputs();
 }
 
-Expected<Value *> RewriteContext::emit(const OpDef &op, std::vector<Value *> inputs,
+Expected<Value *> NodeEmitter::emit(const OpDef &op, std::vector<Value *> inputs,
                                        AttrMap attrs) {
   TC_ASSIGN_OR_RETURN(std::vector<Value *> results,
                       emitMulti(op, std::move(inputs), std::move(attrs)));
   return results.front();
 }
 
-Expected<Value *> RewriteContext::constant(const OpDef &constantOp, Tensor tensor) {
+Expected<Value *> NodeEmitter::constant(const OpDef &constantOp, Tensor tensor) {
   AttrMap attrs;
   attrs.emplace("value", Attribute(std::move(tensor)));
   return emit(constantOp, {}, std::move(attrs));

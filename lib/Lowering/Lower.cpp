@@ -395,6 +395,17 @@ private:
                    inputCost(node) + 1, inputsReadTemplate(node), mergedOrigins(node));
       return Status::ok();
     }
+    case OpId::Full:
+    case OpId::FullLike:
+    case OpId::ZerosLike: {
+      // A fill is a constant read at any index: it fuses into its consumers.
+      double value = id == OpId::ZerosLike ? 0.0 : attrs.getScalar("fill_value");
+      ExprRef constant = isFloating(outType.dtype)
+                             ? makeConstant(value, outType.dtype)
+                             : makeIntConstant(int64_t(value), outType.dtype);
+      setPointwise(node.output(), [constant](const Index &) { return constant; }, 0, false, {});
+      return Status::ok();
+    }
     case OpId::View:
     case OpId::Reshape:
     case OpId::Permute:

@@ -5,11 +5,18 @@
 
 namespace tensorc::ops {
 
-Expected<Value *> DecomposeBuilder::emit(OpId id, std::vector<Value *> inputs, AttrMap attrs) {
+Expected<std::vector<Value *>> OpBuilder::emitMulti(OpId id, std::vector<Value *> inputs,
+                                                    AttrMap attrs) {
   const OpDef *op = registry_.get(id);
   if (!op)
-    return makeError("decomposing ", node().describe(), ": the registry has no ", opIdName(id));
-  return rewrite_.emit(*op, std::move(inputs), std::move(attrs));
+    return makeError(what_, ": the registry has no ", opIdName(id));
+  return emitter_.emitMulti(*op, std::move(inputs), std::move(attrs));
+}
+
+Expected<Value *> OpBuilder::emit(OpId id, std::vector<Value *> inputs, AttrMap attrs) {
+  TC_ASSIGN_OR_RETURN(std::vector<Value *> results,
+                      emitMulti(id, std::move(inputs), std::move(attrs)));
+  return results.front();
 }
 
 namespace {
@@ -18,44 +25,44 @@ DType scalarDType(DType like) {
 }
 } // namespace
 
-Expected<Value *> DecomposeBuilder::scalar(double value, DType like) {
+Expected<Value *> OpBuilder::scalar(double value, DType like) {
   TC_ASSIGN_OR_RETURN(Tensor tensor, Tensor::zeros(scalarDType(like), {}));
   tensor.setDouble(0, value);
-  return rewrite_.constant(*registry_.get(OpId::Constant), std::move(tensor));
+  return emitter_.constant(*registry_.get(OpId::Constant), std::move(tensor));
 }
 
-Expected<Value *> DecomposeBuilder::scalar(const Attribute &value, DType like) {
+Expected<Value *> OpBuilder::scalar(const Attribute &value, DType like) {
   if (isFloating(like) || value.isFloat())
     return scalar(value.asScalar(), like);
   TC_ASSIGN_OR_RETURN(Tensor tensor, Tensor::zeros(scalarDType(like), {}));
   tensor.setInt(0, value.isBool() ? int64_t(value.asBool()) : value.asInt());
-  return rewrite_.constant(*registry_.get(OpId::Constant), std::move(tensor));
+  return emitter_.constant(*registry_.get(OpId::Constant), std::move(tensor));
 }
 
-Expected<Value *> DecomposeBuilder::binaryScalar(OpId id, Value *x, double value) {
+Expected<Value *> OpBuilder::binaryScalar(OpId id, Value *x, double value) {
   TC_ASSIGN_OR_RETURN(Value * constant, scalar(value, x->type().dtype));
   return binary(id, x, constant);
 }
 
-Expected<Value *> DecomposeBuilder::cast(Value *x, DType dtype) {
+Expected<Value *> OpBuilder::cast(Value *x, DType dtype) {
   if (x->type().dtype == dtype)
     return x;
   return emit(OpId::ConvertElementType, {x}, {{"dtype", Attribute(dtype)}});
 }
 
-Expected<Value *> DecomposeBuilder::view(Value *x, Shape shape) {
+Expected<Value *> OpBuilder::view(Value *x, Shape shape) {
   if (x->type().shape == shape)
     return x;
   return emit(OpId::View, {x}, {{"size", Attribute(std::move(shape))}});
 }
 
-Expected<Value *> DecomposeBuilder::expand(Value *x, Shape shape) {
+Expected<Value *> OpBuilder::expand(Value *x, Shape shape) {
   if (x->type().shape == shape)
     return x;
   return emit(OpId::Expand, {x}, {{"size", Attribute(std::move(shape))}});
 }
 
-Expected<Value *> DecomposeBuilder::reduce(OpId id, Value *x, const Attribute &dims, bool keepdim) {
+Expected<Value *> OpBuilder::reduce(OpId id, Value *x, const Attribute &dims, bool keepdim) {
   return emit(id, {x}, {{"dim", dims}, {"keepdim", Attribute(keepdim)}});
 }
 

@@ -16,19 +16,17 @@ inline DecomposeResult replaceWith(Value *value) {
   return std::optional<std::vector<Value *>>(std::vector<Value *>{value});
 }
 
-/// Emits primitive ops for one rule: looks ops up by id, fills attributes and builds the 0-d
-/// constants that scale tensors without changing their dtype.
-class DecomposeBuilder {
+/// Emits ops for one rule (decomposition or gradient): looks ops up by id, fills attributes and
+/// builds the 0-d constants that scale tensors without changing their dtype.
+class OpBuilder {
 public:
-  DecomposeBuilder(RewriteContext &rewrite, const OpRegistry &registry)
-      : rewrite_(rewrite), registry_(registry) {}
-
-  const Node &node() const { return rewrite_.node(); }
-  Value *operand(size_t i) const { return rewrite_.operand(i); }
-  /// The type of the node's result `i`: what the replacement must have.
-  const TensorType &resultType(size_t i = 0) const { return node().output(i)->type(); }
+  /// `what` names the rule's node in errors ("decomposing %x = aten.gelu").
+  OpBuilder(NodeEmitter &emitter, const OpRegistry &registry, std::string what)
+      : emitter_(emitter), registry_(registry), what_(std::move(what)) {}
 
   Expected<Value *> emit(OpId id, std::vector<Value *> inputs, AttrMap attrs = {});
+  Expected<std::vector<Value *>> emitMulti(OpId id, std::vector<Value *> inputs,
+                                           AttrMap attrs = {});
 
   /// A 0-d constant holding `value` that combines with a `like`-dtype tensor into `like`: floats
   /// of that dtype (f32 for f16/bf16, since 0-d operands promote weakly and f32 keeps the digits),
@@ -55,9 +53,26 @@ public:
   /// A reduction (sum, amax, ...) over `dims` (int list attribute) with keepdim.
   Expected<Value *> reduce(OpId id, Value *x, const Attribute &dims, bool keepdim);
 
+protected:
+  NodeEmitter &emitter_;
+  const OpRegistry &registry_;
+  std::string what_;
+};
+
+/// The builder a decomposition rule uses: the node being decomposed and its mapped operands.
+class DecomposeBuilder : public OpBuilder {
+public:
+  DecomposeBuilder(RewriteContext &rewrite, const OpRegistry &registry)
+      : OpBuilder(rewrite, registry, "decomposing " + rewrite.node().describe()),
+        rewrite_(rewrite) {}
+
+  const Node &node() const { return rewrite_.node(); }
+  Value *operand(size_t i) const { return rewrite_.operand(i); }
+  /// The type of the node's result `i`: what the replacement must have.
+  const TensorType &resultType(size_t i = 0) const { return node().output(i)->type(); }
+
 private:
   RewriteContext &rewrite_;
-  const OpRegistry &registry_;
 };
 
 /// `def` with its decomposition rule set, for registration: `add(withDecompose(makeOp(...), f))`.

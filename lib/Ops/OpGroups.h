@@ -29,5 +29,7 @@ Status registerIndexingOps(OpRegistry &registry);
 /// Data-dependent and miscellaneous ops: nonzero, unique, compress, non_max_suppression,
 /// grid_sample, max_pool_with_indices, reverse_sequence, roi_align, det, dft, stft.
 Status registerMiscOps(OpRegistry &registry);
+/// Gradient rules of the differentiable primitives (Gradients.cpp), set on ops already defined.
+Status registerGradientRules(OpRegistry &registry);
 
 } // namespace tensorc::ops

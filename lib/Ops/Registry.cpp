@@ -19,6 +19,7 @@ Expected<OpRegistry> buildCoreRegistry() {
   TC_RETURN_IF_ERROR(registerScanOps(registry));
   TC_RETURN_IF_ERROR(registerIndexingOps(registry));
   TC_RETURN_IF_ERROR(registerMiscOps(registry));
+  TC_RETURN_IF_ERROR(registerGradientRules(registry));
   std::vector<std::string> missing = registry.missingOps();
   if (!missing.empty())
     return makeError("internal: ops listed but not defined: ", join(missing, ", "));

@@ -286,7 +286,11 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
   if (options.fuseAttention && !pipeline.gpuOnly)
     return makeError("--fuse-attention needs --target cuda (the CPU has no attention kernel)");
   pipeline.fuseAttention = options.fuseAttention;
-  if (Status staged = runGraphStages(graph, registry, pipeline); !staged)
+  if (options.train && options.fuseAttention)
+    return makeError("--fuse-attention has no gradient; leave it off with --train");
+  pipeline.train = options.train;
+  autodiff::TrainingSignature training;
+  if (Status staged = runGraphStages(graph, registry, pipeline, &training); !staged)
     return makeError(modelPath, ": ", staged.message());
   Expected<LoweredModel> loweredOr = lowerAndSchedule(graph, pipeline);
   if (!loweredOr)
@@ -302,6 +306,15 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
   Manifest manifest = std::move(*manifestOr);
   manifest.sourceHash = sourceHash;
   manifest.model = modelName;
+  if (options.train) {
+    bundle::TrainingInfo info;
+    info.optimizer = training.optimizer;
+    info.loss = training.loss;
+    info.data = training.data;
+    for (const autodiff::TrainingSignature::State &state : training.state)
+      info.state.push_back({state.input, state.output, state.init});
+    manifest.training = std::move(info);
+  }
 
   std::map<std::string, cpu::CompiledKernels> compiled;
   cpu::CodegenOptions codegen;
@@ -364,6 +377,9 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
 
   std::vector<std::pair<std::string, Tensor>> weights(lowered.program.weights.begin(),
                                                       lowered.program.weights.end());
+  // A training bundle's parameters start from the model's values (manifest training.state).
+  for (const auto &[name, tensor] : training.initialParams)
+    weights.emplace_back(name, tensor);
   std::string loopText = loop::printProgram(lowered.program);
   std::string scheduleText = sched::printSchedule(lowered.program, lowered.schedule);
   std::string manifestText = manifest.toJson().dump(2) + "\n";

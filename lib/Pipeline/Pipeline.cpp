@@ -56,8 +56,9 @@ private:
 } // namespace
 
 const std::vector<std::string> &stageNames() {
-  static const std::vector<std::string> names = {"import", "verify", "simplify", "decompose",
-                                                 "lower",  "fuse",   "cuda"};
+  static const std::vector<std::string> names = {"import",    "verify",   "loss",
+                                                 "simplify",  "decompose", "autodiff",
+                                                 "lower",     "fuse",     "cuda"};
   return names;
 }
 
@@ -137,8 +138,19 @@ Status checkStopStage(const PipelineOptions &options) {
 
 /// The graph stages after import, in order; false once the stop stage has run.
 Expected<bool> runGraphStagesWith(StageRunner &runner, const OpRegistry &registry,
-                                  const PipelineOptions &options) {
+                                  const PipelineOptions &options,
+                                  autodiff::TrainingSignature *training) {
   TC_ASSIGN_OR_RETURN(bool more, runner.run("verify", [](Graph &g) { return verifyGraph(g); }));
+  if (!more)
+    return false;
+  autodiff::TrainingSignature signature;
+  // Training: parameters become inputs before anything could fold them into constants.
+  TC_ASSIGN_OR_RETURN(more, runner.run("loss", [&](Graph &g) -> Status {
+    if (!options.train)
+      return Status::ok();
+    TC_ASSIGN_OR_RETURN(signature, autodiff::attachLoss(g, *options.train, registry));
+    return verifyGraph(g);
+  }));
   if (!more)
     return false;
   PassContext context{registry};
@@ -151,15 +163,34 @@ Expected<bool> runGraphStagesWith(StageRunner &runner, const OpRegistry &registr
   }));
   if (!more)
     return false;
-  return runner.run("decompose", [&](Graph &g) {
+  TC_ASSIGN_OR_RETURN(more, runner.run("decompose", [&](Graph &g) {
     return runPasses(g, "decompose,constant-fold,cse,dce", context);
-  });
+  }));
+  if (!more)
+    return false;
+  // No CSE after autodiff: it would merge the min-cut partition's recomputed nodes back into
+  // the forward ones they copy.
+  TC_ASSIGN_OR_RETURN(more, runner.run("autodiff", [&](Graph &g) -> Status {
+    if (!options.train)
+      return Status::ok();
+    TC_ASSIGN_OR_RETURN(autodiff::AutodiffReport report,
+                        autodiff::buildTrainingStep(g, *options.train, registry, signature));
+    log::info(autodiff::describeReport(report));
+    if (options.onAutodiff)
+      options.onAutodiff(report);
+    TC_RETURN_IF_ERROR(runPasses(g, "dce", context));
+    return verifyGraph(g);
+  }));
+  if (training)
+    *training = std::move(signature);
+  return more;
 }
 
 } // namespace
 
 Expected<Graph> runPipeline(const std::string &modelPath, const OpRegistry &registry,
-                            const PipelineOptions &options) {
+                            const PipelineOptions &options,
+                            autodiff::TrainingSignature *training) {
   TC_RETURN_IF_ERROR(checkStopStage(options));
   Graph graph;
   StageRunner runner(graph, options);
@@ -170,14 +201,15 @@ Expected<Graph> runPipeline(const std::string &modelPath, const OpRegistry &regi
     return Status::ok();
   }));
   if (more)
-    TC_RETURN_IF_ERROR(runGraphStagesWith(runner, registry, options).status());
+    TC_RETURN_IF_ERROR(runGraphStagesWith(runner, registry, options, training).status());
   return graph;
 }
 
-Status runGraphStages(Graph &graph, const OpRegistry &registry, const PipelineOptions &options) {
+Status runGraphStages(Graph &graph, const OpRegistry &registry, const PipelineOptions &options,
+                      autodiff::TrainingSignature *training) {
   TC_RETURN_IF_ERROR(checkStopStage(options));
   StageRunner runner(graph, options);
-  return runGraphStagesWith(runner, registry, options).status();
+  return runGraphStagesWith(runner, registry, options, training).status();
 }
 
 } // namespace tensorc

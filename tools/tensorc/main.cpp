@@ -6,6 +6,7 @@
 #include "tensorc/Pipeline/Compile.h"
 #include "tensorc/Pipeline/Pipeline.h"
 #include "tensorc/Runtime/Model.h"
+#include "tensorc/Runtime/Trainer.h"
 #include "tensorc/Support/Log.h"
 #include "tensorc/Support/Safetensors.h"
 #include "tensorc/Support/StrCat.h"
@@ -13,6 +14,7 @@
 #include "tensorc/Transforms/PassRegistry.h"
 
 #include <CLI/CLI.hpp>
+#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -29,15 +31,75 @@ int fail(const std::string &message) {
   return 1;
 }
 
+/// `--train` and its options, shared by compile, inspect and train.
+struct TrainFlags {
+  bool train = false;
+  autodiff::TrainOptions options;
+  std::string params;
+  std::string partition = "min-cut";
+
+  /// The options to compile with, or nullopt without --train.
+  Expected<std::optional<autodiff::TrainOptions>> resolve() const {
+    if (!train)
+      return std::optional<autodiff::TrainOptions>();
+    autodiff::TrainOptions resolved = options;
+    std::stringstream list(params);
+    for (std::string item; std::getline(list, item, ',');)
+      if (!item.empty())
+        resolved.params.push_back(item);
+    TC_ASSIGN_OR_RETURN(resolved.partition, autodiff::parsePartitionKind(partition));
+    return std::optional<autodiff::TrainOptions>(resolved);
+  }
+};
+
+void addTrainOptions(CLI::App *command, TrainFlags &flags, bool always = false) {
+  if (!always)
+    command->add_flag("--train", flags.train,
+                      "Compile a training step (forward, backward and optimizer update) instead "
+                      "of inference");
+  command
+      ->add_option("--loss", flags.options.loss,
+                   "Training loss: mse (against --label), cross_entropy (logits vs integer "
+                   "labels), output (the model's scalar output)")
+      ->check(CLI::IsMember({"mse", "cross_entropy", "output"}))
+      ->capture_default_str();
+  command->add_option("--label", flags.options.label, "Name of the label input")
+      ->capture_default_str();
+  command
+      ->add_option("--optimizer", flags.options.optimizer,
+                   "sgd, adamw, or none (the step returns gradients, updates nothing)")
+      ->check(CLI::IsMember({"sgd", "adamw", "none"}))
+      ->capture_default_str();
+  command->add_option("--lr", flags.options.lr, "Learning rate")->capture_default_str();
+  command->add_option("--momentum", flags.options.momentum, "SGD momentum")
+      ->capture_default_str();
+  command->add_option("--weight-decay", flags.options.weightDecay,
+                      "Weight decay (decoupled for adamw, L2 for sgd)")
+      ->capture_default_str();
+  command->add_option("--params", flags.params,
+                      "Comma-separated parameters to train (default: every float parameter)");
+  command
+      ->add_option("--partition", flags.partition,
+                   "What the backward reads: min-cut (recompute cheap ops to save memory) or "
+                   "default (save every value autograd would)")
+      ->check(CLI::IsMember({"min-cut", "default"}))
+      ->capture_default_str();
+}
+
 struct InspectOptions {
   std::string model;
   std::string stage = "all";
   std::string outDir;
+  TrainFlags train;
 };
 
 int runInspect(const InspectOptions &options, const OpRegistry &registry) {
   PipelineOptions pipeline;
   pipeline.stopAfter = options.stage;
+  Expected<std::optional<autodiff::TrainOptions>> train = options.train.resolve();
+  if (!train)
+    return fail(train.error().message());
+  pipeline.train = *train;
   size_t index = 0;
   std::string error;
   if (!options.outDir.empty()) {
@@ -63,6 +125,25 @@ int runInspect(const InspectOptions &options, const OpRegistry &registry) {
       std::cout << "# ---- " << stage << " ----\n" << (changed ? text : "(unchanged)\n");
     else if (stage == options.stage)
       std::cout << text;
+  };
+  // The autodiff stage also shows the joint graph and both halves of its partition.
+  pipeline.onAutodiff = [&](const autodiff::AutodiffReport &report) {
+    std::string text = strCat("# ", autodiff::describeReport(report), "\n# saved: ",
+                              join(report.chosen.saved, ", "), "\n# recomputed: ",
+                              join(report.chosen.recomputed, ", "), "\n# ---- joint ----\n",
+                              printGraph(report.joint.graph), "# ---- forward ----\n",
+                              printGraph(report.chosen.forward), "# ---- backward ----\n",
+                              printGraph(report.chosen.backward));
+    if (!options.outDir.empty()) {
+      std::string path = options.outDir + "/autodiff_partition.txt";
+      std::ofstream out(path, std::ios::binary);
+      out << text;
+      if (!out && error.empty())
+        error = path + ": write failed";
+      return;
+    }
+    if (options.stage == "all" || options.stage == "autodiff")
+      std::cout << text << "# ---- training step ----\n";
   };
   pipeline.onLoopStage = [&](const std::string &stage, const std::string &text) {
     ++index;
@@ -213,6 +294,7 @@ int runBundle(const RunOptions &options) {
 struct CompileCommand {
   std::string model;
   CompileOptions options;
+  TrainFlags train;
   std::string cpuArchs = "x86_64";
   std::string cudaArchs = "sm_90";
   std::string emit = "bundle";
@@ -234,6 +316,10 @@ int runCompile(CompileCommand &command, const OpRegistry &registry) {
   command.options.cudaGraphs = command.mode == "reduce-overhead";
   command.options.emit =
       command.emit == "so" ? CompileOptions::Emit::SharedObject : CompileOptions::Emit::Bundle;
+  Expected<std::optional<autodiff::TrainOptions>> train = command.train.resolve();
+  if (!train)
+    return fail(train.error().message());
+  command.options.train = *train;
   Expected<CompileSummary> summary = compileModel(command.model, registry, command.options);
   if (!summary)
     return fail(summary.error().message());
@@ -282,6 +368,117 @@ int runRun(const RunOptions &options, const OpRegistry &registry) {
   return writeOutputs(options.outputs, names, *outputs);
 }
 
+struct TrainCommand {
+  std::string model;
+  std::string data;
+  int64_t steps = 1;
+  bool interp = false;
+  TrainFlags train;
+  std::string saveState, loadState, outputs;
+  int threads = 0;
+  std::string device = "cpu";
+  int cudaDevice = 0;
+};
+
+/// The training step of a model file on the interpreter (the oracle for compiled steps).
+Expected<std::unique_ptr<rt::Trainer>> interpretedTrainer(const TrainCommand &command,
+                                                          const OpRegistry &registry,
+                                                          std::shared_ptr<Graph> &graph) {
+  TC_ASSIGN_OR_RETURN(std::optional<autodiff::TrainOptions> train, command.train.resolve());
+  PipelineOptions pipeline;
+  pipeline.stopAfter = "autodiff";
+  pipeline.train = train;
+  autodiff::TrainingSignature signature;
+  TC_ASSIGN_OR_RETURN(Graph stepGraph, runPipeline(command.model, registry, pipeline, &signature));
+  graph = std::make_shared<Graph>(std::move(stepGraph));
+  rt::Trainer::Step step;
+  auto describe = [](const Value *value) -> Expected<bundle::TensorDesc> {
+    bundle::TensorDesc desc;
+    desc.name = value->name();
+    desc.dtype = value->type().dtype;
+    for (const SymInt &dim : value->type().shape) {
+      TC_ASSIGN_OR_RETURN(bundle::SizeExpr expr, bundle::SizeExpr::parse(dim.str()));
+      desc.shape.push_back(std::move(expr));
+    }
+    return desc;
+  };
+  for (const Value *input : graph->userInputs()) {
+    TC_ASSIGN_OR_RETURN(step.inputs.emplace_back(), describe(input));
+  }
+  for (const Value *output : graph->outputs()) {
+    TC_ASSIGN_OR_RETURN(step.outputs.emplace_back(), describe(output));
+  }
+  step.training.optimizer = signature.optimizer;
+  step.training.loss = signature.loss;
+  step.training.data = signature.data;
+  for (const autodiff::TrainingSignature::State &state : signature.state)
+    step.training.state.push_back({state.input, state.output, state.init});
+  std::shared_ptr<Graph> held = graph;
+  step.run = [held](const std::vector<Tensor> &inputs) { return interp::interpret(*held, inputs); };
+  std::map<std::string, Tensor> initial(signature.initialParams.begin(),
+                                        signature.initialParams.end());
+  return rt::Trainer::create(std::move(step), std::move(initial));
+}
+
+int runTrain(const TrainCommand &command, const OpRegistry &registry) {
+  std::error_code ec;
+  bool isBundle = std::filesystem::is_directory(command.model, ec);
+  if (isBundle && command.interp)
+    return fail(command.model + " is a bundle; --interp trains models (.fx, .onnx)");
+  if (!isBundle && !command.interp)
+    return fail(command.model + " is a model, not a bundle: compile it with --train first, or "
+                                "pass --interp to train it on the reference interpreter");
+  if (command.steps < 1)
+    return fail("--steps must be at least 1");
+  std::unique_ptr<rt::Model> model;
+  std::shared_ptr<Graph> graph;
+  std::unique_ptr<rt::Trainer> trainer;
+  if (isBundle) {
+    rt::LoadOptions load;
+    load.threads = command.threads;
+    load.device = command.device;
+    load.cudaDevice = command.cudaDevice;
+    Expected<std::unique_ptr<rt::Model>> loaded = rt::Model::load(command.model, load);
+    if (!loaded)
+      return fail(loaded.error().message());
+    model = std::move(*loaded);
+    Expected<std::unique_ptr<rt::Trainer>> created = rt::Trainer::forModel(*model);
+    if (!created)
+      return fail(created.error().message());
+    trainer = std::move(*created);
+  } else {
+    Expected<std::unique_ptr<rt::Trainer>> created = interpretedTrainer(command, registry, graph);
+    if (!created)
+      return fail(created.error().message());
+    trainer = std::move(*created);
+  }
+  if (!command.loadState.empty())
+    if (Status loaded = trainer->loadState(command.loadState); !loaded)
+      return fail(loaded.message());
+  Expected<std::map<std::string, Tensor>> data = readSafetensors(command.data);
+  if (!data)
+    return fail(data.error().message());
+  std::vector<Tensor> outputs;
+  for (int64_t i = 0; i < command.steps; ++i) {
+    Expected<double> loss = trainer->step(*data, &outputs);
+    if (!loss)
+      return fail(strCat(command.model, ": step ", i + 1, ": ", loss.error().message()));
+    std::printf("step %" PRId64 ": loss %.9g\n", i + 1, *loss);
+  }
+  std::fflush(stdout);
+  if (!command.outputs.empty()) {
+    std::vector<std::pair<std::string, Tensor>> named;
+    for (size_t i = 0; i < outputs.size(); ++i)
+      named.emplace_back(trainer->outputDescs()[i].name, outputs[i]);
+    if (Status written = writeSafetensors(command.outputs, named); !written)
+      return fail(written.message());
+  }
+  if (!command.saveState.empty())
+    if (Status saved = trainer->saveState(command.saveState); !saved)
+      return fail(saved.message());
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -304,6 +501,7 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   inspectCommand->add_option("-o,--output-dir", inspect.outDir,
                              "Write one numbered file per stage (01_import.fx, ...) to DIR");
+  addTrainOptions(inspectCommand, inspect.train);
 
   OptOptions opt;
   std::vector<std::string> passNames;
@@ -355,6 +553,33 @@ int main(int argc, char **argv) {
       ->add_option("--cpu-arch", compile.cpuArchs,
                    "Comma-separated CPU architectures: x86_64 (AVX2 + AVX-512), aarch64 (NEON)")
       ->capture_default_str();
+  addTrainOptions(compileCommand, compile.train);
+
+  TrainCommand train;
+  CLI::App *trainCommand = app.add_subcommand(
+      "train", "Run training steps of a training bundle (or, with --interp, of a model)");
+  trainCommand->add_option("model", train.model, "Training bundle directory, or model (--interp)")
+      ->required();
+  trainCommand->add_option("--data", train.data,
+                           ".safetensors with one tensor per data input (model inputs, label)")
+      ->required();
+  trainCommand->add_option("--steps", train.steps, "Steps to run on that batch")
+      ->capture_default_str();
+  trainCommand->add_flag("--interp", train.interp,
+                         "Train the model on the reference interpreter (takes --loss etc.)");
+  addTrainOptions(trainCommand, train.train, /*always=*/true);
+  trainCommand->add_option("--load-state", train.loadState,
+                           "Start from parameters and optimizer state saved by --save-state");
+  trainCommand->add_option("--save-state", train.saveState,
+                           "Write the parameters and optimizer state after the last step");
+  trainCommand->add_option("--outputs", train.outputs,
+                           "Write the last step's outputs (loss, updated state or gradients)");
+  trainCommand->add_option("--threads", train.threads, "Bundle: worker threads (0 = all cores)");
+  trainCommand
+      ->add_option("--device", train.device, "Bundle: cpu, or cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  trainCommand->add_option("--cuda-device", train.cudaDevice, "Bundle: GPU index");
 
   RunOptions run;
   CLI::App *runCommand = app.add_subcommand("run", "Run a model (--interp) or a compiled bundle");
@@ -402,5 +627,9 @@ int main(int argc, char **argv) {
     return runCompile(compile, *registry);
   if (*optCommand)
     return runOpt(opt, *registry);
+  if (*trainCommand) {
+    train.train.train = true;
+    return runTrain(train, *registry);
+  }
   return fail("no command given (see --help)");
 }

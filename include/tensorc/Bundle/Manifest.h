@@ -106,6 +106,21 @@ struct CpuVariant {
   int64_t priority = 0;               // the runtime prefers the highest supported priority
 };
 
+/// A training bundle (`tensorc compile --train`): one call runs forward, backward and the
+/// optimizer update; `state` is carried from each call's outputs into the next call's inputs.
+struct TrainingInfo {
+  std::string optimizer;         // "sgd", "adamw", or "none" (the outputs are gradients)
+  std::string loss;              // the loss output (a 0-d f32)
+  std::vector<std::string> data; // the inputs a caller passes every step, in manifest order
+  struct State {
+    std::string input;
+    std::string output; // "" = not updated by a step (--optimizer none)
+    /// The tensor of weights.safetensors it starts from (a parameter's value), "" for zeros.
+    std::string init;
+  };
+  std::vector<State> state;
+};
+
 struct Manifest {
   int64_t formatVersion = kFormatVersion;
   std::string tensorcVersion;
@@ -129,6 +144,7 @@ struct Manifest {
     std::string message;
   };
   std::vector<Guard> guards;
+  std::optional<TrainingInfo> training;
 
   Json toJson() const;
   /// Validates everything the runtime relies on: buffer ids in range and dense, launch args

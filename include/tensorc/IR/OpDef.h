@@ -107,6 +107,13 @@ class OpRegistry;
 using DecomposeFn = Expected<std::optional<std::vector<class Value *>>> (*)(RewriteContext &,
                                                                             const OpRegistry &);
 
+class GradContext;
+/// A gradient rule: given the gradients of a node's results (GradContext::resultGrad), emits the
+/// ops computing the gradient of each of its inputs (node.inputs() order) into the joint graph and
+/// returns them, nullptr for an input that gets none (an index, a None optional). Each gradient
+/// has its input's type.
+using GradientFn = Expected<std::vector<class Value *>> (*)(GradContext &, const OpRegistry &);
+
 /// One op, defined once: schema, inference, reference kernel; later stages fill the optional
 /// rule slots (decomposition, gradient, lowering) in the same definition.
 struct OpDef {
@@ -121,6 +128,9 @@ struct OpDef {
   bool dataDependentShape = false;
   /// Decomposition into more primitive ops (the Decompose pass); nullptr for primitives.
   DecomposeFn decompose = nullptr;
+  /// Reverse-mode derivative (lib/Autodiff); nullptr when the op has none. Ops whose results are
+  /// integers or bools are not differentiated and need none.
+  GradientFn gradient = nullptr;
 
   const ParamSpec *findParam(std::string_view paramName) const;
   size_t numTensorParams() const;
@@ -133,6 +143,9 @@ class OpRegistry {
 public:
   /// Adds `def`; errors on a duplicate name or id, or a definition with no inference.
   Status add(OpDef def);
+  /// Sets the gradient rule of a defined op (the rules live together in lib/Ops/Gradients*.cpp,
+  /// as ATen's derivatives.yaml does); errors if the op is undefined or already has one.
+  Status setGradient(OpId id, GradientFn rule);
   const OpDef *lookup(std::string_view name) const;
   const OpDef *get(OpId id) const;
   /// Ids in OpList.def with no definition (a complete registry returns none).

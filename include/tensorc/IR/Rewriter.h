@@ -11,21 +11,16 @@
 
 namespace tensorc {
 
-/// What a rewrite callback sees for one node of the source graph: its operands already mapped
-/// into the graph being built, and a way to emit replacement nodes there.
-class RewriteContext {
+/// Emits nodes into a graph under one naming scheme ("<base>_<op>"), prefixing errors with a
+/// context line. What decomposition and gradient rules build with.
+class NodeEmitter {
 public:
-  RewriteContext(Graph &target, const Node &node, std::vector<Value *> operands)
-      : target_(target), node_(node), operands_(std::move(operands)) {}
+  NodeEmitter(Graph &target, std::string nameBase, std::string errorContext)
+      : target_(target), nameBase_(std::move(nameBase)), errorContext_(std::move(errorContext)) {}
+  virtual ~NodeEmitter() = default;
 
-  /// The source node being rewritten.
-  const Node &node() const { return node_; }
-  /// Operand i of the source node, mapped into the new graph (nullptr for None).
-  Value *operand(size_t i) const { return operands_[i]; }
-  const std::vector<Value *> &operands() const { return operands_; }
   Graph &graph() { return target_; }
-
-  /// Emits `op` into the new graph; names derive from the source node ("<node>_<op>").
+  /// Emits `op` into the graph; names derive from the base name ("<base>_<op>").
   Expected<Value *> emit(const OpDef &op, std::vector<Value *> inputs, AttrMap attrs = {});
   Expected<std::vector<Value *>> emitMulti(const OpDef &op, std::vector<Value *> inputs,
                                            AttrMap attrs = {});
@@ -34,8 +29,44 @@ public:
 
 private:
   Graph &target_;
+  std::string nameBase_;
+  std::string errorContext_;
+};
+
+/// What a rewrite callback sees for one node of the source graph: its operands already mapped
+/// into the graph being built, and a way to emit replacement nodes there.
+class RewriteContext : public NodeEmitter {
+public:
+  RewriteContext(Graph &target, const Node &node, std::vector<Value *> operands)
+      : NodeEmitter(target, node.name(), "rewriting " + node.describe()), node_(node),
+        operands_(std::move(operands)) {}
+
+  /// The source node being rewritten.
+  const Node &node() const { return node_; }
+  /// Operand i of the source node, mapped into the new graph (nullptr for None).
+  Value *operand(size_t i) const { return operands_[i]; }
+  const std::vector<Value *> &operands() const { return operands_; }
+
+private:
   const Node &node_;
   std::vector<Value *> operands_;
+};
+
+/// What a gradient rule sees: a node of the joint graph (its inputs and results are values of
+/// that graph) and the gradient flowing into each result (nullptr where none does). The rule
+/// emits the backward ops into the same graph.
+class GradContext : public NodeEmitter {
+public:
+  GradContext(Graph &joint, const Node &node, std::vector<Value *> resultGrads)
+      : NodeEmitter(joint, node.name() + "_grad", "differentiating " + node.describe()),
+        node_(node), resultGrads_(std::move(resultGrads)) {}
+  const Node &node() const { return node_; }
+  /// The gradient of result i, or nullptr when nothing downstream depends on it.
+  Value *resultGrad(size_t i) const { return resultGrads_[i]; }
+
+private:
+  const Node &node_;
+  std::vector<Value *> resultGrads_;
 };
 
 /// Returns replacement values for the node's results, or std::nullopt to copy the node as it is.

@@ -1,10 +1,12 @@
 // `tensorc compile`: the whole pipeline from a model file to a bundle directory.
 #pragma once
 
+#include "tensorc/Autodiff/Training.h"
 #include "tensorc/IR/Graph.h"
 #include "tensorc/Ops/Registry.h"
 #include "tensorc/Support/Status.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +39,8 @@ struct CompileOptions {
   /// ld.lld to link kernels with; empty = the one found at build time.
   std::string linker;
   bool timeStages = false;
+  /// `--train`: compile a training step (forward, backward, optimizer) instead of inference.
+  std::optional<autodiff::TrainOptions> train;
 };
 
 /// What a compile produced, for the driver's summary line.

@@ -1,11 +1,13 @@
 // The compilation pipeline as one readable list of stages (DESIGN.md §1).
 #pragma once
 
+#include "tensorc/Autodiff/Training.h"
 #include "tensorc/IR/Graph.h"
 #include "tensorc/Lowering/LoopIR.h"
 #include "tensorc/Scheduler/Schedule.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,12 +30,20 @@ struct PipelineOptions {
   bool gpuOnly = false;
   /// Run fuse-attention in the simplify stage (GPU-only compiles; see CompileOptions).
   bool fuseAttention = false;
+  /// Compile a training step (`--train`): the loss stage attaches the loss, the autodiff stage
+  /// builds gradients and the optimizer update. Unset: both stages leave the graph alone.
+  std::optional<autodiff::TrainOptions> train;
+  /// Called after the autodiff stage with its joint graph and partitions (inspect prints them).
+  std::function<void(const autodiff::AutodiffReport &report)> onAutodiff;
 };
 
-/// Runs the stages after import (verify, simplify, decompose) on an already imported graph.
-Status runGraphStages(Graph &graph, const OpRegistry &registry, const PipelineOptions &options);
+/// Runs the stages after import (verify, loss, simplify, decompose, autodiff) on an already
+/// imported graph. With options.train, `training` (if given) receives how the step's inputs and
+/// outputs carry state between steps.
+Status runGraphStages(Graph &graph, const OpRegistry &registry, const PipelineOptions &options,
+                      autodiff::TrainingSignature *training = nullptr);
 
-/// Graph stages end at "decompose"; the stages after it work on LoopIR.
+/// Graph stages end at "autodiff"; the stages after it work on LoopIR.
 bool isLoopStage(const std::string &stage);
 
 /// The LoopIR stages: lower the decomposed graph, then fuse and plan buffers.
@@ -48,6 +58,7 @@ Expected<Graph> importModel(const std::string &path, const OpRegistry &registry)
 
 /// Imports `modelPath` and runs the stages up to `options.stopAfter`.
 Expected<Graph> runPipeline(const std::string &modelPath, const OpRegistry &registry,
-                            const PipelineOptions &options);
+                            const PipelineOptions &options,
+                            autodiff::TrainingSignature *training = nullptr);
 
 } // namespace tensorc

@@ -50,6 +50,10 @@ public:
   /// buffers (no host copies), so they measure the kernels (or the CUDA graph) alone.
   Expected<std::vector<double>> time(const std::vector<Tensor> &inputs, int64_t iterations);
 
+  /// Tensor `name` of the bundle's weights.safetensors, viewing the mapped bytes (valid while the
+  /// model lives); training bundles start their state from these.
+  Expected<Tensor> weight(const std::string &name) const;
+
   const bundle::Manifest &manifest() const;
   /// The chosen CPU variant; empty when the bundle has no kernel launches or runs on a GPU.
   const std::string &variant() const;

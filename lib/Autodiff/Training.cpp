@@ -1,0 +1,344 @@
+// Training steps: the loss stage (parameters made inputs, loss attached) and the autodiff stage
+// (joint graph, partition, optimizer update).
+#include "tensorc/Autodiff/Training.h"
+
+#include "tensorc/IR/Rewriter.h"
+#include "tensorc/Support/StrCat.h"
+
+#include <algorithm>
+#include <set>
+
+namespace tensorc::autodiff {
+
+namespace {
+
+/// Appends ops to a graph under one name prefix.
+class Emitter {
+public:
+  Emitter(Graph &graph, const OpRegistry &registry, std::string prefix)
+      : graph_(graph), registry_(registry), prefix_(std::move(prefix)) {}
+
+  Expected<Value *> op(OpId id, std::vector<Value *> inputs, AttrMap attrs = {},
+                       const std::string &name = "") {
+    const OpDef *def = registry_.get(id);
+    if (!def)
+      return makeError("the registry has no ", opIdName(id));
+    std::string hint = prefix_ + "_" + (name.empty() ? std::string(opIdName(id)) : name);
+    std::replace(hint.begin(), hint.end(), '.', '_');
+    TC_ASSIGN_OR_RETURN(Node * node,
+                        graph_.addNode(*def, std::move(inputs), std::move(attrs), hint));
+    return node->output();
+  }
+  /// A 0-d constant: f32 for floating `like` dtypes (0-d operands promote weakly), else `like`.
+  Expected<Value *> scalar(double value, DType like) {
+    DType dtype = isFloating(like) ? DType::F32 : like;
+    TC_ASSIGN_OR_RETURN(Tensor tensor, Tensor::zeros(dtype, {}));
+    tensor.setDouble(0, value);
+    return op(OpId::Constant, {}, {{"value", Attribute(std::move(tensor))}}, "const");
+  }
+  Expected<Value *> binary(OpId id, Value *a, Value *b) { return op(id, {a, b}); }
+  Expected<Value *> scaled(Value *x, double factor) {
+    TC_ASSIGN_OR_RETURN(Value * k, scalar(factor, x->type().dtype));
+    return binary(OpId::Mul, x, k);
+  }
+  Expected<Value *> cast(Value *x, DType dtype) {
+    if (x->type().dtype == dtype)
+      return x;
+    return op(OpId::ConvertElementType, {x}, {{"dtype", Attribute(dtype)}});
+  }
+  /// The sum of all elements, as a 0-d tensor.
+  Expected<Value *> sumAll(Value *x) {
+    return op(OpId::Sum, {x},
+              {{"dim", Attribute(std::vector<int64_t>{})}, {"keepdim", Attribute(false)}});
+  }
+  /// The element count of `x` as an f32 0-d tensor: a constant when static, else counted.
+  Expected<Value *> count(Value *x) {
+    std::optional<int64_t> n = x->type().numel().constant();
+    if (n)
+      return scalar(double(*n), DType::F32);
+    TC_ASSIGN_OR_RETURN(Value * ones, op(OpId::FullLike, {x},
+                                         {{"fill_value", Attribute(1.0)},
+                                          {"dtype", Attribute(DType::F32)}}));
+    return sumAll(ones);
+  }
+  void setPrefix(std::string prefix) { prefix_ = std::move(prefix); }
+
+private:
+  Graph &graph_;
+  const OpRegistry &registry_;
+  std::string prefix_;
+};
+
+Status checkOptions(const TrainOptions &options) {
+  if (options.loss != "mse" && options.loss != "cross_entropy" && options.loss != "output")
+    return makeError("unknown loss '", options.loss, "' (expected mse, cross_entropy or output)");
+  if (options.optimizer != "sgd" && options.optimizer != "adamw" && options.optimizer != "none")
+    return makeError("unknown optimizer '", options.optimizer,
+                     "' (expected sgd, adamw or none)");
+  if (!(options.lr > 0))
+    return makeError("the learning rate must be positive, got ", options.lr);
+  if (options.momentum < 0 || options.momentum >= 1 || options.beta1 < 0 ||
+      options.beta1 >= 1 || options.beta2 < 0 || options.beta2 >= 1)
+    return makeError("momentum and betas must be in [0, 1)");
+  return Status::ok();
+}
+
+/// Names a value `name` when that is free (outputs get readable names).
+void nameValue(Graph &graph, Value *value, const std::string &name) {
+  if (value->name() != name && !graph.hasName(name))
+    (void)graph.renameValue(value, name);
+}
+
+} // namespace
+
+Expected<TrainingSignature> attachLoss(Graph &graph, const TrainOptions &options,
+                                       const OpRegistry &registry) {
+  TC_RETURN_IF_ERROR(checkOptions(options));
+  TrainingSignature signature;
+  signature.optimizer = options.optimizer;
+
+  // The trained parameters.
+  std::vector<std::string> params = options.params;
+  if (params.empty()) {
+    for (const auto &input : graph.inputs())
+      if (graph.isParameter(input.get()) && isFloating(input->type().dtype))
+        params.push_back(input->name());
+    if (params.empty())
+      return makeError("--train: the model has no floating-point parameters (initializers or "
+                       ".safetensors weights) to train");
+  }
+  for (const std::string &name : params) {
+    Value *value = graph.findValue(name);
+    if (!value || !graph.isParameter(value))
+      return makeError("--params: '", name, "' is not a parameter of the model");
+    if (!isFloating(value->type().dtype))
+      return makeError("--params: '", name, "' is ", value->type().str(),
+                       "; only floating-point parameters train");
+    signature.initialParams[name] = graph.weights().at(name);
+    graph.weights().erase(name);
+  }
+  // Placeholder order, so the state's order does not depend on how --params was spelled.
+  for (const auto &input : graph.inputs())
+    if (signature.initialParams.count(input->name()))
+      signature.params.push_back(input->name());
+
+  if (graph.outputs().size() != 1)
+    return makeError("--train: the model has ", graph.outputs().size(),
+                     " outputs; a training loss needs exactly one");
+  Value *output = graph.outputs()[0];
+  const TensorType &outType = output->type();
+  if (!isFloating(outType.dtype))
+    return makeError("--train: output %", output->name(), " is ", outType.str(),
+                     "; the loss needs a floating-point output");
+  Emitter e(graph, registry, "loss");
+  Value *loss = nullptr;
+  if (options.loss == "output") {
+    if (outType.numel() != SymInt(1))
+      return makeError("--loss output: output %", output->name(), " is ", outType.str(),
+                       ", not a scalar");
+    TC_ASSIGN_OR_RETURN(Value * flat, e.op(OpId::View, {output}, {{"size", Attribute(Shape{})}}));
+    TC_ASSIGN_OR_RETURN(loss, e.cast(flat, DType::F32));
+  } else if (graph.hasName(options.label)) {
+    return makeError("--label: the model already has a value named '", options.label, "'");
+  } else if (options.loss == "mse") {
+    // mean((output - label)^2), in f32.
+    TC_ASSIGN_OR_RETURN(Value * label, graph.addInput(options.label, outType));
+    signature.label = options.label;
+    TC_ASSIGN_OR_RETURN(Value * out32, e.cast(output, DType::F32));
+    TC_ASSIGN_OR_RETURN(Value * label32, e.cast(label, DType::F32));
+    TC_ASSIGN_OR_RETURN(Value * diff, e.binary(OpId::Sub, out32, label32));
+    TC_ASSIGN_OR_RETURN(Value * squares, e.binary(OpId::Mul, diff, diff));
+    TC_ASSIGN_OR_RETURN(Value * sum, e.sumAll(squares));
+    TC_ASSIGN_OR_RETURN(Value * count, e.count(diff));
+    TC_ASSIGN_OR_RETURN(loss, e.binary(OpId::Div, sum, count));
+  } else {
+    // cross_entropy: -mean(log_softmax(output)[i, label[i]]), in f32.
+    if (outType.rank() != 2)
+      return makeError("--loss cross_entropy: output %", output->name(), " is ", outType.str(),
+                       "; expected logits [N, C]");
+    std::optional<int64_t> classes = outType.shape[1].constant();
+    if (!classes)
+      return makeError("--loss cross_entropy: the class count of ", outType.str(),
+                       " must be static");
+    TC_ASSIGN_OR_RETURN(Value * label,
+                        graph.addInput(options.label, TensorType(DType::I64, {outType.shape[0]})));
+    signature.label = options.label;
+    TC_ASSIGN_OR_RETURN(Value * out32, e.cast(output, DType::F32));
+    TC_ASSIGN_OR_RETURN(Value * logp, e.op(OpId::LogSoftmax, {out32}, {{"dim", Attribute(1)}}));
+    TC_ASSIGN_OR_RETURN(Value * column,
+                        e.op(OpId::View, {label}, {{"size", Attribute(Shape{outType.shape[0], 1})}}));
+    TC_ASSIGN_OR_RETURN(Value * classIds, e.op(OpId::Arange, {},
+                                               {{"start", Attribute(int64_t(0))},
+                                                {"end", Attribute(*classes)},
+                                                {"dtype", Attribute(DType::I64)}}));
+    TC_ASSIGN_OR_RETURN(Value * hit, e.binary(OpId::Eq, column, classIds));
+    TC_ASSIGN_OR_RETURN(Value * oneHot, e.cast(hit, DType::F32));
+    TC_ASSIGN_OR_RETURN(Value * picked, e.binary(OpId::Mul, logp, oneHot));
+    TC_ASSIGN_OR_RETURN(Value * sum, e.sumAll(picked));
+    TC_ASSIGN_OR_RETURN(Value * count, e.count(label));
+    TC_ASSIGN_OR_RETURN(Value * mean, e.binary(OpId::Div, sum, count));
+    TC_ASSIGN_OR_RETURN(loss, e.op(OpId::Neg, {mean}));
+  }
+  nameValue(graph, loss, "loss");
+  graph.setOutputs({loss});
+  signature.loss = loss->name();
+  for (const Value *input : graph.userInputs())
+    if (!signature.initialParams.count(input->name()))
+      signature.data.push_back(input->name());
+  return signature;
+}
+
+Expected<AutodiffReport> buildTrainingStep(Graph &graph, const TrainOptions &options,
+                                           const OpRegistry &registry,
+                                           TrainingSignature &signature) {
+  AutodiffReport report;
+  GradOptions gradOptions;
+  gradOptions.wrt = signature.params;
+  TC_ASSIGN_OR_RETURN(report.joint, buildJointGraph(graph, gradOptions, registry));
+  TC_ASSIGN_OR_RETURN(Partition byDefault, partitionJoint(report.joint, PartitionKind::Default));
+  TC_ASSIGN_OR_RETURN(Partition byMinCut, partitionJoint(report.joint, PartitionKind::MinCut));
+  report.defaultSavedBytes = byDefault.savedBytes;
+  report.minCutSavedBytes = byMinCut.savedBytes;
+  report.chosen = std::move(options.partition == PartitionKind::MinCut ? byMinCut : byDefault);
+
+  // The step: the partitioned joint graph, then the optimizer update per parameter.
+  Graph step;
+  {
+    // partitionJoint's rebuilt joint graph, copied so that the report keeps its own.
+    std::map<const Value *, Value *> mapped;
+    const Graph &source = report.chosen.joint;
+    for (const auto &input : source.inputs()) {
+      TC_ASSIGN_OR_RETURN(mapped[input.get()], step.addInput(input->name(), input->type()));
+    }
+    step.weights() = source.weights();
+    for (const auto &node : source.nodes()) {
+      std::vector<Value *> operands;
+      for (const Value *input : node->inputs())
+        operands.push_back(input ? mapped.at(input) : nullptr);
+      TC_ASSIGN_OR_RETURN(Node * copy, copyNode(step, *node, std::move(operands)));
+      for (size_t i = 0; i < node->numOutputs(); ++i)
+        mapped[node->output(i)] = copy->output(i);
+    }
+    std::vector<Value *> outputs;
+    for (const Value *output : source.outputs())
+      outputs.push_back(mapped.at(output));
+    step.setOutputs(std::move(outputs));
+  }
+  Value *loss = step.outputs()[0];
+  std::vector<Value *> grads(step.outputs().begin() + 1, step.outputs().end());
+  std::vector<Value *> outputs{loss};
+  signature.state.clear();
+  signature.gradients.clear();
+
+  Emitter e(step, registry, "optim");
+  if (options.optimizer == "none") {
+    for (size_t i = 0; i < grads.size(); ++i) {
+      nameValue(step, grads[i], "grad_" + signature.params[i]);
+      signature.gradients.push_back(grads[i]->name());
+      outputs.push_back(grads[i]);
+      signature.state.push_back({signature.params[i], "", signature.params[i]});
+    }
+  } else {
+    Value *stepCount = nullptr, *newStepCount = nullptr;
+    if (options.optimizer == "adamw") {
+      TC_ASSIGN_OR_RETURN(stepCount, step.addInput(step.uniqueName("adamw_step"),
+                                                   TensorType(DType::F32, {})));
+      e.setPrefix("adamw_step");
+      TC_ASSIGN_OR_RETURN(Value * one, e.scalar(1.0, DType::F32));
+      TC_ASSIGN_OR_RETURN(newStepCount, e.binary(OpId::Add, stepCount, one));
+    }
+    std::vector<std::pair<Value *, Value *>> moments; // (state input, new value), in order
+    std::vector<Value *> newParams;
+    for (size_t i = 0; i < grads.size(); ++i) {
+      const std::string &name = signature.params[i];
+      Value *param = step.findValue(name);
+      Value *g = grads[i];
+      DType dt = param->type().dtype;
+      e.setPrefix(name + "_update");
+      Value *updated = nullptr;
+      if (options.optimizer == "sgd") {
+        if (options.weightDecay != 0) {
+          TC_ASSIGN_OR_RETURN(Value * decay, e.scaled(param, options.weightDecay));
+          TC_ASSIGN_OR_RETURN(g, e.binary(OpId::Add, g, decay));
+        }
+        if (options.momentum != 0) {
+          TC_ASSIGN_OR_RETURN(Value * buffer,
+                              step.addInput(step.uniqueName(name + "_momentum"), param->type()));
+          TC_ASSIGN_OR_RETURN(Value * kept, e.scaled(buffer, options.momentum));
+          TC_ASSIGN_OR_RETURN(g, e.binary(OpId::Add, kept, g));
+          moments.push_back({buffer, g});
+        }
+        TC_ASSIGN_OR_RETURN(Value * delta, e.scaled(g, options.lr));
+        TC_ASSIGN_OR_RETURN(updated, e.binary(OpId::Sub, param, delta));
+      } else {
+        // AdamW: m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
+        // p = p (1 - lr wd) - lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps).
+        TC_ASSIGN_OR_RETURN(Value * m, step.addInput(step.uniqueName(name + "_exp_avg"),
+                                                     param->type()));
+        TC_ASSIGN_OR_RETURN(Value * v, step.addInput(step.uniqueName(name + "_exp_avg_sq"),
+                                                     param->type()));
+        TC_ASSIGN_OR_RETURN(Value * mKept, e.scaled(m, options.beta1));
+        TC_ASSIGN_OR_RETURN(Value * mNew, e.scaled(g, 1 - options.beta1));
+        TC_ASSIGN_OR_RETURN(mNew, e.binary(OpId::Add, mKept, mNew));
+        TC_ASSIGN_OR_RETURN(Value * vKept, e.scaled(v, options.beta2));
+        TC_ASSIGN_OR_RETURN(Value * g2, e.binary(OpId::Mul, g, g));
+        TC_ASSIGN_OR_RETURN(Value * vNew, e.scaled(g2, 1 - options.beta2));
+        TC_ASSIGN_OR_RETURN(vNew, e.binary(OpId::Add, vKept, vNew));
+        moments.push_back({m, mNew});
+        moments.push_back({v, vNew});
+        TC_ASSIGN_OR_RETURN(Value * b1, e.scalar(options.beta1, DType::F32));
+        TC_ASSIGN_OR_RETURN(Value * b2, e.scalar(options.beta2, DType::F32));
+        TC_ASSIGN_OR_RETURN(Value * one, e.scalar(1.0, DType::F32));
+        TC_ASSIGN_OR_RETURN(Value * b1t, e.binary(OpId::Pow, b1, newStepCount));
+        TC_ASSIGN_OR_RETURN(Value * b2t, e.binary(OpId::Pow, b2, newStepCount));
+        TC_ASSIGN_OR_RETURN(Value * c1, e.binary(OpId::Sub, one, b1t));
+        TC_ASSIGN_OR_RETURN(Value * c2, e.binary(OpId::Sub, one, b2t));
+        TC_ASSIGN_OR_RETURN(Value * mHat, e.binary(OpId::Div, mNew, c1));
+        TC_ASSIGN_OR_RETURN(Value * vHat, e.binary(OpId::Div, vNew, c2));
+        TC_ASSIGN_OR_RETURN(Value * root, e.op(OpId::Sqrt, {vHat}));
+        TC_ASSIGN_OR_RETURN(Value * eps, e.scalar(options.eps, dt));
+        TC_ASSIGN_OR_RETURN(Value * denom, e.binary(OpId::Add, root, eps));
+        TC_ASSIGN_OR_RETURN(Value * ratio, e.binary(OpId::Div, mHat, denom));
+        TC_ASSIGN_OR_RETURN(Value * delta, e.scaled(ratio, options.lr));
+        Value *decayed = param;
+        if (options.weightDecay != 0) {
+          TC_ASSIGN_OR_RETURN(decayed, e.scaled(param, 1 - options.lr * options.weightDecay));
+        }
+        TC_ASSIGN_OR_RETURN(updated, e.binary(OpId::Sub, decayed, delta));
+        TC_ASSIGN_OR_RETURN(updated, e.cast(updated, dt));
+      }
+      nameValue(step, updated, name + "_next");
+      newParams.push_back(updated);
+    }
+    for (size_t i = 0; i < newParams.size(); ++i) {
+      outputs.push_back(newParams[i]);
+      signature.state.push_back({signature.params[i], newParams[i]->name(), signature.params[i]});
+    }
+    for (auto &[input, next] : moments) {
+      nameValue(step, next, input->name() + "_next");
+      outputs.push_back(next);
+      signature.state.push_back({input->name(), next->name(), ""});
+    }
+    if (stepCount) {
+      nameValue(step, newStepCount, stepCount->name() + "_next");
+      outputs.push_back(newStepCount);
+      signature.state.push_back({stepCount->name(), newStepCount->name(), ""});
+    }
+  }
+  step.setOutputs(std::move(outputs));
+  graph = std::move(step);
+  return report;
+}
+
+std::string describeReport(const AutodiffReport &report) {
+  const Partition &chosen = report.chosen;
+  size_t backwardNodes = report.joint.graph.nodes().size() - report.joint.numForwardNodes;
+  return strCat("autodiff: ", report.joint.numForwardNodes, " forward and ", backwardNodes,
+                " backward nodes; saved for the backward (symbols counted as 64): default ",
+                report.defaultSavedBytes, " bytes, min-cut ", report.minCutSavedBytes,
+                " bytes; using ", chosen.kind == PartitionKind::MinCut ? "min-cut" : "default",
+                ": ", chosen.saved.size(), " saved tensors, ", chosen.recomputed.size(),
+                " nodes recomputed");
+}
+
+} // namespace tensorc::autodiff
