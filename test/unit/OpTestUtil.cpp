@@ -17,7 +17,8 @@ const OpRegistry &registry() {
                        ops::registerNormalizationOps, ops::registerAttentionOps,
                        ops::registerViewOps,
                        ops::registerCreationOps, ops::registerScanOps,
-                       ops::registerIndexingOps, ops::registerMiscOps}) {
+                       ops::registerIndexingOps, ops::registerMiscOps,
+                       ops::registerGradientRules}) {
       Status status = group(built);
       if (!status) {
         std::cerr << status.message() << "\n";
