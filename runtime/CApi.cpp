@@ -3,6 +3,7 @@
 
 #include "tensorc/Bundle/EmbeddedBundle.h"
 #include "tensorc/Runtime/Model.h"
+#include "tensorc/Runtime/Trainer.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -17,6 +18,7 @@ struct tc_status {
 
 struct tc_model {
   std::unique_ptr<tensorc::rt::Model> model;
+  std::unique_ptr<tensorc::rt::Trainer> trainer; // training bundles, made on first use
   // -1 for symbolic dims; what tc_tensor_info::dims points into.
   std::vector<std::vector<int64_t>> inputDims, outputDims;
 };
@@ -50,6 +52,29 @@ tc_status *makeStatus(tc_status_code code, const std::string &message) {
 }
 
 /// Runs `body` (returning tc_status*), turning any escaping exception into a status.
+/// Views caller tensors as Tensors (no copy), checking dtype, rank, shape and data pointers.
+tc_status *viewTensors(const tc_tensor *tensors, size_t count, const char *list,
+                       std::vector<tensorc::Tensor> &views) {
+  for (size_t i = 0; i < count; ++i) {
+    const tc_tensor &input = tensors[i];
+    std::string what = tensorc::strCat(list, "[", i, "]");
+    if (int(input.dtype) < 0 || int(input.dtype) >= kNumDTypes)
+      return makeStatus(TC_INVALID_ARGUMENT,
+                        what + ": unknown dtype " + std::to_string(int(input.dtype)));
+    if (input.rank < 0 || (input.rank > 0 && !input.shape))
+      return makeStatus(TC_INVALID_ARGUMENT, what + ": bad rank or NULL shape");
+    std::vector<int64_t> shape(input.shape, input.shape + input.rank);
+    auto numel = tensorc::checkedNumel(shape, what);
+    if (!numel)
+      return makeStatus(TC_INVALID_ARGUMENT, numel.error().message());
+    if (*numel != 0 && !input.data)
+      return makeStatus(TC_INVALID_ARGUMENT, what + ": NULL data");
+    views.push_back(
+        tensorc::Tensor::view(DType(input.dtype), std::move(shape), nullptr, input.data));
+  }
+  return nullptr;
+}
+
 template <typename Body> tc_status *guarded(Body body) {
   try {
     return body();
@@ -198,23 +223,8 @@ tc_status *tc_model_run_on_stream(tc_model *model, const tc_tensor *inputs, size
       return makeStatus(TC_INVALID_ARGUMENT, tensorc::strCat("expected ", manifest.outputs.size(),
                                                              " outputs, got ", num_outputs));
     std::vector<tensorc::Tensor> tensors;
-    for (size_t i = 0; i < num_inputs; ++i) {
-      const tc_tensor &input = inputs[i];
-      std::string what = tensorc::strCat("inputs[", i, "]");
-      if (int(input.dtype) < 0 || int(input.dtype) >= kNumDTypes)
-        return makeStatus(TC_INVALID_ARGUMENT,
-                          what + ": unknown dtype " + std::to_string(int(input.dtype)));
-      if (input.rank < 0 || (input.rank > 0 && !input.shape))
-        return makeStatus(TC_INVALID_ARGUMENT, what + ": bad rank or NULL shape");
-      std::vector<int64_t> shape(input.shape, input.shape + input.rank);
-      auto numel = tensorc::checkedNumel(shape, what);
-      if (!numel)
-        return makeStatus(TC_INVALID_ARGUMENT, numel.error().message());
-      if (*numel != 0 && !input.data)
-        return makeStatus(TC_INVALID_ARGUMENT, what + ": NULL data");
-      tensors.push_back(
-          tensorc::Tensor::view(DType(input.dtype), std::move(shape), nullptr, input.data));
-    }
+    if (tc_status *bad = viewTensors(inputs, num_inputs, "inputs", tensors))
+      return bad;
 
     auto results = model->model->run(tensors, cuda_stream);
     if (!results) {
@@ -281,3 +291,65 @@ void tc_tensor_free(tc_tensor *tensor) {
 }
 
 } // extern "C"
+
+namespace {
+/// The model's trainer, made on first use; an error status for inference bundles.
+tc_status *trainerOf(tc_model *model, tensorc::rt::Trainer *&trainer) {
+  if (!model)
+    return makeStatus(TC_INVALID_ARGUMENT, "model must not be NULL");
+  if (!model->trainer) {
+    auto made = tensorc::rt::Trainer::forModel(*model->model);
+    if (!made)
+      return makeStatus(TC_INVALID_ARGUMENT, made.error().message());
+    model->trainer = std::move(*made);
+  }
+  trainer = model->trainer.get();
+  return nullptr;
+}
+} // namespace
+
+tc_status *tc_model_save_state(tc_model *model, const char *path) {
+  return guarded([&]() -> tc_status * {
+    tensorc::rt::Trainer *trainer = nullptr;
+    if (tc_status *bad = trainerOf(model, trainer))
+      return bad;
+    if (!path)
+      return makeStatus(TC_INVALID_ARGUMENT, "path must not be NULL");
+    tensorc::Status saved = trainer->saveState(path);
+    return saved ? nullptr : makeStatus(TC_RUN_ERROR, saved.message());
+  });
+}
+
+tc_status *tc_model_load_state(tc_model *model, const char *path) {
+  return guarded([&]() -> tc_status * {
+    tensorc::rt::Trainer *trainer = nullptr;
+    if (tc_status *bad = trainerOf(model, trainer))
+      return bad;
+    if (!path)
+      return makeStatus(TC_INVALID_ARGUMENT, "path must not be NULL");
+    tensorc::Status loaded = trainer->loadState(path);
+    return loaded ? nullptr : makeStatus(TC_INVALID_ARGUMENT, loaded.message());
+  });
+}
+
+tc_status *tc_model_train_step(tc_model *model, const tc_tensor *data, size_t num_data,
+                               double *loss) {
+  return guarded([&]() -> tc_status * {
+    if ((num_data && !data) || !loss)
+      return makeStatus(TC_INVALID_ARGUMENT, "data and loss must not be NULL");
+    tensorc::rt::Trainer *trainer = nullptr;
+    if (tc_status *bad = trainerOf(model, trainer))
+      return bad;
+    std::vector<tensorc::Tensor> tensors;
+    if (tc_status *bad = viewTensors(data, num_data, "data", tensors))
+      return bad;
+    auto result = trainer->step(tensors);
+    if (!result) {
+      const std::string &message = result.error().message();
+      bool oom = message.find("out of memory") != std::string::npos;
+      return makeStatus(oom ? TC_OUT_OF_MEMORY : TC_RUN_ERROR, message);
+    }
+    *loss = *result;
+    return nullptr;
+  });
+}

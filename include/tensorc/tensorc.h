@@ -118,6 +118,18 @@ tc_status *tc_model_run(tc_model *model, const tc_tensor *inputs, size_t num_inp
  * model's work. A CPU model accepts only NULL. */
 tc_status *tc_model_run_on_stream(tc_model *model, const tc_tensor *inputs, size_t num_inputs,
                                   tc_tensor *outputs, size_t num_outputs, void *cuda_stream);
+/* Training bundles (`tensorc compile --train`). One step (forward, backward, optimizer update)
+ * on the data inputs: the manifest's training.data in order, i.e. the model's inputs, then the
+ * label. Parameters and optimizer state live in the model, start from the bundle's weights and
+ * move on with each step; *loss receives the step's loss. An inference bundle is
+ * TC_INVALID_ARGUMENT. */
+tc_status *tc_model_train_step(tc_model *model, const tc_tensor *data, size_t num_data,
+                               double *loss);
+/* Writes the parameters and optimizer state as .safetensors (by input name), atomically. */
+tc_status *tc_model_save_state(tc_model *model, const char *path);
+/* Replaces them from a file tc_model_save_state wrote (names, dtypes and shapes checked). */
+tc_status *tc_model_load_state(tc_model *model, const char *path);
+
 /* Frees an output tc_model_run allocated (never a caller-provided one) and resets its fields. */
 void tc_tensor_free(tc_tensor *tensor);
 

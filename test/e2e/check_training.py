@@ -8,6 +8,8 @@ For each model, on a fixed synthetic batch (seeded):
   2. loss curve: `--optimizer sgd` (and adamw for seed-003) for --steps steps, compiled and
      interpreted; each step's loss must agree (rtol 1e-3) and the last must be below half the
      first.
+  3. with --so-runner: the first optimizer's step compiled with --emit=so, trained through the C
+     ABI (tc_model_train_step, save/load state) by that runner, must take the same losses.
 Prints one line per check; exits 1 on any mismatch.
 """
 import argparse
@@ -46,6 +48,8 @@ def main():
     parser.add_argument("--tensorc", required=True)
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--so-runner", help="test/runtime/train_so_main, to train a --emit=so "
+                                            "library through the C ABI")
     args = parser.parse_args()
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
@@ -100,6 +104,23 @@ def main():
                       f"{interp[0]:.6f} -> {interp[-1]:.6f} interpreter: "
                       f"{'ok' if ok else 'MISMATCH' if not same else 'DID NOT LEARN'}")
                 failures += not ok
+                if args.so_runner and optimizer == next(iter(rates)):
+                    library = os.path.join(tmp, f"{name}_{optimizer}.so")
+                    run([args.tensorc, "compile", model, "-o", library, "--emit=so",
+                         "--train"] + flags)
+                    specs = []
+                    for key, array in (("x", x), ("label", label)):
+                        raw = os.path.join(tmp, f"{name}_{key}.bin")
+                        array.tofile(raw)
+                        specs.append(raw + ":" + "x".join(map(str, array.shape)))
+                    state = os.path.join(tmp, f"{name}_state.safetensors")
+                    text = run([args.so_runner, library, str(args.steps), state] + specs)
+                    via_c = losses(text)
+                    ok = len(via_c) == args.steps and np.allclose(via_c, compiled, rtol=1e-6,
+                                                                  atol=0)
+                    print(f"{name} {optimizer} through the C ABI of a --emit=so library: "
+                          f"{'ok' if ok else 'MISMATCH'} ({text.strip().splitlines()[-1]})")
+                    failures += not ok
     if failures:
         sys.exit(f"{failures} training check(s) failed")
     print("compiled training matches the interpreter")
