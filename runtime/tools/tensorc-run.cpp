@@ -1,6 +1,7 @@
 // tensorc-run: runs a compiled bundle with the runtime alone (no compiler), for deployment checks.
 #include "tensorc/Interp/Inputs.h"
 #include "tensorc/Runtime/Model.h"
+#include "tensorc/Runtime/Trainer.h"
 #include "tensorc/Support/Safetensors.h"
 
 #include <algorithm>
@@ -21,9 +22,11 @@ constexpr const char *kUsage =
     "usage: tensorc-run BUNDLE [--inputs X.safetensors | --random-inputs SEED]\n"
     "                   [--dim NAME=VALUE]... [--outputs Y.safetensors] [--threads N]\n"
     "                   [--variant NAME] [--iterations N] [--device cpu|cuda]\n"
-    "                   [--cuda-device N] [--cuda-graphs bundle|on|off]\n"
+    "                   [--cuda-device N] [--cuda-graphs bundle|on|off] [--train-steps N]\n"
     "Runs a compiled bundle and prints each output. Random inputs (the default, seed 0) give\n"
-    "every symbolic dim the size 2 unless --dim sets it.\n";
+    "every symbolic dim the size 2 unless --dim sets it. A training bundle's parameters and\n"
+    "optimizer state, when --inputs lacks them, start as the bundle holds them; --train-steps N\n"
+    "runs N training steps on the --inputs data, printing each step's loss.\n";
 
 struct Options {
   std::string bundle;
@@ -33,6 +36,7 @@ struct Options {
   std::string outputsPath;
   rt::LoadOptions load;
   int64_t iterations = 0;
+  int64_t trainSteps = 0;
 };
 
 Expected<int64_t> parseInt(const std::string &flag, const std::string &text) {
@@ -88,6 +92,9 @@ Expected<Options> parseArgs(int argc, char **argv) {
       if (text != "bundle" && text != "on" && text != "off")
         return makeError("--cuda-graphs: expected bundle, on or off, got '", text, "'");
       options.load.cudaGraphs = text == "bundle" ? -1 : text == "on" ? 1 : 0;
+    } else if (arg == "--train-steps") {
+      TC_ASSIGN_OR_RETURN(std::string text, value());
+      TC_ASSIGN_OR_RETURN(options.trainSteps, parseInt(arg, text));
     } else if (arg == "--iterations") {
       TC_ASSIGN_OR_RETURN(std::string text, value());
       TC_ASSIGN_OR_RETURN(options.iterations, parseInt(arg, text));
@@ -119,15 +126,25 @@ struct SplitMix64 {
   double uniform() { return double(next() >> 11) * 0x1.0p-53; }
 };
 
-Expected<std::vector<Tensor>> makeInputs(const bundle::Manifest &manifest, const Options &options) {
+Expected<std::vector<Tensor>> makeInputs(rt::Model &model, const Options &options) {
+  const bundle::Manifest &manifest = model.manifest();
   std::vector<Tensor> inputs;
   if (!options.inputsPath.empty()) {
     TC_ASSIGN_OR_RETURN(auto tensors, readSafetensors(options.inputsPath));
+    std::unique_ptr<rt::Trainer> initial; // a training bundle's starting state
+    if (manifest.training) {
+      TC_ASSIGN_OR_RETURN(initial, rt::Trainer::forModel(model));
+    }
     for (const bundle::TensorDesc &desc : manifest.inputs) {
       auto it = tensors.find(desc.name);
-      if (it == tensors.end())
+      if (it != tensors.end()) {
+        inputs.push_back(it->second);
+        continue;
+      }
+      auto state = initial ? initial->state().find(desc.name) : std::map<std::string, Tensor>::const_iterator();
+      if (!initial || state == initial->state().end())
         return makeError(options.inputsPath, ": no tensor named '", desc.name, "'");
-      inputs.push_back(it->second);
+      inputs.push_back(state->second);
     }
     return inputs;
   }
@@ -169,7 +186,31 @@ Status runTool(const Options &options) {
                 manifest.model.empty() ? "model" : manifest.model.c_str(),
                 model->variant().empty() ? "(none)" : model->variant().c_str(),
                 model->numThreads());
-  TC_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, makeInputs(manifest, options));
+  if (options.trainSteps > 0) {
+    if (options.inputsPath.empty())
+      return makeError("--train-steps needs --inputs with the data inputs");
+    TC_ASSIGN_OR_RETURN(auto trainer, rt::Trainer::forModel(*model));
+    TC_ASSIGN_OR_RETURN(auto data, readSafetensors(options.inputsPath));
+    std::vector<Tensor> outputs;
+    auto start = std::chrono::steady_clock::now();
+    for (int64_t step = 1; step <= options.trainSteps; ++step) {
+      TC_ASSIGN_OR_RETURN(double loss, trainer->step(data, &outputs));
+      std::printf("step %lld: loss %.9g\n", static_cast<long long>(step), loss);
+    }
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                    .count();
+    std::printf("%lld steps in %.3f ms (%.4f ms per step, with the state's copies between host "
+                "and device)\n",
+                static_cast<long long>(options.trainSteps), ms, ms / double(options.trainSteps));
+    if (!options.outputsPath.empty()) {
+      std::vector<std::pair<std::string, Tensor>> named;
+      for (size_t i = 0; i < outputs.size(); ++i)
+        named.emplace_back(manifest.outputs[i].name, outputs[i]);
+      TC_RETURN_IF_ERROR(writeSafetensors(options.outputsPath, named));
+    }
+    return Status::ok();
+  }
+  TC_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, makeInputs(*model, options));
   TC_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, model->run(inputs));
   for (size_t i = 0; i < outputs.size(); ++i)
     std::printf("%s: %s\n", manifest.outputs[i].name.c_str(),
@@ -185,8 +226,9 @@ Status runTool(const Options &options) {
   if (options.iterations > 0) {
     // On a GPU a few untimed runs first let clocks and lazy driver work settle (on the CPU the
     // run above is the warm-up, which bench/run.py's CPU-time accounting relies on).
-    if (options.load.device == "cuda")
+    if (options.load.device == "cuda") {
       TC_RETURN_IF_ERROR(model->time(inputs, 5).status());
+    }
     TC_ASSIGN_OR_RETURN(std::vector<double> times, model->time(inputs, options.iterations));
     std::sort(times.begin(), times.end());
     std::printf("median %.4f ms per run over %lld runs (min %.4f, max %.4f)%s\n",
