@@ -199,8 +199,8 @@ Status runTool(const Options &options) {
     }
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                     .count();
-    std::printf("%lld steps in %.3f ms (%.4f ms per step, with the state's copies between host "
-                "and device)\n",
+    std::printf("%lld steps in %.3f ms (%.4f ms per step; the state passes through host memory "
+                "between steps)\n",
                 static_cast<long long>(options.trainSteps), ms, ms / double(options.trainSteps));
     if (!options.outputsPath.empty()) {
       std::vector<std::pair<std::string, Tensor>> named;

@@ -141,7 +141,7 @@ def main():
         loop = re.search(r"\(([0-9.]+) ms per step", text)
         print(f"{dtype_name}: {args.steps} SGD steps, loss {ours[0]:.6f} -> {ours[-1]:.6f} "
               f"(torch {theirs[0]:.6f} -> {theirs[-1]:.6f}): {'ok' if ok else 'MISMATCH'}; "
-              f"tensorc-run's loop {loop.group(1) if loop else '?'} ms per step with host copies")
+              f"tensorc-run's loop {loop.group(1) if loop else '?'} ms per step (state through the host)")
         failures += not ok
 
         # 3. Step time.

@@ -8,6 +8,8 @@
 # CHECK: # ---- import ----
 # CHECK: # ---- verify ----
 # CHECK-NEXT: (unchanged)
+# CHECK: # ---- loss ----
+# CHECK-NEXT: (unchanged)
 # CHECK: # ---- simplify ----
 # CHECK-NOT: %two
 # CHECK-NOT: %unused
@@ -16,23 +18,27 @@
 # CHECK: aten.exp
 # CHECK: aten.sum
 # CHECK: aten.div
+# CHECK: # ---- autodiff ----
+# CHECK-NEXT: (unchanged)
 # CHECK: # ---- lower ----
 # CHECK: reduction s_amax over [2] reducing [3] with max
 # CHECK: # ---- fuse ----
 # CHECK: per_fused
 # CHECK: # ---- cuda ----
 # CHECK: __global__ void
-# WROTE: wrote 7 stage dump(s)
+# WROTE: wrote 9 stage dump(s)
 # FILES: 01_import.fx
 # FILES-NEXT: 02_verify.fx
-# FILES-NEXT: 03_simplify.fx
-# FILES-NEXT: 04_decompose.fx
-# FILES-NEXT: 05_lower.txt
-# FILES-NEXT: 06_fuse.txt
-# FILES-NEXT: 07_cuda.cu
+# FILES-NEXT: 03_loss.fx
+# FILES-NEXT: 04_simplify.fx
+# FILES-NEXT: 05_decompose.fx
+# FILES-NEXT: 06_autodiff.fx
+# FILES-NEXT: 07_lower.txt
+# FILES-NEXT: 08_fuse.txt
+# FILES-NEXT: 09_cuda.cu
 # SIMPLIFY: %scale : f32[] = call_function[target=prims.constant](args=(), kwargs={value=tensor<f32[]>[6.0]})
 # SIMPLIFY-NOT: %unused
-# BADSTAGE: error: unknown stage 'codegen' (stages: import, verify, simplify, decompose, lower, fuse, cuda, all)
+# BADSTAGE: error: unknown stage 'codegen' (stages: import, verify, loss, simplify, decompose, autodiff, lower, fuse, cuda, all)
 # Softmax (amax, exp-sum, divide) becomes one kernel over the rows.
 # FUSE: per_fused_mul_amax_sub_exp_0 rows [2] (x, s_amax, s_sum, s)
 # FUSE-NEXT: reduction s_amax [2] reducing [3] with max
