@@ -121,8 +121,8 @@ private:
   std::vector<size_t> next_;
 };
 
-/// Copies `nodes` (in order) into `target`; operands come from `mapped` (filled as it goes),
-/// except that values `rename` lists map through it first. `suffix` renames the copies.
+/// Copies `nodes` (in order) into `target`; operands come from `mapped`, which each copy's
+/// results join. `suffix` renames single-result copies ("y" -> "y_recompute").
 Status copyNodes(Graph &target, const std::vector<const Node *> &nodes,
                  std::map<const Value *, Value *> &mapped, const std::string &suffix) {
   for (const Node *node : nodes) {

@@ -3,6 +3,7 @@
 #include "tensorc/Autodiff/Training.h"
 
 #include "tensorc/IR/Rewriter.h"
+#include "tensorc/Ops/OpBuilder.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <algorithm>
@@ -12,62 +13,22 @@ namespace tensorc::autodiff {
 
 namespace {
 
-/// Appends ops to a graph under one name prefix.
-class Emitter {
-public:
-  Emitter(Graph &graph, const OpRegistry &registry, std::string prefix)
-      : graph_(graph), registry_(registry), prefix_(std::move(prefix)) {}
+/// The sum of all elements, as a 0-d tensor.
+Expected<Value *> sumAll(ops::OpBuilder &b, Value *x) {
+  return b.reduce(OpId::Sum, x, Attribute(std::vector<int64_t>{}), false);
+}
 
-  Expected<Value *> op(OpId id, std::vector<Value *> inputs, AttrMap attrs = {},
-                       const std::string &name = "") {
-    const OpDef *def = registry_.get(id);
-    if (!def)
-      return makeError("the registry has no ", opIdName(id));
-    std::string hint = prefix_ + "_" + (name.empty() ? std::string(opIdName(id)) : name);
-    std::replace(hint.begin(), hint.end(), '.', '_');
-    TC_ASSIGN_OR_RETURN(Node * node,
-                        graph_.addNode(*def, std::move(inputs), std::move(attrs), hint));
-    return node->output();
-  }
-  /// A 0-d constant: f32 for floating `like` dtypes (0-d operands promote weakly), else `like`.
-  Expected<Value *> scalar(double value, DType like) {
-    DType dtype = isFloating(like) ? DType::F32 : like;
-    TC_ASSIGN_OR_RETURN(Tensor tensor, Tensor::zeros(dtype, {}));
-    tensor.setDouble(0, value);
-    return op(OpId::Constant, {}, {{"value", Attribute(std::move(tensor))}}, "const");
-  }
-  Expected<Value *> binary(OpId id, Value *a, Value *b) { return op(id, {a, b}); }
-  Expected<Value *> scaled(Value *x, double factor) {
-    TC_ASSIGN_OR_RETURN(Value * k, scalar(factor, x->type().dtype));
-    return binary(OpId::Mul, x, k);
-  }
-  Expected<Value *> cast(Value *x, DType dtype) {
-    if (x->type().dtype == dtype)
-      return x;
-    return op(OpId::ConvertElementType, {x}, {{"dtype", Attribute(dtype)}});
-  }
-  /// The sum of all elements, as a 0-d tensor.
-  Expected<Value *> sumAll(Value *x) {
-    return op(OpId::Sum, {x},
-              {{"dim", Attribute(std::vector<int64_t>{})}, {"keepdim", Attribute(false)}});
-  }
-  /// The element count of `x` as an f32 0-d tensor: a constant when static, else counted.
-  Expected<Value *> count(Value *x) {
-    std::optional<int64_t> n = x->type().numel().constant();
-    if (n)
-      return scalar(double(*n), DType::F32);
-    TC_ASSIGN_OR_RETURN(Value * ones, op(OpId::FullLike, {x},
-                                         {{"fill_value", Attribute(1.0)},
-                                          {"dtype", Attribute(DType::F32)}}));
-    return sumAll(ones);
-  }
-  void setPrefix(std::string prefix) { prefix_ = std::move(prefix); }
-
-private:
-  Graph &graph_;
-  const OpRegistry &registry_;
-  std::string prefix_;
-};
+/// The element count of `x` as an f32 0-d tensor: a constant when static, else counted at run
+/// time (a sum of ones) so that symbolic batches average correctly.
+Expected<Value *> elementCount(ops::OpBuilder &b, Value *x) {
+  std::optional<int64_t> n = x->type().numel().constant();
+  if (n)
+    return b.scalar(double(*n), DType::F32);
+  TC_ASSIGN_OR_RETURN(Value * ones, b.emit(OpId::FullLike, {x},
+                                           {{"fill_value", Attribute(1.0)},
+                                            {"dtype", Attribute(DType::F32)}}));
+  return sumAll(b, ones);
+}
 
 Status checkOptions(const TrainOptions &options) {
   if (options.loss != "mse" && options.loss != "cross_entropy" && options.loss != "output")
@@ -130,13 +91,14 @@ Expected<TrainingSignature> attachLoss(Graph &graph, const TrainOptions &options
   if (!isFloating(outType.dtype))
     return makeError("--train: output %", output->name(), " is ", outType.str(),
                      "; the loss needs a floating-point output");
-  Emitter e(graph, registry, "loss");
+  NodeEmitter emitter(graph, "loss", "attaching the loss");
+  ops::OpBuilder e(emitter, registry, "attaching the loss");
   Value *loss = nullptr;
   if (options.loss == "output") {
     if (outType.numel() != SymInt(1))
       return makeError("--loss output: output %", output->name(), " is ", outType.str(),
                        ", not a scalar");
-    TC_ASSIGN_OR_RETURN(Value * flat, e.op(OpId::View, {output}, {{"size", Attribute(Shape{})}}));
+    TC_ASSIGN_OR_RETURN(Value * flat, e.view(output, Shape{}));
     TC_ASSIGN_OR_RETURN(loss, e.cast(flat, DType::F32));
   } else if (graph.hasName(options.label)) {
     return makeError("--label: the model already has a value named '", options.label, "'");
@@ -146,11 +108,11 @@ Expected<TrainingSignature> attachLoss(Graph &graph, const TrainOptions &options
     signature.label = options.label;
     TC_ASSIGN_OR_RETURN(Value * out32, e.cast(output, DType::F32));
     TC_ASSIGN_OR_RETURN(Value * label32, e.cast(label, DType::F32));
-    TC_ASSIGN_OR_RETURN(Value * diff, e.binary(OpId::Sub, out32, label32));
-    TC_ASSIGN_OR_RETURN(Value * squares, e.binary(OpId::Mul, diff, diff));
-    TC_ASSIGN_OR_RETURN(Value * sum, e.sumAll(squares));
-    TC_ASSIGN_OR_RETURN(Value * count, e.count(diff));
-    TC_ASSIGN_OR_RETURN(loss, e.binary(OpId::Div, sum, count));
+    TC_ASSIGN_OR_RETURN(Value * diff, e.sub(out32, label32));
+    TC_ASSIGN_OR_RETURN(Value * squares, e.mul(diff, diff));
+    TC_ASSIGN_OR_RETURN(Value * sum, sumAll(e, squares));
+    TC_ASSIGN_OR_RETURN(Value * count, elementCount(e, diff));
+    TC_ASSIGN_OR_RETURN(loss, e.div(sum, count));
   } else {
     // cross_entropy: -mean(log_softmax(output)[i, label[i]]), in f32.
     if (outType.rank() != 2)
@@ -164,20 +126,20 @@ Expected<TrainingSignature> attachLoss(Graph &graph, const TrainOptions &options
                         graph.addInput(options.label, TensorType(DType::I64, {outType.shape[0]})));
     signature.label = options.label;
     TC_ASSIGN_OR_RETURN(Value * out32, e.cast(output, DType::F32));
-    TC_ASSIGN_OR_RETURN(Value * logp, e.op(OpId::LogSoftmax, {out32}, {{"dim", Attribute(1)}}));
+    TC_ASSIGN_OR_RETURN(Value * logp, e.emit(OpId::LogSoftmax, {out32}, {{"dim", Attribute(1)}}));
     TC_ASSIGN_OR_RETURN(Value * column,
-                        e.op(OpId::View, {label}, {{"size", Attribute(Shape{outType.shape[0], 1})}}));
-    TC_ASSIGN_OR_RETURN(Value * classIds, e.op(OpId::Arange, {},
+                        e.view(label, Shape{outType.shape[0], 1}));
+    TC_ASSIGN_OR_RETURN(Value * classIds, e.emit(OpId::Arange, {},
                                                {{"start", Attribute(int64_t(0))},
                                                 {"end", Attribute(*classes)},
                                                 {"dtype", Attribute(DType::I64)}}));
     TC_ASSIGN_OR_RETURN(Value * hit, e.binary(OpId::Eq, column, classIds));
     TC_ASSIGN_OR_RETURN(Value * oneHot, e.cast(hit, DType::F32));
-    TC_ASSIGN_OR_RETURN(Value * picked, e.binary(OpId::Mul, logp, oneHot));
-    TC_ASSIGN_OR_RETURN(Value * sum, e.sumAll(picked));
-    TC_ASSIGN_OR_RETURN(Value * count, e.count(label));
-    TC_ASSIGN_OR_RETURN(Value * mean, e.binary(OpId::Div, sum, count));
-    TC_ASSIGN_OR_RETURN(loss, e.op(OpId::Neg, {mean}));
+    TC_ASSIGN_OR_RETURN(Value * picked, e.mul(logp, oneHot));
+    TC_ASSIGN_OR_RETURN(Value * sum, sumAll(e, picked));
+    TC_ASSIGN_OR_RETURN(Value * count, elementCount(e, label));
+    TC_ASSIGN_OR_RETURN(Value * mean, e.div(sum, count));
+    TC_ASSIGN_OR_RETURN(loss, e.unary(OpId::Neg, mean));
   }
   nameValue(graph, loss, "loss");
   graph.setOutputs({loss});
@@ -230,7 +192,6 @@ Expected<AutodiffReport> buildTrainingStep(Graph &graph, const TrainOptions &opt
   signature.state.clear();
   signature.gradients.clear();
 
-  Emitter e(step, registry, "optim");
   if (options.optimizer == "none") {
     for (size_t i = 0; i < grads.size(); ++i) {
       nameValue(step, grads[i], "grad_" + signature.params[i]);
@@ -243,9 +204,9 @@ Expected<AutodiffReport> buildTrainingStep(Graph &graph, const TrainOptions &opt
     if (options.optimizer == "adamw") {
       TC_ASSIGN_OR_RETURN(stepCount, step.addInput(step.uniqueName("adamw_step"),
                                                    TensorType(DType::F32, {})));
-      e.setPrefix("adamw_step");
-      TC_ASSIGN_OR_RETURN(Value * one, e.scalar(1.0, DType::F32));
-      TC_ASSIGN_OR_RETURN(newStepCount, e.binary(OpId::Add, stepCount, one));
+      NodeEmitter emitter(step, "adamw_step", "counting optimizer steps");
+      ops::OpBuilder e(emitter, registry, "counting optimizer steps");
+      TC_ASSIGN_OR_RETURN(newStepCount, e.binaryScalar(OpId::Add, stepCount, 1.0));
     }
     std::vector<std::pair<Value *, Value *>> moments; // (state input, new value), in order
     std::vector<Value *> newParams;
@@ -254,21 +215,22 @@ Expected<AutodiffReport> buildTrainingStep(Graph &graph, const TrainOptions &opt
       Value *param = step.findValue(name);
       Value *g = grads[i];
       DType dt = param->type().dtype;
-      e.setPrefix(name + "_update");
+      NodeEmitter emitter(step, name + "_update", "updating " + name);
+      ops::OpBuilder e(emitter, registry, "updating " + name);
       Value *updated = nullptr;
       if (options.optimizer == "sgd") {
         if (options.weightDecay != 0) {
-          TC_ASSIGN_OR_RETURN(Value * decay, e.scaled(param, options.weightDecay));
+          TC_ASSIGN_OR_RETURN(Value * decay, e.binaryScalar(OpId::Mul, param, options.weightDecay));
           TC_ASSIGN_OR_RETURN(g, e.binary(OpId::Add, g, decay));
         }
         if (options.momentum != 0) {
           TC_ASSIGN_OR_RETURN(Value * buffer,
                               step.addInput(step.uniqueName(name + "_momentum"), param->type()));
-          TC_ASSIGN_OR_RETURN(Value * kept, e.scaled(buffer, options.momentum));
+          TC_ASSIGN_OR_RETURN(Value * kept, e.binaryScalar(OpId::Mul, buffer, options.momentum));
           TC_ASSIGN_OR_RETURN(g, e.binary(OpId::Add, kept, g));
           moments.push_back({buffer, g});
         }
-        TC_ASSIGN_OR_RETURN(Value * delta, e.scaled(g, options.lr));
+        TC_ASSIGN_OR_RETURN(Value * delta, e.binaryScalar(OpId::Mul, g, options.lr));
         TC_ASSIGN_OR_RETURN(updated, e.binary(OpId::Sub, param, delta));
       } else {
         // AdamW: m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
@@ -277,12 +239,12 @@ Expected<AutodiffReport> buildTrainingStep(Graph &graph, const TrainOptions &opt
                                                      param->type()));
         TC_ASSIGN_OR_RETURN(Value * v, step.addInput(step.uniqueName(name + "_exp_avg_sq"),
                                                      param->type()));
-        TC_ASSIGN_OR_RETURN(Value * mKept, e.scaled(m, options.beta1));
-        TC_ASSIGN_OR_RETURN(Value * mNew, e.scaled(g, 1 - options.beta1));
+        TC_ASSIGN_OR_RETURN(Value * mKept, e.binaryScalar(OpId::Mul, m, options.beta1));
+        TC_ASSIGN_OR_RETURN(Value * mNew, e.binaryScalar(OpId::Mul, g, 1 - options.beta1));
         TC_ASSIGN_OR_RETURN(mNew, e.binary(OpId::Add, mKept, mNew));
-        TC_ASSIGN_OR_RETURN(Value * vKept, e.scaled(v, options.beta2));
+        TC_ASSIGN_OR_RETURN(Value * vKept, e.binaryScalar(OpId::Mul, v, options.beta2));
         TC_ASSIGN_OR_RETURN(Value * g2, e.binary(OpId::Mul, g, g));
-        TC_ASSIGN_OR_RETURN(Value * vNew, e.scaled(g2, 1 - options.beta2));
+        TC_ASSIGN_OR_RETURN(Value * vNew, e.binaryScalar(OpId::Mul, g2, 1 - options.beta2));
         TC_ASSIGN_OR_RETURN(vNew, e.binary(OpId::Add, vKept, vNew));
         moments.push_back({m, mNew});
         moments.push_back({v, vNew});
@@ -295,14 +257,14 @@ Expected<AutodiffReport> buildTrainingStep(Graph &graph, const TrainOptions &opt
         TC_ASSIGN_OR_RETURN(Value * c2, e.binary(OpId::Sub, one, b2t));
         TC_ASSIGN_OR_RETURN(Value * mHat, e.binary(OpId::Div, mNew, c1));
         TC_ASSIGN_OR_RETURN(Value * vHat, e.binary(OpId::Div, vNew, c2));
-        TC_ASSIGN_OR_RETURN(Value * root, e.op(OpId::Sqrt, {vHat}));
+        TC_ASSIGN_OR_RETURN(Value * root, e.unary(OpId::Sqrt, vHat));
         TC_ASSIGN_OR_RETURN(Value * eps, e.scalar(options.eps, dt));
         TC_ASSIGN_OR_RETURN(Value * denom, e.binary(OpId::Add, root, eps));
         TC_ASSIGN_OR_RETURN(Value * ratio, e.binary(OpId::Div, mHat, denom));
-        TC_ASSIGN_OR_RETURN(Value * delta, e.scaled(ratio, options.lr));
+        TC_ASSIGN_OR_RETURN(Value * delta, e.binaryScalar(OpId::Mul, ratio, options.lr));
         Value *decayed = param;
         if (options.weightDecay != 0) {
-          TC_ASSIGN_OR_RETURN(decayed, e.scaled(param, 1 - options.lr * options.weightDecay));
+          TC_ASSIGN_OR_RETURN(decayed, e.binaryScalar(OpId::Mul, param, 1 - options.lr * options.weightDecay));
         }
         TC_ASSIGN_OR_RETURN(updated, e.binary(OpId::Sub, decayed, delta));
         TC_ASSIGN_OR_RETURN(updated, e.cast(updated, dt));

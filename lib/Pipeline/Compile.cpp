@@ -231,6 +231,16 @@ Status writeModelLibrary(const std::string &outPath, const std::string &manifest
 
 } // namespace
 
+bundle::TrainingInfo trainingInfo(const autodiff::TrainingSignature &signature) {
+  bundle::TrainingInfo info;
+  info.optimizer = signature.optimizer;
+  info.loss = signature.loss;
+  info.data = signature.data;
+  for (const autodiff::TrainingSignature::State &state : signature.state)
+    info.state.push_back({state.input, state.output, state.init});
+  return info;
+}
+
 Expected<CompileSummary> compileModel(const std::string &modelPath, const OpRegistry &registry,
                                       const CompileOptions &options) {
   TC_ASSIGN_OR_RETURN(Graph graph, importModel(modelPath, registry));
@@ -306,15 +316,8 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
   Manifest manifest = std::move(*manifestOr);
   manifest.sourceHash = sourceHash;
   manifest.model = modelName;
-  if (options.train) {
-    bundle::TrainingInfo info;
-    info.optimizer = training.optimizer;
-    info.loss = training.loss;
-    info.data = training.data;
-    for (const autodiff::TrainingSignature::State &state : training.state)
-      info.state.push_back({state.input, state.output, state.init});
-    manifest.training = std::move(info);
-  }
+  if (options.train)
+    manifest.training = trainingInfo(training);
 
   std::map<std::string, cpu::CompiledKernels> compiled;
   cpu::CodegenOptions codegen;

@@ -4,14 +4,14 @@
 # count) and recomputes the bias add, the relu and the difference in the backward; the default
 # partition saves what the backward reads.
 # CHECK: # autodiff: 10 forward and 25 backward nodes; saved for the backward (symbols counted as 64): default 1540 bytes, min-cut 772 bytes; using min-cut: 2 saved tensors, 3 nodes recomputed
-# CHECK: # saved: y_mm, loss_aten_sum_1
-# CHECK: # recomputed: y, r, loss_aten_sub
+# CHECK: # saved: y_mm, loss_sum_1
+# CHECK: # recomputed: y, r, loss_sub
 # CHECK: # ---- joint ----
 # CHECK: %loss_grad_seed : f32[] = call_function[target=aten.full]
 # CHECK: # ---- forward ----
-# CHECK: return (%loss, %y_mm, %loss_aten_sum_1)
+# CHECK: return (%loss, %y_mm, %loss_sum_1)
 # CHECK: # ---- backward ----
-# CHECK: graph(%y_mm: f32[s0, 3], %loss_aten_sum_1: f32[], %x: f32[s0, 4], %b: f32[3], %label: f32[s0, 3]):
+# CHECK: graph(%y_mm: f32[s0, 3], %loss_sum_1: f32[], %x: f32[s0, 4], %b: f32[3], %label: f32[s0, 3]):
 # CHECK: %y : f32[s0, 3] = call_function[target=aten.add](args=(%y_mm, %b))
 # CHECK: # ---- training step ----
 # CHECK: graph(%x: f32[s0, 4], %w: f32[3, 4], %b: f32[3], %label: f32[s0, 3]):

@@ -408,11 +408,7 @@ Expected<std::unique_ptr<rt::Trainer>> interpretedTrainer(const TrainCommand &co
   for (const Value *output : graph->outputs()) {
     TC_ASSIGN_OR_RETURN(step.outputs.emplace_back(), describe(output));
   }
-  step.training.optimizer = signature.optimizer;
-  step.training.loss = signature.loss;
-  step.training.data = signature.data;
-  for (const autodiff::TrainingSignature::State &state : signature.state)
-    step.training.state.push_back({state.input, state.output, state.init});
+  step.training = trainingInfo(signature);
   std::shared_ptr<Graph> held = graph;
   step.run = [held](const std::vector<Tensor> &inputs) { return interp::interpret(*held, inputs); };
   std::map<std::string, Tensor> initial(signature.initialParams.begin(),

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "tensorc/Autodiff/Training.h"
+#include "tensorc/Bundle/Manifest.h"
 #include "tensorc/IR/Graph.h"
 #include "tensorc/Ops/Registry.h"
 #include "tensorc/Support/Status.h"
@@ -52,6 +53,9 @@ struct CompileSummary {
   std::vector<std::string> variants;
   std::vector<std::string> cudaArchs; // cubins emitted (empty without the CUDA target)
 };
+
+/// The manifest's `training` section for a training step's signature.
+bundle::TrainingInfo trainingInfo(const autodiff::TrainingSignature &signature);
 
 /// Imports, lowers, fuses and generates code for `modelPath`, then writes the bundle (DESIGN §6)
 /// or the model library (options.emit) atomically to options.outDir. Errors name the model, node or
