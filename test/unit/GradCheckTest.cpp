@@ -322,3 +322,30 @@ TEST(Autodiff, MinCutSavesNoMoreThanDefault) {
 
 } // namespace
 } // namespace tensorc
+
+namespace tensorc {
+namespace {
+
+TEST(Autodiff, TangentsSeedNonScalarOutputs) {
+  // (primals, tangents) -> (outputs, grads): y = x * x with tangent t gives grad 2 x t.
+  const OpRegistry &registry = test::registry();
+  Graph graph;
+  Value *x = *graph.addInput("x", TensorType::fromStatic(DType::F64, {3}));
+  Node *y = *graph.addNode(*registry.get(OpId::Mul), {x, x}, {}, "y");
+  graph.setOutputs({y->output()});
+  autodiff::GradOptions options;
+  options.wrt = {"x"};
+  options.scalarLoss = false;
+  Expected<autodiff::JointGraph> joint = autodiff::buildJointGraph(graph, options, registry);
+  ASSERT_TRUE(joint) << joint.error().message();
+  ASSERT_EQ(joint->tangents, std::vector<std::string>{"tangent_y"});
+  auto out = interp::interpret(joint->graph, {test::makeTensor(DType::F64, {3}, {1, -2, 3}),
+                                              test::makeTensor(DType::F64, {3}, {0.5, 1, -1})});
+  ASSERT_TRUE(out) << out.error().message();
+  ASSERT_EQ(out->size(), 2u);
+  EXPECT_EQ(test::toDoubles((*out)[0]), (std::vector<double>{1, 4, 9}));
+  EXPECT_EQ(test::toDoubles((*out)[1]), (std::vector<double>{1, -4, -6}));
+}
+
+} // namespace
+} // namespace tensorc
