@@ -2,23 +2,41 @@
 """GPU benchmarks: tensorc CUDA bundles against eager PyTorch and torch.compile (default and
 reduce-overhead), in one run on the GPU machine.
 
-The compiler runs where LLVM and NVRTC are; the GPU machine needs only the kit, numpy and torch:
+The compiler runs where LLVM and NVRTC are; the GPU machine needs only the kit, this repository
+(for models/*.py), numpy, onnx and torch:
 
-    bench/gpu.py prepare --out KIT [--build-dir build] [--cuda-arch sm_90]   # compiles bundles
-    bench/gpu.py run KIT [--iterations 50] [--json out.json]                  # on the GPU
+    bench/gpu.py prepare --out KIT [--build-dir build] [--cuda-arch sm_90] [--cases ...]
+    bench/gpu.py check-twins [--models resnet50,...]     # torch twins vs onnxruntime (any CPU)
+    bench/gpu.py run KIT [--cases ...] [--iterations 50] [--json out.json]     # on the GPU
+    bench/gpu.py table out1.json [out2.json ...]          # one table from several runs
 
-Cases (issue 5): pointwise (x + y).relu() * 2 on 64M fp32; layer_norm + softmax over 8192 x 4096
-fp32; the seed MLP (1024-4096-4096-1024, GELU) at batch 64 in bf16; seed-003 (3 x [Linear 128,
-LayerNorm, SiLU]) at batch 64 in fp16. Every case is checked against eager PyTorch before timing.
-Times are medians of >= 30 runs after warm-up, host-measured from launch to stream completion,
-with inputs already on the device for everyone (tensorc-run --iterations times kernels only).
+Cases: pointwise (x + y).relu() * 2 on 64M fp32; layer_norm + softmax over 8192 x 4096 fp32;
+the seed MLP (1024-4096-4096-1024, GELU) at batch 64 in bf16; seed-003 (3 x [Linear 128,
+LayerNorm, SiLU]) at batch 64 in fp16; and the issue-7 models from models/make_zoo.py at batch 1
+in f32 and f16: ResNet-50, MobileNetV2 (batch norms folded into the convs at generation, for both
+sides), BERT-base (seq 128) and GPT-2 small (seq 128, logits over the 50257-token vocabulary).
+Each zoo model has a torch twin (below) built from the very arrays the ONNX model holds. Every
+case is checked against eager PyTorch before timing. Times are medians of >= 30 runs after
+warm-up, host-measured from launch to stream completion, with inputs already on the device for
+everyone (tensorc-run --iterations times kernels only). f32 runs keep torch in strict fp32 (no
+TF32 in cuBLAS or cuDNN), as tensorc's f32 kernels are.
+
+Weights are not carried: a kit holds each bundle's manifest and kernels and, instead of
+weights.safetensors, weights.recipe.json: the file's header and, per tensor, which generated
+array (or its transpose) holds its bytes; `run` regenerates the arrays from the same
+deterministic generators (models/make_zoo.py, models/make_models.py: numpy, fixed seeds),
+rebuilds the file and checks its sha256 against the compiled one. Tensors tensorc derived itself
+(folded constants) are carried as bytes when small (weights.carried.bin). So a kit is a few MB
+whatever the models weigh.
 """
 import argparse
+import hashlib
 import json
 import os
 import re
 import shutil
 import statistics
+import struct
 import subprocess
 import sys
 import time
@@ -34,6 +52,8 @@ MIN_ITERATIONS = 30
 N_POINTWISE = 64 * 1024 * 1024
 LN_ROWS, LN_COLS = 8192, 4096
 BATCH = 64
+ZOO_BATCH = 1
+CARRY_LIMIT = 4 << 20  # bytes of tensorc-derived weights a case may carry
 
 POINTWISE_FX = f"""graph(%x: f32[{N_POINTWISE}], %y: f32[{N_POINTWISE}]):
   %s : f32[{N_POINTWISE}] = call_function[target=aten.add](args=(%x, %y))
@@ -46,13 +66,17 @@ LN_SOFTMAX_FX = f"""graph(%x: f32[{LN_ROWS}, {LN_COLS}], %w: f32[{LN_COLS}], %b:
   %sm : f32[{LN_ROWS}, {LN_COLS}] = call_function[target=aten.softmax](args=(%ln, -1))
   return (%sm,)
 """
-# name -> (dtype, input shape, bundle source)
+# name -> (dtype, input shapes)
 CASES = {
     "pointwise": ("f32", {"x": [N_POINTWISE], "y": [N_POINTWISE]}),
     "layernorm_softmax": ("f32", {"x": [LN_ROWS, LN_COLS]}),
     "mlp": ("bf16", {"x": [BATCH, 1024]}),
     "seed003": ("f16", {"x": [BATCH, 128]}),
 }
+ZOO_MODELS = ("resnet50", "mobilenetv2", "bert", "gpt2")
+# name -> (make_zoo model, dtype), batch ZOO_BATCH
+ZOO_CASES = {f"{m}_{d}": (m, d) for m in ZOO_MODELS for d in ("f32", "f16")}
+ALL_CASES = list(CASES) + list(ZOO_CASES)
 
 
 def log(message):
@@ -65,13 +89,182 @@ def ln_weights():
             "b": (0.1 * rng.standard_normal(LN_COLS)).astype(np.float32)}
 
 
+def select_cases(text):
+    if not text:
+        return ALL_CASES
+    names = [c for c in text.split(",") if c]
+    unknown = [c for c in names if c not in ALL_CASES]
+    if unknown:
+        raise SystemExit(f"bench: unknown case(s) {unknown}; known: {ALL_CASES}")
+    return names
+
+
+# ---- weights: the same arrays on both machines --------------------------------------------------
+
+def zoo_arrays(model):
+    """make_zoo's f32 arrays of `model` (convnets with batch norms folded)."""
+    import make_zoo
+    return make_zoo.generate(model, "f32", fold_bn=model in make_zoo.CONVNETS)[1]
+
+
+def cast_arrays(arrays, dtype):
+    """Float32 arrays as `dtype` (f16: numpy cast; bf16: rounded bit patterns), as the kit's
+    models were written."""
+    if dtype == "f32":
+        return arrays
+    if dtype == "bf16":
+        from make_model_kit import to_bf16_bits
+        return {k: to_bf16_bits(v) if v.dtype == np.float32 else v for k, v in arrays.items()}
+    return {k: v.astype(np.float16) if v.dtype == np.float32 else v for k, v in arrays.items()}
+
+
+def seed_weights(model):
+    """models/<model>.safetensors, regenerated by make_models.py (deterministic) if needed."""
+    path = os.path.join(REPO, "models", f"{model}.safetensors")
+    if not os.path.exists(path):
+        subprocess.run([sys.executable, os.path.join(REPO, "models", "make_models.py")],
+                       check=True, stdout=subprocess.DEVNULL)
+    return safetensors_np.load(path)
+
+
+def case_sources(case, cache):
+    """The arrays whose bytes a case's bundle weights are made of (dtype already applied).
+    `cache` keeps the f32 arrays of a model between its f32 and f16 cases."""
+    if case == "pointwise":
+        return {}
+    if case == "layernorm_softmax":
+        return ln_weights()
+    if case == "mlp":
+        return cast_arrays(seed_weights("mlp"), CASES["mlp"][0])
+    if case == "seed003":
+        return cast_arrays(seed_weights("ln_silu"), CASES["seed003"][0])
+    model, dtype = ZOO_CASES[case]
+    if model not in cache:
+        cache.clear()  # one model's arrays at a time (GPT-2's are 500 MB)
+        cache[model] = zoo_arrays(model)
+    return cast_arrays(cache[model], dtype)
+
+
+def sha256(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def read_safetensors_raw(path):
+    """(header text, {name: header entry}, data section start, file bytes)."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    (length,) = struct.unpack("<Q", raw[:8])
+    header = raw[8:8 + length].decode()
+    return header, json.loads(header), 8 + length, raw
+
+
+def make_recipe(weights_path, sources):
+    """How to rebuild weights_path from `sources`: (recipe dict, carried bytes)."""
+    header, entries, base, raw = read_safetensors_raw(weights_path)
+    index = {}
+    for name, array in sources.items():
+        array = np.ascontiguousarray(array)
+        index.setdefault(sha256(array.tobytes()), (name, ""))
+        if array.ndim == 2:
+            index.setdefault(sha256(np.ascontiguousarray(array.T).tobytes()), (name, "T"))
+    tensors, carried, unmatched = [], bytearray(), []
+    for name, entry in entries.items():
+        if name == "__metadata__":
+            continue
+        begin, end = entry["data_offsets"]
+        data = raw[base + begin:base + end]
+        hit = index.get(sha256(data))
+        if hit:
+            tensors.append({"name": name, "source": hit[0], "transform": hit[1]})
+        else:
+            tensors.append({"name": name, "carried": [len(carried), len(data)]})
+            carried += data
+            unmatched.append(f"{name} {entry['dtype']}{entry['shape']}")
+    recipe = {"header": header, "size": len(raw), "sha256": sha256(raw), "tensors": tensors,
+              "numpy": np.__version__, "carried": unmatched}
+    return recipe, bytes(carried)
+
+
+def rebuild_weights(recipe, sources, carried):
+    """The weights file's bytes from a recipe; raises when its sha256 differs."""
+    header = recipe["header"].encode()
+    entries = json.loads(header)
+    out = bytearray(recipe["size"])
+    out[:8] = struct.pack("<Q", len(header))
+    out[8:8 + len(header)] = header
+    base = 8 + len(header)
+    for t in recipe["tensors"]:
+        begin, end = entries[t["name"]]["data_offsets"]
+        if "carried" in t:
+            offset, length = t["carried"]
+            data = carried[offset:offset + length]
+        else:
+            array = sources[t["source"]]
+            data = np.ascontiguousarray(array.T if t["transform"] == "T" else array).tobytes()
+        if len(data) != end - begin:
+            raise RuntimeError(f"weights: tensor {t['name']} needs {end - begin} bytes, its "
+                               f"source gives {len(data)}")
+        out[base + begin:base + end] = data
+    if sha256(out) != recipe["sha256"]:
+        raise RuntimeError(
+            "regenerated weights differ from the compiled bundle's (sha256 mismatch); the "
+            f"generators ran with numpy {recipe['numpy']} there and {np.__version__} here: the "
+            "random streams or float casts may differ between these versions")
+    return bytes(out)
+
+
+def strip_weights(bundle, sources):
+    """Replaces bundle/weights.safetensors by a recipe (checked by rebuilding it here)."""
+    path = os.path.join(bundle, "weights.safetensors")
+    if not os.path.exists(path):
+        return 0
+    recipe, carried = make_recipe(path, sources)
+    if len(carried) > CARRY_LIMIT:
+        raise SystemExit(f"bench: {bundle}: {len(carried)} bytes of weights are not copies of "
+                         f"generated arrays (tensorc transformed them): {recipe['carried']}; "
+                         "apply that transformation in the generator instead")
+    with open(path, "rb") as f:
+        if rebuild_weights(recipe, sources, carried) != f.read():
+            raise SystemExit(f"bench: {bundle}: the recipe does not rebuild the weights")
+    with open(os.path.join(bundle, "weights.recipe.json"), "w") as f:
+        json.dump(recipe, f)
+    if carried:
+        with open(os.path.join(bundle, "weights.carried.bin"), "wb") as f:
+            f.write(carried)
+    size = os.path.getsize(path)
+    os.remove(path)
+    return size
+
+
+def restore_weights(bundle, sources):
+    """Writes bundle/weights.safetensors from its recipe (kept if already right)."""
+    recipe_path = os.path.join(bundle, "weights.recipe.json")
+    if not os.path.exists(recipe_path):
+        return
+    with open(recipe_path) as f:
+        recipe = json.load(f)
+    path = os.path.join(bundle, "weights.safetensors")
+    if os.path.exists(path) and os.path.getsize(path) == recipe["size"]:
+        with open(path, "rb") as f:
+            if sha256(f.read()) == recipe["sha256"]:
+                return
+    carried_path = os.path.join(bundle, "weights.carried.bin")
+    carried = open(carried_path, "rb").read() if os.path.exists(carried_path) else b""
+    data = rebuild_weights(recipe, sources, carried)
+    with open(path + ".tmp", "wb") as f:
+        f.write(data)
+    os.replace(path + ".tmp", path)
+
+
 # ---- prepare (where the compiler is) ------------------------------------------------------------
 
 def prepare(args):
     import make_model_kit  # test/gpu: casts an FX model and its weights to f16/bf16
+    import make_zoo
 
     tensorc = os.path.join(args.build_dir, "tools", "tensorc", "tensorc")
     runner = os.path.join(args.build_dir, "runtime", "tensorc-run")
+    cases = select_cases(args.cases)
     if os.path.exists(args.out):
         shutil.rmtree(args.out)
     work = os.path.join(args.out, "work")
@@ -80,27 +273,279 @@ def prepare(args):
     subprocess.run([sys.executable, os.path.join(REPO, "models", "make_models.py")], check=True,
                    stdout=subprocess.DEVNULL)
     sources = {}
-    path = os.path.join(work, "pointwise.fx")
-    open(path, "w").write(POINTWISE_FX)
-    sources["pointwise"] = path
-    path = os.path.join(work, "layernorm_softmax.fx")
-    open(path, "w").write(LN_SOFTMAX_FX)
-    safetensors_np.save(path[:-3] + ".safetensors", ln_weights())
-    sources["layernorm_softmax"] = path
+    if "pointwise" in cases:
+        sources["pointwise"] = os.path.join(work, "pointwise.fx")
+        open(sources["pointwise"], "w").write(POINTWISE_FX)
+    if "layernorm_softmax" in cases:
+        path = os.path.join(work, "layernorm_softmax.fx")
+        open(path, "w").write(LN_SOFTMAX_FX)
+        safetensors_np.save(path[:-3] + ".safetensors", ln_weights())
+        sources["layernorm_softmax"] = path
     for case, model in (("mlp", "mlp"), ("seed003", "ln_silu")):
-        dtype = CASES[case][0]
-        path = os.path.join(work, f"{case}_{dtype}.fx")
-        make_model_kit.cast_model(os.path.join(REPO, "models", f"{model}.fx"), path, dtype)
-        sources[case] = path
-    for case, source in sources.items():
+        if case in cases:
+            dtype = CASES[case][0]
+            path = os.path.join(work, f"{case}_{dtype}.fx")
+            make_model_kit.cast_model(os.path.join(REPO, "models", f"{model}.fx"), path, dtype)
+            sources[case] = path
+    kit = {"cases": {}, "numpy": np.__version__, "cuda_arch": args.cuda_arch}
+    cache, total_stripped = {}, 0
+    for case in cases:
+        if case in ZOO_CASES:
+            model, dtype = ZOO_CASES[case]
+            proto, _ = make_zoo.generate(model, dtype, fold_bn=model in make_zoo.CONVNETS)
+            sources[case] = os.path.join(work, f"{case}.onnx")
+            with open(sources[case], "wb") as f:
+                f.write(proto.SerializeToString())
+            del proto
+        bundle = os.path.join(args.out, case)
         start = time.perf_counter()
-        subprocess.run([tensorc, "compile", source, "-o", os.path.join(args.out, case), "--target",
-                        "cuda", "--cuda-arch", args.cuda_arch], check=True)
-        log(f"{case}: compiled in {time.perf_counter() - start:.2f} s")
-        shutil.rmtree(os.path.join(args.out, case, "src"), ignore_errors=True)
+        proc = subprocess.run([tensorc, "compile", sources[case], "-o", bundle, "--target",
+                               "cuda", "--cuda-arch", args.cuda_arch],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise SystemExit(f"bench: {case}: tensorc compile failed:\n{proc.stderr}")
+        compile_s = time.perf_counter() - start
+        shutil.rmtree(os.path.join(bundle, "src"), ignore_errors=True)
+        stripped = strip_weights(bundle, case_sources(case, cache))
+        total_stripped += stripped
+        fallbacks = [ln for ln in proc.stderr.splitlines() if "fallback" in ln]
+        kit["cases"][case] = {"compile_s": compile_s, "compile_log": proc.stderr.splitlines()}
+        log(f"{case}: compiled in {compile_s:.1f} s; weights {stripped / 1e6:.1f} MB left to "
+            f"regenerate" + (f"; {fallbacks[0]}" if fallbacks and "fallbacks" in fallbacks[0]
+                             else ""))
+        if case in ZOO_CASES:
+            os.remove(sources[case])
     shutil.rmtree(work)
-    log(f"kit ready in {args.out}")
+    with open(os.path.join(args.out, "kit.json"), "w") as f:
+        json.dump(kit, f, indent=1)
+    size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(args.out) for f in fs)
+    log(f"kit ready in {args.out}: {size / 2**20:.1f} MiB ({total_stripped / 2**20:.0f} MiB of "
+        "weights to regenerate on the GPU machine)")
+    if size > 60 * 2**20:
+        log("warning: the kit is over 60 MiB; split it with --cases")
     return 0
+
+
+# ---- torch twins of the zoo models --------------------------------------------------------------
+
+def twin_modules(torch):
+    """Module classes mirroring models/make_zoo.py, with the same state-dict names."""
+    nn, F = torch.nn, torch.nn.functional
+
+    def container(**modules):
+        m = nn.Module()
+        for name, module in modules.items():
+            m.add_module(name, module)
+        return m
+
+    def conv_bn(cin, cout, k, stride, fold, groups=1):
+        """(conv, bn): the conv carries a bias and the bn is the identity when folded."""
+        conv = nn.Conv2d(cin, cout, k, stride, k // 2, groups=groups, bias=fold)
+        return conv, nn.Identity() if fold else nn.BatchNorm2d(cout, eps=1e-5)
+
+    class Bottleneck(nn.Module):
+        def __init__(self, cin, width, stride, fold):
+            super().__init__()
+            self.conv1, self.bn1 = conv_bn(cin, width, 1, 1, fold)
+            self.conv2, self.bn2 = conv_bn(width, width, 3, stride, fold)
+            self.conv3, self.bn3 = conv_bn(width, width * 4, 1, 1, fold)
+            self.downsample = None
+            if stride != 1 or cin != width * 4:
+                self.downsample = nn.Sequential(*conv_bn(cin, width * 4, 1, stride, fold))
+
+        def forward(self, x):
+            y = F.relu(self.bn1(self.conv1(x)))
+            y = F.relu(self.bn2(self.conv2(y)))
+            y = self.bn3(self.conv3(y))
+            return F.relu(y + (x if self.downsample is None else self.downsample(x)))
+
+    class ResNet50(nn.Module):
+        """torchvision's resnet50 layout (v1.5)."""
+
+        def __init__(self, fold=True):
+            import make_zoo
+            super().__init__()
+            self.conv1, self.bn1 = conv_bn(3, 64, 7, 2, fold)
+            cin = 64
+            for stage, (width, blocks) in enumerate(make_zoo.RESNET50_STAGES):
+                layer = []
+                for block in range(blocks):
+                    layer.append(Bottleneck(cin, width, 2 if block == 0 and stage > 0 else 1,
+                                            fold))
+                    cin = width * 4
+                self.add_module(f"layer{stage + 1}", nn.Sequential(*layer))
+            self.fc = nn.Linear(2048, 1000)
+
+        def forward(self, x):
+            x = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 3, 2, 1)
+            for i in range(1, 5):
+                x = getattr(self, f"layer{i}")(x)
+            return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+    def conv_bn_relu6(cin, cout, k, stride, fold, groups=1):
+        return nn.Sequential(*conv_bn(cin, cout, k, stride, fold, groups), nn.ReLU6())
+
+    class InvertedResidual(nn.Module):
+        def __init__(self, cin, cout, stride, t, fold):
+            super().__init__()
+            hidden = cin * t
+            layers = [conv_bn_relu6(cin, hidden, 1, 1, fold)] if t != 1 else []
+            layers.append(conv_bn_relu6(hidden, hidden, 3, stride, fold, groups=hidden))
+            layers.extend(conv_bn(hidden, cout, 1, 1, fold))
+            self.conv = nn.Sequential(*layers)
+            self.residual = stride == 1 and cin == cout
+
+        def forward(self, x):
+            return x + self.conv(x) if self.residual else self.conv(x)
+
+    class MobileNetV2(nn.Module):
+        """torchvision's mobilenet_v2 layout (width 1.0)."""
+
+        def __init__(self, fold=True):
+            import make_zoo
+            super().__init__()
+            cin = make_zoo.MOBILENETV2_STEM
+            features = [conv_bn_relu6(3, cin, 3, 2, fold)]
+            for t, c, n, s in make_zoo.MOBILENETV2_SETTINGS:
+                for i in range(n):
+                    features.append(InvertedResidual(cin, c, s if i == 0 else 1, t, fold))
+                    cin = c
+            features.append(conv_bn_relu6(cin, make_zoo.MOBILENETV2_LAST, 1, 1, fold))
+            self.features = nn.Sequential(*features)
+            self.classifier = nn.Sequential(nn.Dropout(0.2),
+                                            nn.Linear(make_zoo.MOBILENETV2_LAST, 1000))
+
+        def forward(self, x):
+            x = F.adaptive_avg_pool2d(self.features(x), 1)
+            return self.classifier(torch.flatten(x, 1))
+
+    class Dense(nn.Module):
+        """x @ W + b with W [in, out], one addmm (Hugging Face GPT-2's Conv1D)."""
+
+        def __init__(self, n_in, n_out):
+            super().__init__()
+            self.weight = nn.Parameter(torch.empty(n_in, n_out))
+            self.bias = nn.Parameter(torch.empty(n_out))
+
+        def forward(self, x):
+            y = torch.addmm(self.bias, x.reshape(-1, x.shape[-1]), self.weight)
+            return y.view(*x.shape[:-1], y.shape[-1])
+
+    def heads(x, n):  # [B, S, H] -> [B, n, S, H / n]
+        return x.view(x.shape[0], x.shape[1], n, -1).transpose(1, 2)
+
+    def merge(x):  # [B, n, S, d] -> [B, S, n * d]
+        return x.transpose(1, 2).reshape(x.shape[0], x.shape[2], -1)
+
+    class Bert(nn.Module):
+        """make_zoo's BERT-base encoder (post-LN; input: embeddings and an additive mask)."""
+
+        def __init__(self):
+            import make_zoo as z
+            super().__init__()
+            ln = lambda: nn.LayerNorm(z.HIDDEN, eps=1e-12)  # noqa: E731
+            self.embeddings = container(LayerNorm=ln())
+            self.encoder = container(layer=nn.ModuleList(container(
+                attention=container(
+                    self=container(query=Dense(z.HIDDEN, z.HIDDEN), key=Dense(z.HIDDEN, z.HIDDEN),
+                                   value=Dense(z.HIDDEN, z.HIDDEN)),
+                    output=container(dense=Dense(z.HIDDEN, z.HIDDEN), LayerNorm=ln())),
+                intermediate=container(dense=Dense(z.HIDDEN, z.FFN)),
+                output=container(dense=Dense(z.FFN, z.HIDDEN), LayerNorm=ln()))
+                for _ in range(z.LAYERS)))
+            self.n_heads = z.HEADS
+
+        def forward(self, x, mask):
+            x = self.embeddings.LayerNorm(x)
+            for layer in self.encoder.layer:
+                att = layer.attention
+                q, k, v = (heads(m(x), self.n_heads) for m in
+                           (att.self.query, att.self.key, att.self.value))
+                ctx = merge(F.scaled_dot_product_attention(q, k, v, attn_mask=mask))
+                x = att.output.LayerNorm(x + att.output.dense(ctx))
+                h = F.gelu(layer.intermediate.dense(x))
+                x = layer.output.LayerNorm(x + layer.output.dense(h))
+            return x
+
+    class Gpt2(nn.Module):
+        """GPT-2 small, Hugging Face's layout; the LM head is tied to wte."""
+
+        def __init__(self):
+            import make_zoo as z
+            super().__init__()
+            self.wte = nn.Embedding(z.VOCAB, z.HIDDEN)
+            self.wpe = nn.Embedding(z.POSITIONS, z.HIDDEN)
+            self.h = nn.ModuleList(container(
+                ln_1=nn.LayerNorm(z.HIDDEN), ln_2=nn.LayerNorm(z.HIDDEN),
+                attn=container(c_attn=Dense(z.HIDDEN, 3 * z.HIDDEN),
+                               c_proj=Dense(z.HIDDEN, z.HIDDEN)),
+                mlp=container(c_fc=Dense(z.HIDDEN, z.FFN), c_proj=Dense(z.FFN, z.HIDDEN)))
+                for _ in range(z.LAYERS))
+            self.ln_f = nn.LayerNorm(z.HIDDEN)
+            self.n_heads, self.hidden = z.HEADS, z.HIDDEN
+
+        def forward(self, ids):
+            positions = torch.arange(ids.shape[1], device=ids.device)
+            x = self.wte(ids) + self.wpe(positions)
+            for block in self.h:
+                q, k, v = block.attn.c_attn(block.ln_1(x)).split(self.hidden, dim=2)
+                a = F.scaled_dot_product_attention(heads(q, self.n_heads), heads(k, self.n_heads),
+                                                   heads(v, self.n_heads), is_causal=True)
+                x = x + block.attn.c_proj(merge(a))
+                m = F.gelu(block.mlp.c_fc(block.ln_2(x)), approximate="tanh")
+                x = x + block.mlp.c_proj(m)
+            return F.linear(self.ln_f(x), self.wte.weight)
+
+    return {"resnet50": ResNet50, "mobilenetv2": MobileNetV2, "bert": Bert, "gpt2": Gpt2}
+
+
+def make_twin(torch, model, arrays, fold=True):
+    """The torch twin of a zoo model with make_zoo's arrays loaded (strictly: every state-dict
+    entry from an array of the same name; every named array, i.e. one with a '.', used)."""
+    cls = twin_modules(torch)[model]
+    module = cls(fold) if model in ("resnet50", "mobilenetv2") else cls()
+    state = module.state_dict()
+    wanted = {k for k in state if not k.endswith("num_batches_tracked")}
+    missing = sorted(wanted - set(arrays))
+    unused = sorted(k for k in set(arrays) - wanted if "." in k)
+    if missing or unused:
+        raise RuntimeError(f"{model} twin: state-dict entries without an array: {missing[:8]}; "
+                           f"arrays the twin does not use: {unused[:8]}")
+    loaded = {k: torch.from_numpy(np.ascontiguousarray(arrays[k])) for k in wanted}
+    for k in state:
+        if k.endswith("num_batches_tracked"):
+            loaded[k] = state[k]
+    module.load_state_dict(loaded, strict=True)
+    return module.eval()
+
+
+def check_twins(args):
+    """Each twin on the CPU against onnxruntime running the make_zoo model (f32, batch 1)."""
+    import onnxruntime as ort
+    import torch
+    import make_zoo
+
+    failures = 0
+    for model in [m for m in args.models.split(",") if m]:
+        fold = model in make_zoo.CONVNETS
+        proto, arrays = make_zoo.generate(model, "f32", fold_bn=fold)
+        session = ort.InferenceSession(proto.SerializeToString(),
+                                       providers=["CPUExecutionProvider"])
+        del proto
+        feeds = make_zoo.example_inputs(model, ZOO_BATCH, seed=0)
+        want = session.run(None, feeds)[0]
+        del session
+        twin = make_twin(torch, model, arrays, fold)
+        with torch.no_grad():
+            got = twin(*[torch.from_numpy(v) for v in feeds.values()]).numpy()
+        err = float(np.abs(got.astype(np.float64) - want).max())
+        scale = float(np.abs(want).max())
+        ok = got.shape == want.shape and err <= 1e-3 * max(1.0, scale)
+        failures += not ok
+        print(f"{model}: twin vs onnxruntime: output {list(got.shape)}, max |diff| {err:.3g} "
+              f"(max |value| {scale:.3g}) -> {'ok' if ok else 'MISMATCH'}")
+    print(f"{len(args.models.split(',')) - failures} passed, {failures} failed")
+    return 1 if failures else 0
 
 
 # ---- run (on the GPU machine) -------------------------------------------------------------------
@@ -117,12 +562,8 @@ def torch_models(torch):
     def layernorm_softmax(x):
         return F.softmax(F.layer_norm(x, (LN_COLS,), lw["w"], lw["b"], 1e-5), dim=-1)
 
-    # The seed models' weights: models/make_models.py is deterministic (numpy, fixed seeds).
-    subprocess.run([sys.executable, os.path.join(REPO, "models", "make_models.py")], check=True,
-                   stdout=subprocess.DEVNULL)
     def load(model, dtype):
-        raw = safetensors_np.load(os.path.join(REPO, "models", f"{model}.safetensors"))
-        return {k: torch.from_numpy(v).to(dev).to(dtype) for k, v in raw.items()}
+        return {k: torch.from_numpy(v).to(dev).to(dtype) for k, v in seed_weights(model).items()}
 
     mp = load("mlp", torch.bfloat16)
 
@@ -166,50 +607,105 @@ def time_tensorc(runner, bundle, inputs_path, iterations, graphs):
     return float(match.group(1))
 
 
+def case_inputs(case, rng):
+    """(arrays for tensorc in the bundle's dtypes, arrays for torch, dtype, names stored as
+    bf16 bit patterns)."""
+    import make_model_kit
+    import make_zoo
+
+    if case in ZOO_CASES:
+        model, dtype = ZOO_CASES[case]
+        arrays = make_zoo.example_inputs(model, ZOO_BATCH, seed=0, dtype=dtype)
+        return arrays, arrays, dtype, {}
+    dtype, shapes = CASES[case]
+    arrays = {n: rng.uniform(-1, 1, s).astype(np.float32) for n, s in shapes.items()}
+    if dtype == "bf16":
+        stored = {k: make_model_kit.to_bf16_bits(v) for k, v in arrays.items()}
+        return stored, arrays, dtype, set(stored)
+    stored = {k: v.astype(np.float16 if dtype == "f16" else np.float32) for k, v in arrays.items()}
+    return stored, arrays, dtype, {}
+
+
+def compare_outputs(case, got, want, dtype):
+    """(ok, max |diff|, message). Seed cases: the historical per-element tolerance; zoo models
+    (deep, random weights): per-element rtol plus an atol relative to the output's scale."""
+    tol = 1e-3 if dtype == "f32" else 2e-2
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    if g.shape != w.shape:
+        return False, float("nan"), f"shape {list(g.shape)} != {list(w.shape)}"
+    scale = float(np.abs(w).max()) if w.size else 0.0
+    atol = (1e-5 if dtype == "f32" else tol) if case in CASES else tol * max(scale, 1e-30)
+    close = np.isclose(g, w, rtol=tol, atol=atol)
+    err = float(np.abs(g - w).max()) if w.size else 0.0
+    message = (f"max |diff| {err:.3g} (max |value| {scale:.3g}); "
+               f"{int((~close).sum())} of {close.size} outside rtol {tol:g} atol {atol:.3g}")
+    return bool(close.all()) and bool(np.isfinite(g).all()), err, message
+
+
 def run(args):
     import torch
-    import make_model_kit
 
     runner = os.path.join(args.kit, "tensorc-run")
-    models = torch_models(torch)
+    kit_meta = {}
+    if os.path.exists(os.path.join(args.kit, "kit.json")):
+        with open(os.path.join(args.kit, "kit.json")) as f:
+            kit_meta = json.load(f)
+    cases = [c for c in select_cases(args.cases) if os.path.isdir(os.path.join(args.kit, c))]
+    missing = [c for c in select_cases(args.cases) if c not in cases]
+    if missing:
+        log(f"not in this kit: {', '.join(missing)}")
+    # Strict fp32 on torch's side too (TF32 is on by default for cuDNN convolutions).
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
     tdtype = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+    models = torch_models(torch) if any(c in CASES for c in cases) else {}
     records = []
     rng = np.random.default_rng(0)
     device_name = torch.cuda.get_device_name()
-    # Copy bandwidth of this device (read + write bytes per second), for the pointwise target.
-    a = torch.empty(N_POINTWISE, device="cuda")
-    b = torch.empty_like(a)
-    copy_ms = time_torch(torch, lambda: b.copy_(a), [], args.iterations)
-    copy_gbs = 2 * a.numel() * 4 / copy_ms / 1e6
-    del a, b
-    for case, (dtype, shapes) in CASES.items():
-        arrays = {name: rng.uniform(-1, 1, shape).astype(np.float32) for name, shape in shapes.items()}
+    copy_gbs = None
+    if "pointwise" in cases:  # the device's copy bandwidth, for the pointwise target
+        a = torch.empty(N_POINTWISE, device="cuda")
+        b = torch.empty_like(a)
+        copy_ms = time_torch(torch, lambda: b.copy_(a), [], args.iterations)
+        copy_gbs = 2 * a.numel() * 4 / copy_ms / 1e6
+        del a, b
+    cache = {}
+    for case in cases:
+        bundle = os.path.join(args.kit, case)
+        start = time.perf_counter()
+        restore_weights(bundle, case_sources(case, cache))
+        regen_s = time.perf_counter() - start
+        stored, arrays, dtype, bf16 = case_inputs(case, rng)
+        with open(os.path.join(bundle, "manifest.json")) as f:
+            manifest = json.load(f)
+        names = [d["name"] for d in manifest["inputs"]]
         inputs_path = os.path.join(args.kit, f"{case}_inputs.safetensors")
         outputs_path = os.path.join(args.kit, f"{case}_outputs.safetensors")
-        if dtype == "bf16":
-            stored = {k: make_model_kit.to_bf16_bits(v) for k, v in arrays.items()}
-            safetensors_np.save(inputs_path, stored, bf16=stored.keys())
+        safetensors_np.save(inputs_path, dict(zip(names, stored.values())), bf16=bf16)
+        if case in ZOO_CASES:
+            model = ZOO_CASES[case][0]
+            fn = make_twin(torch, model, cache[model]).to("cuda").to(tdtype[dtype])
+            torch_inputs = [torch.from_numpy(v).to("cuda") for v in arrays.values()]
         else:
-            stored = {k: v.astype(np.float16 if dtype == "f16" else np.float32)
-                      for k, v in arrays.items()}
-            safetensors_np.save(inputs_path, stored)
-        torch_inputs = [torch.from_numpy(v).to("cuda").to(tdtype[dtype]) for v in arrays.values()]
-        fn = models[case]
+            fn = models[case]
+            torch_inputs = [torch.from_numpy(v).to("cuda").to(tdtype[dtype])
+                            for v in arrays.values()]
+        record = {"case": case, "dtype": dtype, "batch": ZOO_BATCH if case in ZOO_CASES else
+                  None, "shapes": {k: list(v.shape) for k, v in stored.items()},
+                  "weights_regenerated_s": regen_s,
+                  "tensorc_compile_s": kit_meta.get("cases", {}).get(case, {}).get("compile_s")}
         with torch.no_grad():
             want = fn(*torch_inputs).float().cpu().numpy()
-            bundle = os.path.join(args.kit, case)
             subprocess.run([runner, bundle, "--device", "cuda", "--inputs", inputs_path,
                             "--outputs", outputs_path], check=True, capture_output=True)
             got = list(safetensors_np.load(outputs_path).values())[0]
             if dtype == "bf16":
                 got = safetensors_np.bf16_to_f32(got)
-            tol = 1e-3 if dtype == "f32" else 2e-2
-            close = np.isclose(got.astype(np.float64), want.astype(np.float64), rtol=tol,
-                               atol=tol if dtype != "f32" else 1e-5)
-            if not close.all():
-                raise RuntimeError(f"{case}: tensorc differs from eager PyTorch in "
-                                   f"{int((~close).sum())} of {close.size} values")
-            record = {"case": case, "dtype": dtype, "shapes": shapes}
+            ok, err, message = compare_outputs(case, got, want, dtype)
+            record["max_abs_diff"] = err
+            log(f"{case}: tensorc vs eager PyTorch: {message}")
+            if not ok:
+                raise RuntimeError(f"{case}: tensorc differs from eager PyTorch: {message}")
             record["eager_ms"] = time_torch(torch, fn, torch_inputs, args.iterations)
             compiled = torch.compile(fn)
             record["compile_ms"] = time_torch(torch, compiled, torch_inputs, args.iterations)
@@ -227,9 +723,23 @@ def run(args):
             record["tensorc_gbs"] = 3 * N_POINTWISE * 4 / best / 1e6
             record["copy_gbs"] = copy_gbs
         records.append(record)
+        del fn
+        torch.cuda.empty_cache()
         log(f"{case}: done")
-    print(f"device: {device_name}; torch {torch.__version__}; median of {args.iterations} runs; "
-          "ratio = peer ms / tensorc ms (> 1: tensorc faster)")
+        result = {"device": device_name, "torch": torch.__version__,
+                  "iterations": args.iterations, "records": records}
+        if args.json:  # after every case, so a run cut short keeps what it measured
+            with open(args.json, "w") as f:
+                json.dump(result, f, indent=1)
+    print_table(result)
+    return 0
+
+
+def print_table(result):
+    records = result["records"]
+    print(f"device: {result['device']}; torch {result['torch']}; median of "
+          f"{result['iterations']} runs; ratio = peer ms / tensorc's best ms (> 1: tensorc "
+          "faster)")
     header = (f"{'case':<18} {'dtype':<5} {'eager':>8} {'compile':>8} {'c-ro':>8} {'tensorc':>8} "
               f"{'tc-graph':>8} {'vs eager':>8} {'vs comp':>8} {'vs c-ro':>8}")
     print(header)
@@ -239,21 +749,42 @@ def run(args):
         rs = {k: r[f"{k}_ms"] / best for k in ratios}
         for k, v in rs.items():
             ratios[k].append(v)
-        print(f"{r['case']:<18} {r['dtype']:<5} {r['eager_ms']:8.4f} {r['compile_ms']:8.4f} "
+        name = r["case"] if r.get("batch") is None else \
+            f"{r['case'].rsplit('_', 1)[0]} b{r['batch']}"
+        print(f"{name:<18} {r['dtype']:<5} {r['eager_ms']:8.4f} {r['compile_ms']:8.4f} "
               f"{r['compile_ro_ms']:8.4f} {r['tensorc_ms']:8.4f} {r['tensorc_graphs_ms']:8.4f} "
               f"{rs['eager']:8.2f} {rs['compile']:8.2f} {rs['compile_ro']:8.2f}")
-    geo = {k: float(np.exp(np.mean(np.log(v)))) for k, v in ratios.items()}
-    print(f"{'geomean ratio':<24} {'':>44} {geo['eager']:8.2f} {geo['compile']:8.2f} "
-          f"{geo['compile_ro']:8.2f}")
+    geo = {k: float(np.exp(np.mean(np.log(v)))) for k, v in ratios.items() if v}
+    if geo:
+        print(f"{'geomean ratio':<24} {'':>44} {geo['eager']:8.2f} {geo['compile']:8.2f} "
+              f"{geo['compile_ro']:8.2f}")
     for r in records:
-        if "tensorc_gbs" in r:
+        if r.get("tensorc_gbs"):
             print(f"pointwise: tensorc {r['tensorc_gbs']:.0f} GB/s = "
                   f"{100 * r['tensorc_gbs'] / r['copy_gbs']:.0f}% of this device's copy bandwidth "
                   f"({r['copy_gbs']:.0f} GB/s, torch copy_)")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": device_name, "torch": torch.__version__, "records": records,
-                       "geomean": geo}, f, indent=1)
+    compiled = [r for r in records if r.get("tensorc_compile_s")]
+    if compiled:
+        print("tensorc compile time (where the kit was made): " + ", ".join(
+            f"{r['case']} {r['tensorc_compile_s']:.1f} s" for r in compiled))
+    return geo
+
+
+def table(args):
+    merged = None
+    for path in args.json:
+        with open(path) as f:
+            result = json.load(f)
+        if merged is None:
+            merged = result
+            continue
+        if (result["device"], result["torch"]) != (merged["device"], merged["torch"]):
+            raise SystemExit(f"bench: {path} is from {result['device']} / torch "
+                             f"{result['torch']}, not {merged['device']} / {merged['torch']}")
+        merged["records"] += result["records"]
+    order = {c: i for i, c in enumerate(ALL_CASES)}
+    merged["records"].sort(key=lambda r: order.get(r["case"], len(order)))
+    print_table(merged)
     return 0
 
 
@@ -264,14 +795,21 @@ def main():
     p.add_argument("--out", required=True)
     p.add_argument("--build-dir", default=os.path.join(REPO, "build"))
     p.add_argument("--cuda-arch", default="sm_90")
+    p.add_argument("--cases", help=f"comma-separated, from {ALL_CASES} (default: all)")
+    c = sub.add_parser("check-twins", help="torch twins vs onnxruntime on the CPU (needs torch)")
+    c.add_argument("--models", default=",".join(ZOO_MODELS))
     r = sub.add_parser("run", help="benchmark a kit on the GPU (needs torch)")
     r.add_argument("kit")
+    r.add_argument("--cases", help="comma-separated (default: every case in the kit)")
     r.add_argument("--iterations", type=int, default=50)
     r.add_argument("--json")
+    t = sub.add_parser("table", help="one table from the JSON files of several runs")
+    t.add_argument("json", nargs="+")
     args = parser.parse_args()
     if args.command == "run" and args.iterations < MIN_ITERATIONS:
         parser.error(f"--iterations must be at least {MIN_ITERATIONS}")
-    return prepare(args) if args.command == "prepare" else run(args)
+    return {"prepare": prepare, "check-twins": check_twins, "run": run, "table": table}[
+        args.command](args)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ bundle's outputs match onnxruntime's (before any timing), then time both at each
 onnxruntime is timed in this process (time.perf_counter around session.run); tensorc is timed
 inside `tensorc-run --iterations` (a separate process, so its median comes from its own clock).
 
-    bench/run.py --suite cpu [--models mlp,seed003] [--batch 64] [--iterations 50] [--rounds 3]
+    bench/run.py --suite cpu [--models mlp,seed003,resnet50,mobilenetv2,bert,gpt2] [--batch 64]
+                 [--iterations 50] [--rounds 3] [--check-only]
                  [--threads 1,all] [--build-dir build] [--json out.json]
 
 See bench/README.md for what is measured and the caveats.
@@ -95,8 +96,17 @@ def compile_model(tensorc, model_path, bundle_dir):
     return time.perf_counter() - start, cpu_s, output
 
 
-def make_inputs(session, batch, seed):
-    """Fixed inputs, in the model's order: uniform in [-1, 1), symbolic dims set to the batch."""
+def make_inputs(name, session, batch, seed):
+    """Fixed inputs, in the model's order. Zoo models get theirs from make_zoo.example_inputs
+    (token ids in the vocabulary, a realistic attention mask); the others uniform in [-1, 1),
+    symbolic dims set to the batch."""
+    if name in make_zoo.MODELS:
+        feeds = make_zoo.example_inputs(name, batch, seed)
+        expected = [info.name for info in session.get_inputs()]
+        if list(feeds) != expected:
+            raise BenchError(f"{name}: make_zoo.example_inputs gives {list(feeds)}, the model "
+                             f"takes {expected}")
+        return feeds
     rng = np.random.default_rng(seed)
     feeds = {}
     for info in session.get_inputs():
@@ -204,7 +214,7 @@ def bench_model(name, args, bins, work_dir, thread_counts):
 
     # One fixed input, written for tensorc-run under the bundle's own input name.
     session = ort_session(onnx_path, thread_counts[0][1])
-    feeds = make_inputs(session, args.batch, args.seed)
+    feeds = make_inputs(name, session, args.batch, args.seed)
     if len(manifest["inputs"]) != len(feeds):
         raise BenchError(f"{name}: the bundle takes {len(manifest['inputs'])} inputs, the ONNX "
                          f"model {len(feeds)}")
@@ -234,6 +244,8 @@ def bench_model(name, args, bins, work_dir, thread_counts):
     record["correct"] = all(c["ok"] for c in record["correctness"])
     if not record["correct"]:
         log(f"{name}: outputs differ from onnxruntime; not timing it")
+        return record
+    if args.check_only:
         return record
 
     # Timing: onnxruntime then tensorc, alternating for --rounds rounds per thread count so a
@@ -365,6 +377,8 @@ def parse_args():
     parser.add_argument("--work-dir", default=os.path.join(cache_dir(), "bench"),
                         help="bundles, inputs and outputs go here")
     parser.add_argument("--seed", type=int, default=0, help="input generator seed")
+    parser.add_argument("--check-only", action="store_true",
+                        help="compile and check against onnxruntime, time nothing")
     parser.add_argument("--json", help="result file (default: WORK_DIR/results-SUITE.json)")
     args = parser.parse_args()
     if args.iterations < MIN_ITERATIONS:
