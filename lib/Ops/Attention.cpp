@@ -1,4 +1,5 @@
-// Attention: aten.scaled_dot_product_attention, softmax(query . key^T * scale [+ mask]) . value.
+// Attention: aten.scaled_dot_product_attention, softmax(query . key^T * scale [+ mask | masked by a
+// bool mask]) . value.
 // The fuse-attention pass forms it from the unfused pattern for GPU compiles; the CUDA backend
 // runs it as one kernel, everything else on this reference kernel.
 #include "OpGroups.h"
@@ -14,7 +15,8 @@ namespace tensorc::ops {
 namespace {
 
 /// query [..., L, E], key [..., S, E], value [..., S, Ev] with equal leading dims, one float
-/// dtype; attn_mask (additive, query's dtype) broadcasts to [..., L, S]. Result [..., L, Ev].
+/// dtype; attn_mask broadcasts to [..., L, S]: additive (query's dtype) or bool (true: the key
+/// takes part, as torch's; false: its score is -inf). Result [..., L, Ev].
 Expected<std::vector<TensorType>> inferAttention(const InferContext &ctx) {
   const TensorType &q = ctx.input(0), &k = ctx.input(1), &v = ctx.input(2);
   if (!isFloating(q.dtype) || k.dtype != q.dtype || v.dtype != q.dtype)
@@ -36,7 +38,7 @@ Expected<std::vector<TensorType>> inferAttention(const InferContext &ctx) {
     const TensorType &mask = ctx.input(3);
     std::vector<SymInt> scores(q.shape.begin(), q.shape.end() - 1);
     scores.push_back(s);
-    bool fits = mask.dtype == q.dtype && mask.rank() <= rank;
+    bool fits = (mask.dtype == q.dtype || mask.dtype == DType::Bool) && mask.rank() <= rank;
     for (size_t i = 0; fits && i < mask.rank(); ++i) {
       const SymInt &dim = mask.shape[mask.rank() - 1 - i];
       fits = dim.constant() == std::optional<int64_t>(1) || mayBeEqual(dim, scores[rank - 1 - i]);
@@ -87,7 +89,10 @@ Status runAttention(KernelContext &ctx) {
             offset += (rest % q.dim(d)) * maskStrides[d];
             rest /= q.dim(d);
           }
-          score += mask->getDouble(offset);
+          if (mask->dtype() == DType::Bool)
+            score = mask->getInt(offset) ? score : -std::numeric_limits<double>::infinity();
+          else
+            score += mask->getDouble(offset);
         }
         scores[size_t(j)] = score;
         best = std::max(best, score);

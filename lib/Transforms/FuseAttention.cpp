@@ -1,8 +1,11 @@
-// fuse-attention: matmul -> [scale] -> [+ mask] -> softmax -> matmul becomes one attention op.
+// fuse-attention: matmul -> [scale] -> [+ mask | where(bool mask, ., -inf)] -> softmax -> matmul
+// becomes one attention op.
 #include "tensorc/Transforms/FuseAttention.h"
 
 #include "tensorc/IR/Rewriter.h"
 #include "tensorc/Support/Log.h"
+
+#include <limits>
 
 namespace tensorc {
 
@@ -117,17 +120,32 @@ Status fuseAttention(Graph &graph, const PassContext &context) {
             }
       return nullptr;
     };
+    // A bool mask: where(keep, scaled, -inf), or where(drop, -inf, scaled) (ONNX's masked_fill).
     Value *qk = matchScaled(scores);
-    const Node *add = scores->producer();
-    if (!qk && add && add->opId() == OpId::Add) {
+    const Node *combine = scores->producer();
+    bool dropMask = false;
+    if (!qk && combine && combine->opId() == OpId::Add) {
       for (size_t side : {0, 1})
-        if ((qk = matchScaled(add->input(side)))) {
-          mask = add->input(1 - side);
+        if ((qk = matchScaled(combine->input(side)))) {
+          mask = combine->input(1 - side);
           break;
         }
+    } else if (!qk && combine && combine->opId() == OpId::Where &&
+               combine->input(0)->type().dtype == DType::Bool) {
+      for (size_t side : {1, 2}) {
+        std::optional<double> fill = scalarConstant(target, combine->input(3 - side));
+        if (!fill || *fill != -std::numeric_limits<double>::infinity() ||
+            combine->input(side)->type() != scores->type())
+          continue;
+        if ((qk = matchScaled(combine->input(side)))) {
+          mask = combine->input(0);
+          dropMask = side == 2;
+          break;
+        }
+      }
     }
     if (!qk)
-      return skip("the softmax input is not a (scaled) matmul, plus a mask");
+      return skip("the softmax input is not a (scaled) matmul, plus a mask or masked by one");
     if (!usedOnce(qk))
       return skip("Q.K^T has other users");
     const Node *qkNode = qk->producer();
@@ -140,7 +158,7 @@ Status fuseAttention(Graph &graph, const PassContext &context) {
         return skip("batch dims differ");
     if (!isFloating(q.dtype) || kt.dtype != q.dtype || v.dtype != q.dtype)
       return skip("query, key and value do not share a floating dtype");
-    if (mask && mask->type().dtype != q.dtype)
+    if (mask && mask->type().dtype != q.dtype && mask->type().dtype != DType::Bool)
       return skip("the mask's dtype differs from the query's");
     Value *key = nullptr;
     if (keyT->producer() && swapsLastTwo(*keyT->producer(), rank)) {
@@ -149,6 +167,12 @@ Status fuseAttention(Graph &graph, const PassContext &context) {
       TC_ASSIGN_OR_RETURN(key, ctx.emit(transposeOp, {keyT},
                                         {{"dim0", int64_t(rank) - 2}, {"dim1", int64_t(rank) - 1}}));
     }
+    if (dropMask) {
+      const OpDef *notDef = context.registry.get(OpId::LogicalNot);
+      if (!notDef)
+        return makeError("fuse-attention: the registry lacks aten.logical_not");
+      TC_ASSIGN_OR_RETURN(mask, ctx.emit(*notDef, {mask}, {}));
+    }
     Expected<Value *> fused =
         ctx.emit(attentionOp, {query, key, value, mask}, {{"scale", Attribute(scale)}});
     if (!fused)
@@ -156,7 +180,9 @@ Status fuseAttention(Graph &graph, const PassContext &context) {
     if ((*fused)->type() != node.output()->type())
       return skip("the fused result's type " + (*fused)->type().str() + " differs");
     log::debug("fuse-attention", "fused " + node.describe() + " (scale " + std::to_string(scale) +
-                                     (mask ? ", with a mask)" : ")"));
+                                     (!mask                                 ? ")"
+                                      : mask->type().dtype == DType::Bool ? ", with a bool mask)"
+                                                                          : ", with a mask)"));
     return std::optional<std::vector<Value *>>(std::vector<Value *>{*fused});
   };
   TC_ASSIGN_OR_RETURN(Graph rewritten, rewriteGraph(graph, rewrite));

@@ -12,6 +12,7 @@
 #include "tensorc/Transforms/DCE.h"
 #include "tensorc/Transforms/PassRegistry.h"
 
+#include <cmath>
 #include <filesystem>
 #include <gtest/gtest.h>
 
@@ -277,6 +278,44 @@ TEST(FuseAttention, ReferenceKernelMatchesTheUnfusedGraph) {
   for (size_t i = 0; i < got.size(); ++i)
     for (int64_t e = 0; e < want[i].numel(); ++e)
       EXPECT_NEAR(got[i].getDouble(e), want[i].getDouble(e), 1e-5) << "output " << i << " at " << e;
+}
+
+// Bool masks: where(keep, scores, -inf) and ONNX's where(drop, -inf, scores) become the op's bool
+// mask (logical_not of drop); rows with every key masked are NaN in both graphs.
+TEST(FuseAttention, BoolMasksMatchTheUnfusedGraph) {
+  const char *text =
+      "graph(%q: f32[2, 3, 5, 4], %k: f32[2, 3, 6, 4], %v: f32[2, 3, 6, 7], %m: bool[2, 1, 5, 6]):\n"
+      "  %kt : f32[2, 3, 4, 6] = call_function[target=aten.transpose](args=(%k, -2, -1))\n"
+      "  %qk : f32[2, 3, 5, 6] = call_function[target=aten.matmul](args=(%q, %kt))\n"
+      "  %s : f32[2, 3, 5, 6] = call_function[target=aten.mul](args=(%qk, 0.5))\n"
+      "  %w : f32[2, 3, 5, 6] = call_function[target=aten.where](args=(%m, %s, -inf))\n"
+      "  %p : f32[2, 3, 5, 6] = call_function[target=aten.softmax](args=(%w, -1))\n"
+      "  %a : f32[2, 3, 5, 7] = call_function[target=aten.matmul](args=(%p, %v))\n"
+      "  %qk2 : f32[2, 3, 5, 6] = call_function[target=aten.matmul](args=(%q, %kt))\n"
+      "  %w2 : f32[2, 3, 5, 6] = call_function[target=aten.where](args=(%m, -inf, %qk2))\n"
+      "  %p2 : f32[2, 3, 5, 6] = call_function[target=aten.softmax](args=(%w2, -1))\n"
+      "  %b : f32[2, 3, 5, 7] = call_function[target=aten.matmul](args=(%p2, %v))\n"
+      "  return (%a, %b)\n";
+  Graph unfused = parse(text);
+  Graph fused = parse(text);
+  ASSERT_TRUE(run(fused, "fuse-attention,dce"));
+  size_t attention = 0, logicalNot = 0;
+  for (const auto &node : fused.nodes()) {
+    attention += node->opId() == OpId::ScaledDotProductAttention;
+    logicalNot += node->opId() == OpId::LogicalNot;
+  }
+  EXPECT_EQ(attention, 2u) << printGraph(fused);
+  EXPECT_EQ(logicalNot, 1u) << printGraph(fused);
+  std::vector<Tensor> want = interpretRandom(unfused, 3), got = interpretRandom(fused, 3);
+  ASSERT_EQ(got.size(), 2u);
+  for (size_t i = 0; i < got.size(); ++i)
+    for (int64_t e = 0; e < want[i].numel(); ++e) {
+      double w = want[i].getDouble(e), g = got[i].getDouble(e);
+      if (std::isnan(w))
+        EXPECT_TRUE(std::isnan(g)) << "output " << i << " at " << e;
+      else
+        EXPECT_NEAR(g, w, 1e-5) << "output " << i << " at " << e;
+    }
 }
 
 TEST(TransformsRunner, UnknownPassListsTheKnownOnes) {

@@ -7,7 +7,8 @@ namespace tensorc {
 
 /// Rewrites softmax(Q . K^T [* or / a constant scalar] [+ mask], last dim) . V, each intermediate
 /// used once, into one aten.scaled_dot_product_attention (K^T may be a transpose or permute of K,
-/// or any value, which is then transposed back). GPU compiles run it before decompose, so the
+/// or any value, which is then transposed back). A bool mask applied as where(keep, scores, -inf)
+/// or where(drop, -inf, scores) becomes the op's bool attn_mask (keep, or logical_not(drop)). GPU compiles run it before decompose, so the
 /// CUDA backend can run attention as one kernel; the reference kernel computes the same.
 Status fuseAttention(Graph &graph, const PassContext &context);
 
