@@ -184,8 +184,11 @@ std::vector<int> LoopNode::reads() const {
     buffers.insert(conv.input);
     buffers.insert(conv.weight.buffer);
   }
-  if (kind == Kind::Template && templateKind == TemplateKind::Attention)
+  if (kind == Kind::Template && templateKind == TemplateKind::Attention) {
     buffers.insert({attention.q, attention.k, attention.v});
+    if (attention.mask.buffer >= 0)
+      buffers.insert(attention.mask.buffer);
+  }
   for (int input : externInputs)
     buffers.insert(input);
   return {buffers.begin(), buffers.end()};
@@ -298,9 +301,13 @@ std::string printProgram(const LoopProgram &program) {
         out += "template attention " + output + " batch=" + a.batch.str() + " l=" + a.l.str() +
                " s=" + a.s.str() + " e=" + std::to_string(a.e) + " ev=" + std::to_string(a.ev) +
                " scale=" + std::to_string(a.scale) + "\n";
-        out += "      q = " + program.buffers[size_t(a.q)].name + ", k = " +
-               program.buffers[size_t(a.k)].name + ", v = " + program.buffers[size_t(a.v)].name +
-               "\n";
+        out += "      q = " + program.buffers[size_t(a.q)].name +
+               ", k = " + program.buffers[size_t(a.k)].name +
+               ", v = " + program.buffers[size_t(a.v)].name;
+        if (a.mask.buffer >= 0)
+          out += ", mask = " + program.buffers[size_t(a.mask.buffer)].name + " strides " +
+                 joinDims(a.mask.strides);
+        out += "\n";
         break;
       }
       if (node.templateKind == LoopNode::TemplateKind::Conv2d) {

@@ -802,16 +802,16 @@ private:
     return Status::ok();
   }
 
-  /// Attention as one template over dense q, k, v (realized when they are views), when enabled,
-  /// maskless, with constant head dims of at most 256; else the reference kernel.
+  /// Attention as one template over dense q, k, v and mask (realized when they are views), when
+  /// enabled, with constant head dims of at most 256; else the reference kernel.
   Status lowerAttention(const Node &node) {
     const TensorType &q = node.input(0)->type(), &v = node.input(2)->type();
     const TensorType &outType = node.output()->type();
     size_t rank = q.rank();
-    bool hasMask = node.inputs().size() > 3 && node.input(3);
+    const Value *mask = node.inputs().size() > 3 ? node.input(3) : nullptr;
     std::optional<int64_t> e = q.shape[rank - 1].constant(), ev = v.shape[rank - 1].constant();
-    if (!options_.attentionTemplates || hasMask || !e || !ev || *e < 1 || *ev < 1 || *e > 256 ||
-        *ev > 256 || rank < 2)
+    if (!options_.attentionTemplates || !e || !ev || *e < 1 || *ev < 1 || *e > 256 || *ev > 256 ||
+        rank < 2)
       return lowerExtern(node);
     LoopNode loop;
     loop.kind = LoopNode::Kind::Template;
@@ -821,10 +821,27 @@ private:
     a.q = realize(node.input(0));
     a.k = realize(node.input(1));
     a.v = realize(node.input(2));
-    for (size_t d = 0; d + 2 < rank; ++d)
+    for (size_t d = 0; d + 2 < rank; ++d) {
       a.batch = a.batch * q.shape[d];
+      a.batchDims.push_back(q.shape[d]);
+    }
     a.l = q.shape[rank - 2];
     a.s = node.input(1)->type().shape[rank - 2];
+    if (mask) {
+      // Dense row-major strides of the mask, aligned to the scores' trailing dims [..., l, s];
+      // its size-1 dims and the dims it lacks broadcast (stride 0).
+      const TensorType &m = mask->type();
+      a.mask.buffer = realize(mask);
+      a.mask.offset = SymInt(0);
+      a.mask.strides.assign(rank, SymInt(0));
+      SymInt stride(1);
+      for (size_t i = 0; i < m.rank(); ++i) {
+        const SymInt &dim = m.shape[m.rank() - 1 - i];
+        if (dim.constant() != std::optional<int64_t>(1))
+          a.mask.strides[rank - 1 - i] = stride;
+        stride = stride * dim;
+      }
+    }
     a.e = *e;
     a.ev = *ev;
     a.scale = AttrReader(node.attrs()).getFloat("scale");

@@ -145,14 +145,19 @@ struct LoopNode {
     int64_t groups = 1;
   } conv;
 
-  // Template (Attention): out[b, i, :] = softmax_j(q[b, i, :] . k[b, j, :] * scale) . v[b, j, :]
-  // over dense buffers q [batch, l, e], k [batch, s, e], v [batch, s, ev] (leading dims
-  // flattened into batch); `ranges` is the output shape. GPU compiles only (CUDA renderer).
+  // Template (Attention): out[b, i, :] = softmax_j(q[b, i, :] . k[b, j, :] * scale [+ mask]) .
+  // v[b, j, :] over dense buffers q [batch, l, e], k [batch, s, e], v [batch, s, ev] (leading
+  // dims flattened into batch); `ranges` is the output shape. GPU compiles only (CUDA renderer).
+  // The optional mask (mask.buffer >= 0) is read through strides over [batchDims..., l, s]
+  // (0 where it broadcasts): added to the scores when of q's dtype; when bool, false makes the
+  // score -inf.
   struct Attention {
     int q = -1, k = -1, v = -1;
     SymInt batch = 1, l, s;
     int64_t e = 0, ev = 0;
     double scale = 1.0;
+    std::vector<SymInt> batchDims; // the leading dims `batch` flattens
+    StridedView mask;
   } attention;
 
   // Extern: the op as an FX-text graph of one node, its input and output buffers.

@@ -1,0 +1,281 @@
+// The flash-attention kernel (f16/bf16 on tensor cores, sm_80+): one block computes 64 query
+// rows of one batch entry, streaming 64-key tiles of K and V through shared memory; the L x S
+// scores only ever exist as one 16 x 64 tile per warp, in registers.
+#include "FlashAttention.h"
+
+namespace tensorc::cuda {
+
+bool flashAttentionFits(const loop::LoopProgram &program, const loop::LoopNode &node) {
+  const loop::LoopNode::Attention &a = node.attention;
+  DType dtype = program.buffers[size_t(a.q)].dtype;
+  auto headDimFits = [](int64_t dim) { return dim >= 16 && dim <= 128 && dim % 16 == 0; };
+  return (dtype == DType::F16 || dtype == DType::BF16) &&
+         program.buffers[size_t(a.k)].dtype == dtype &&
+         program.buffers[size_t(a.v)].dtype == dtype &&
+         program.buffers[size_t(node.output)].dtype == dtype && headDimFits(a.e) &&
+         headDimFits(a.ev);
+}
+
+const std::string &flashAttentionLibrary() {
+  // Fragments of mma.sync.m16n8k16 (lane = 4 * g + t): A (16 x 16, row-major) registers a0..a3
+  // hold (row g, cols 2t and 2t + 1), (g + 8, 2t..), (g, 2t + 8..), (g + 8, 2t + 8..); B
+  // (16 x 8, k x n) registers b0, b1 hold (k = 2t, 2t + 1; n = g) and (k = 2t + 8, 2t + 9; n = g);
+  // the f32 accumulator c0..c3 is (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1). The low
+  // half of a register holds the element of lower k (A) or lower row (B's k), as in memory.
+  // ldmatrix.x4 reads four 8 x 8 matrices of 16-bit elements, matrix m from the row addresses of
+  // lanes 8m..8m+7, and gives lane 4r + c, in register m, elements (r, 2c) and (r, 2c + 1) of
+  // matrix m; with .trans elements (2c, r) and (2c + 1, r).
+  //
+  // Per block: Q (64 x E) is staged through K's shared buffer into A fragments, once. Then per key
+  // tile: S = Q . K^T (each warp 16 x 64, K rows are B's columns as stored), scores to log2
+  // units (scale * log2 e, the mask times log2 e, -inf for keys past S or masked out), the
+  // online softmax (running max m and sum l per row, the accumulators rescaled by
+  // 2^(m_old - m_new)), P rounded to the input dtype as A fragments straight from the score
+  // accumulators, O += P . V with V's fragments through ldmatrix.trans. K and V have one shared
+  // buffer each, loaded with cp.async so each load overlaps a compute phase: V of tile j while
+  // S of tile j multiplies, K of tile j + 1 while the softmax and P . V of tile j run.
+  static const std::string text = R"(// Flash attention (f16/bf16, mma.sync m16n8k16, sm_80+)
+#define TC_FA_ROWS 64
+#define TC_FA_KEYS 64
+#define TC_FA_THREADS 128
+// ---- inline PTX (test/e2e/cuda_emu.h emulates what lies between these lines) ----
+TC_DEVICE unsigned tc_smem_address(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+// Shared-memory operands are 32-bit shared-window addresses (tc_smem_address).
+TC_DEVICE void tc_cp_async16(unsigned dst, const void *src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" :: "r"(dst), "l"(src) : "memory");
+}
+TC_DEVICE void tc_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> TC_DEVICE void tc_cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory"); }
+TC_DEVICE void tc_ldmatrix_x4(unsigned (&r)[4], unsigned p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(p) : "memory");
+}
+TC_DEVICE void tc_ldmatrix_x4_trans(unsigned (&r)[4], unsigned p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(p) : "memory");
+}
+// d += a . b on tensor cores (f32 accumulators).
+template <bool BF16> TC_DEVICE void tc_mma16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  if (BF16)
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  else
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+// Two floats rounded to f16/bf16 (to nearest even) in one register, `lo` in the low half.
+template <bool BF16> TC_DEVICE unsigned tc_pack2(float lo, float hi) {
+  unsigned r;
+  if (BF16)
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  else
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+// 2^x: 0 for -inf, NaN for NaN.
+TC_DEVICE float tc_exp2(float x) { float y; asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x)); return y; }
+// ---- end of inline PTX ----
+template <bool BF16> TC_DEVICE float tc_widen(unsigned short h) { return BF16 ? tc_bf2f(h) : tc_h2f(h); }
+
+// Rows [r0, r0 + ROWS) of a dense n x D matrix into shared rows of D + 8 elements at `dst` (the
+// padding keeps ldmatrix's eight row reads on distinct banks), in 16-byte cp.async chunks; rows
+// past n are zero.
+template <int D, int ROWS>
+TC_DEVICE void tc_fa_load(unsigned short *dst, const unsigned short *__restrict__ src, long long r0, long long n) {
+  constexpr int CHUNKS = D / 8;
+  static_assert(ROWS * CHUNKS % TC_FA_THREADS == 0, "whole chunks per thread");
+  if constexpr (TC_FA_THREADS % CHUNKS == 0) {
+    // The block covers STEP whole rows per pass: one column and a fixed row stride per thread.
+    constexpr int STEP = TC_FA_THREADS / CHUNKS;
+    const int r = threadIdx.x / CHUNKS, col = (threadIdx.x % CHUNKS) * 8;
+    unsigned short *d = dst + r * (D + 8) + col;
+    const unsigned short *from = src + (r0 + r) * D + col;
+    const long long left = n - r0 - r; // rows of this thread's column still in the matrix
+    #pragma unroll
+    for (int i = 0; i < ROWS / STEP; ++i) {
+      if (i * STEP < left)
+        tc_cp_async16(tc_smem_address(d + i * STEP * (D + 8)), from + i * STEP * D);
+      else
+        *reinterpret_cast<uint4 *>(d + i * STEP * (D + 8)) = make_uint4(0u, 0u, 0u, 0u);
+    }
+  } else {
+    #pragma unroll
+    for (int i = 0; i < ROWS * CHUNKS / TC_FA_THREADS; ++i) {
+      const int c = i * TC_FA_THREADS + threadIdx.x, r = c / CHUNKS, col = (c % CHUNKS) * 8;
+      unsigned short *d = dst + r * (D + 8) + col;
+      if (r0 + r < n)
+        tc_cp_async16(tc_smem_address(d), src + (r0 + r) * D + col);
+      else
+        *reinterpret_cast<uint4 *>(d) = make_uint4(0u, 0u, 0u, 0u);
+    }
+  }
+}
+
+// Rows [row0, row0 + 64) of out = softmax(q . k^T * scale [+ mask]) . v for one batch entry:
+// q [L, E], k [S, E], v [S, EV], out [L, EV], dense. MASK: 0 none, 1 additive (q's dtype), 2 bool
+// (false: -inf), element (i, j) at mask[i * maskRow + j * maskCol]. `scaleLog2` = scale * log2 e.
+// `smem` holds TC_FA_KEYS * (E + 8 + EV + 8) elements, 16-byte aligned. Every thread of the block
+// calls it with the same arguments.
+template <int E, int EV, bool BF16, int MASK>
+TC_DEVICE void tc_flash_attention(const unsigned short *__restrict__ q, const unsigned short *__restrict__ k,
+                                  const unsigned short *__restrict__ v, unsigned short *__restrict__ out,
+                                  const void *__restrict__ mask, long long maskRow, long long maskCol,
+                                  long long L, long long S, long long row0, float scaleLog2,
+                                  unsigned short *smem) {
+  static_assert(E % 16 == 0 && EV % 16 == 0, "head dims are whole k-steps");
+  constexpr int KS = E + 8, VS = EV + 8, NT = TC_FA_KEYS / 8;
+  unsigned short *Ks = smem, *Vs = smem + TC_FA_KEYS * KS;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  // This lane's ldmatrix row addresses (bytes, shared window) for Q, K (keys 0-7 | 8-15 of an
+  // n-tile pair, columns 0-7 | 8-15 of a k-step) and V (keys 0-7 | 8-15 of a k-step, columns
+  // 0-7 | 8-15 of a pair of 8-column tiles); loops add compile-time offsets.
+  const unsigned qLane = tc_smem_address(Ks + (warp * 16 + (lane & 15)) * KS + (lane >> 4) * 8);
+  const unsigned kLane = tc_smem_address(Ks + ((lane & 7) + (lane >> 4) * 8) * KS + ((lane >> 3) & 1) * 8);
+  const unsigned vLane = tc_smem_address(Vs + ((lane & 7) + ((lane >> 3) & 1) * 8) * VS + (lane >> 4) * 8);
+  const float negInf = __int_as_float((int)0xff800000u);
+  const float log2e = 1.4426950408889634f;
+
+  // Q's A fragments, one per 16 columns, staged through K's buffer (64 rows of E + 8 elements):
+  // in a block's next tile the last reads of K lie behind two barriers already, and the first
+  // load of K follows the barrier after the fragments are read.
+  static_assert(TC_FA_ROWS == TC_FA_KEYS, "Q is staged in K's buffer");
+  tc_fa_load<E, TC_FA_ROWS>(Ks, q, row0, L);
+  tc_cp_async_commit();
+  tc_cp_async_wait<0>();
+  __syncthreads();
+  unsigned qf[E / 16][4];
+  #pragma unroll
+  for (int kk = 0; kk < E / 16; ++kk)
+    tc_ldmatrix_x4(qf[kk], qLane + kk * 16 * 2);
+  __syncthreads();
+
+  float o[EV / 8][4];
+  #pragma unroll
+  for (int d = 0; d < EV / 8; ++d)
+    o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
+  // Running max (log2 units) and this thread's part of the running sum, for rows g and g + 8.
+  float m[2] = {negInf, negInf}, l[2] = {0.0f, 0.0f};
+  const long long tiles = (S + TC_FA_KEYS - 1) / TC_FA_KEYS;
+  tc_fa_load<E, TC_FA_KEYS>(Ks, k, 0, S);
+  tc_cp_async_commit();
+  for (long long kt = 0; kt < tiles; ++kt) {
+    const long long key0 = kt * TC_FA_KEYS;
+    const int keys = (int)(S - key0 < TC_FA_KEYS ? S - key0 : TC_FA_KEYS); // valid keys in the tile
+    tc_cp_async_wait<0>();
+    __syncthreads(); // K tile kt is in; every warp is done with V tile kt - 1
+    tc_fa_load<EV, TC_FA_KEYS>(Vs, v, key0, S);
+    tc_cp_async_commit();
+
+    // S = Q . K^T: n-tiles of 8 keys, two per ldmatrix.
+    float s[NT][4];
+    #pragma unroll
+    for (int n = 0; n < NT; ++n)
+      s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+    #pragma unroll
+    for (int kk = 0; kk < E / 16; ++kk) {
+      #pragma unroll
+      for (int n2 = 0; n2 < NT / 2; ++n2) {
+        unsigned b[4];
+        tc_ldmatrix_x4(b, kLane + (n2 * 16 * KS + kk * 16) * 2);
+        tc_mma16816<BF16>(s[2 * n2], qf[kk], b[0], b[1]);
+        tc_mma16816<BF16>(s[2 * n2 + 1], qf[kk], b[2], b[3]);
+      }
+    }
+    __syncthreads(); // every warp is done with K tile kt
+    if (kt + 1 < tiles)
+      tc_fa_load<E, TC_FA_KEYS>(Ks, k, key0 + TC_FA_KEYS, S);
+    tc_cp_async_commit(); // empty after the last tile: the wait below still means "V is in"
+
+    // Scores in log2 units; element i of n-tile n is row g + (i >> 1) * 8, key n * 8 + 2t + (i & 1).
+    float tileMax[2] = {negInf, negInf};
+    #pragma unroll
+    for (int n = 0; n < NT; ++n) {
+      #pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int key = n * 8 + 2 * t + (i & 1);
+        float x = s[n][i] * scaleLog2;
+        if (MASK != 0) {
+          const long long row = row0 + warp * 16 + g + (i >> 1) * 8;
+          if (key < keys && row < L) {
+            const long long at = row * maskRow + (key0 + key) * maskCol;
+            if (MASK == 1)
+              x += log2e * tc_widen<BF16>(static_cast<const unsigned short *>(mask)[at]);
+            else if (!static_cast<const unsigned char *>(mask)[at])
+              x = negInf;
+          }
+        }
+        x = key < keys ? x : negInf;
+        s[n][i] = x;
+        tileMax[i >> 1] = fmaxf(tileMax[i >> 1], x);
+      }
+    }
+    // Online softmax: a row's four threads (one quad) agree on its max. While every score so
+    // far is -inf the exponent base is 0, so those keys weigh 0 (not NaN); a row that stays so
+    // ends as 0 / 0 = NaN, as the unfused softmax gives.
+    float base[2];
+    #pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      tileMax[r] = fmaxf(tileMax[r], __shfl_xor_sync(0xffffffffu, tileMax[r], 1));
+      tileMax[r] = fmaxf(tileMax[r], __shfl_xor_sync(0xffffffffu, tileMax[r], 2));
+      const float next = fmaxf(m[r], tileMax[r]);
+      base[r] = next == negInf ? 0.0f : next;
+      const float alpha = tc_exp2(m[r] - base[r]); // 0 while m was -inf, 1 when unchanged
+      m[r] = next;
+      l[r] *= alpha;
+      #pragma unroll
+      for (int d = 0; d < EV / 8; ++d) {
+        o[d][2 * r] *= alpha;
+        o[d][2 * r + 1] *= alpha;
+      }
+    }
+    #pragma unroll
+    for (int n = 0; n < NT; ++n) {
+      #pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const float p = tc_exp2(s[n][i] - base[i >> 1]);
+        s[n][i] = p;
+        l[i >> 1] += p;
+      }
+    }
+
+    tc_cp_async_wait<1>();
+    __syncthreads(); // V tile kt is in
+    // O += P . V: P's A fragment for keys 16j..16j+15 is n-tiles 2j and 2j + 1 of the scores;
+    // V's B fragments for two 8-column tiles per ldmatrix.trans.
+    #pragma unroll
+    for (int j = 0; j < NT / 2; ++j) {
+      const unsigned a[4] = {tc_pack2<BF16>(s[2 * j][0], s[2 * j][1]), tc_pack2<BF16>(s[2 * j][2], s[2 * j][3]),
+                             tc_pack2<BF16>(s[2 * j + 1][0], s[2 * j + 1][1]),
+                             tc_pack2<BF16>(s[2 * j + 1][2], s[2 * j + 1][3])};
+      #pragma unroll
+      for (int d2 = 0; d2 < EV / 16; ++d2) {
+        unsigned b[4];
+        tc_ldmatrix_x4_trans(b, vLane + (j * 16 * VS + d2 * 16) * 2);
+        tc_mma16816<BF16>(o[2 * d2], a, b[0], b[1]);
+        tc_mma16816<BF16>(o[2 * d2 + 1], a, b[2], b[3]);
+      }
+    }
+  }
+  tc_cp_async_wait<0>();
+
+  // out = O / l, two elements per 32-bit store.
+  #pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
+    const long long row = row0 + warp * 16 + g + r * 8;
+    if (row < L) {
+      #pragma unroll
+      for (int d = 0; d < EV / 8; ++d)
+        *reinterpret_cast<unsigned *>(out + row * EV + d * 8 + 2 * t) =
+            tc_pack2<BF16>(o[d][2 * r] / l[r], o[d][2 * r + 1] / l[r]);
+    }
+  }
+}
+)";
+  return text;
+}
+
+} // namespace tensorc::cuda

@@ -1,0 +1,359 @@
+// A CPU emulation of the CUDA that generated kernels use, for test/e2e/check_cuda_emulated.py:
+// each block's threads run as cooperative fibers (ucontext), so barriers, warp shuffles and the
+// tensor-core primitives of the flash-attention kernel (ldmatrix, mma.sync m16n8k16, cp.async
+// groups) can be modelled from their PTX definitions and checked against the interpreter without
+// a GPU. cp.async copies are deferred to the issuing thread's wait_group, so a missing wait or
+// barrier reads stale shared memory. Shared memory is a static array: build without PIE, so its
+// addresses fit the 32-bit shared window the kernels use.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <ucontext.h>
+#include <vector>
+
+struct tc_emu_dim3 {
+  unsigned x = 0, y = 0, z = 0;
+};
+struct uint4 {
+  unsigned x, y, z, w;
+};
+inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
+
+namespace tc_emu {
+
+struct Copy {
+  unsigned dst;
+  const void *src;
+};
+struct Thread {
+  ucontext_t context;
+  std::unique_ptr<char[]> stack;
+  bool done = false;
+  std::vector<Copy> open;               // cp.async since the last commit
+  std::deque<std::vector<Copy>> groups; // committed, oldest first
+  unsigned long long collectives = 0;   // warp-collective operations so far
+};
+// One warp-collective operation: every lane's inputs, then every lane's outputs (computed once,
+// by the last lane to arrive). Two per warp, alternating: a lane reaches round k + 2 only after
+// every lane reached k + 1, so no lane still reads round k.
+struct Exchange {
+  unsigned long long round = ~0ull;
+  int arrived = 0;
+  uint64_t in[32][8];
+  uint64_t out[32][4];
+};
+
+inline ucontext_t scheduler;
+inline std::vector<Thread> threads;
+inline std::vector<Exchange> exchanges;
+inline int current = -1;
+inline unsigned long long progress = 0, barrierGeneration = 0;
+inline unsigned barrierArrived = 0;
+inline tc_emu_dim3 blockIdxValue, gridDimValue, blockDimValue;
+inline std::function<void()> body;
+// cp.async copies land at issue (catches a buffer refilled while still read) or at the issuing
+// thread's wait_group (catches a buffer read before its copy was waited for).
+inline bool eagerCopies = false;
+// Scheduling rounds give every warp a turn (warps stay in step), or, with a seeded generator,
+// a random half of the warps (they drift apart, so a barrier missing between one warp's reads
+// and another's writes shows).
+inline bool randomSchedule = false;
+inline uint64_t randomState = 0x9e3779b97f4a7c15ull;
+inline bool coinFlip() {
+  randomState ^= randomState << 13;
+  randomState ^= randomState >> 7;
+  randomState ^= randomState << 17;
+  return randomState & 1;
+}
+
+[[noreturn]] inline void fail(const char *what) {
+  std::fprintf(stderr, "cuda_emu: %s (block %u, thread %d)\n", what, blockIdxValue.x, current);
+  std::exit(3);
+}
+inline void yield() { swapcontext(&threads[size_t(current)].context, &scheduler); }
+inline void entry() {
+  body();
+  threads[size_t(current)].done = true;
+  ++progress;
+  swapcontext(&threads[size_t(current)].context, &scheduler);
+}
+
+/// Runs `kernel` on grid x block threads, one block at a time.
+inline void launch(unsigned grid, unsigned block, std::function<void()> kernel) {
+  constexpr size_t kStack = 256 * 1024;
+  gridDimValue = {grid, 1, 1};
+  blockDimValue = {block, 1, 1};
+  body = std::move(kernel);
+  for (unsigned b = 0; b < grid; ++b) {
+    blockIdxValue = {b, 0, 0};
+    threads = std::vector<Thread>(block);
+    exchanges = std::vector<Exchange>((block + 31) / 32 * 2);
+    barrierArrived = 0;
+    for (Thread &thread : threads) {
+      thread.stack.reset(new char[kStack]);
+      getcontext(&thread.context);
+      thread.context.uc_stack.ss_sp = thread.stack.get();
+      thread.context.uc_stack.ss_size = kStack;
+      thread.context.uc_link = nullptr;
+      makecontext(&thread.context, entry, 0);
+    }
+    for (unsigned long long round = 0;; ++round) {
+      unsigned long long before = progress;
+      bool all = true, full = !randomSchedule || round % 16 == 0;
+      std::vector<bool> runs((block + 31) / 32, true);
+      if (!full)
+        for (size_t w = 0; w < runs.size(); ++w)
+          runs[w] = coinFlip();
+      for (size_t i = 0; i < threads.size(); ++i) {
+        if (threads[i].done)
+          continue;
+        if (runs[i / 32]) {
+          current = int(i);
+          swapcontext(&scheduler, &threads[i].context);
+        }
+        all = all && threads[i].done;
+      }
+      current = -1;
+      if (all)
+        break;
+      if (full && progress == before)
+        fail("deadlock: every live thread waits (a barrier or collective some threads skip)");
+    }
+  }
+}
+
+inline void syncthreads() {
+  unsigned long long generation = barrierGeneration;
+  ++progress;
+  unsigned live = 0;
+  for (const Thread &thread : threads)
+    live += !thread.done;
+  if (++barrierArrived == live) {
+    barrierArrived = 0;
+    ++barrierGeneration;
+    return;
+  }
+  while (barrierGeneration == generation)
+    yield();
+}
+
+/// A warp-collective operation: deposits this lane's `in`, waits for the warp, and returns this
+/// lane's outputs, which `compute(in, out)` derives for every lane at once.
+template <class Compute> const uint64_t *collective(const uint64_t (&in)[8], Compute &&compute) {
+  Thread &self = threads[size_t(current)];
+  unsigned lane = unsigned(current) % 32, warp = unsigned(current) / 32;
+  unsigned long long round = self.collectives++;
+  Exchange &x = exchanges[warp * 2 + round % 2];
+  if (x.round != round) {
+    x.round = round;
+    x.arrived = 0;
+  }
+  std::memcpy(x.in[lane], in, sizeof in);
+  ++progress;
+  if (++x.arrived == 32)
+    compute(x.in, x.out);
+  while (x.arrived < 32)
+    yield();
+  return x.out[lane];
+}
+
+inline uint32_t bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+inline float fromBits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+inline float halfToFloat(uint16_t h) {
+  _Float16 value;
+  std::memcpy(&value, &h, 2);
+  return float(value);
+}
+inline uint16_t floatToHalf(float f) { // round to nearest even
+  _Float16 value = _Float16(f);
+  uint16_t h;
+  std::memcpy(&h, &value, 2);
+  return h;
+}
+inline float bf16ToFloat(uint16_t h) { return fromBits(uint32_t(h) << 16); }
+inline uint16_t floatToBf16(float f) { // round to nearest even
+  uint32_t u = bits(f);
+  if (f != f)
+    return uint16_t((u >> 16) | 0x40u);
+  return uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+} // namespace tc_emu
+
+#define threadIdx (tc_emu_dim3{unsigned(tc_emu::current), 0, 0})
+#define blockIdx (tc_emu::blockIdxValue)
+#define gridDim (tc_emu::gridDimValue)
+#define blockDim (tc_emu::blockDimValue)
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(n)
+#define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
+
+inline void __syncthreads() { tc_emu::syncthreads(); }
+inline float __int_as_float(int i) { return tc_emu::fromBits(uint32_t(i)); }
+inline float __uint_as_float(unsigned u) { return tc_emu::fromBits(u); }
+inline unsigned __float_as_uint(float f) { return tc_emu::bits(f); }
+inline int __float_as_int(float f) { return int(tc_emu::bits(f)); }
+inline double __longlong_as_double(long long i) {
+  double d;
+  std::memcpy(&d, &i, 8);
+  return d;
+}
+inline size_t __cvta_generic_to_shared(const void *p) {
+  uintptr_t address = reinterpret_cast<uintptr_t>(p);
+  if (address >> 32)
+    tc_emu::fail("shared memory above 4 GiB: build the emulation without PIE");
+  return size_t(address);
+}
+
+// Warp shuffles move 64-bit patterns.
+template <class T> T tc_emu_shuffle(T value, int (*source)(int lane, int arg), int arg) {
+  uint64_t in[8] = {};
+  std::memcpy(in, &value, sizeof(T));
+  const uint64_t *out =
+      tc_emu::collective(in, [&](const uint64_t(&all)[32][8], uint64_t(&result)[32][4]) {
+        for (int lane = 0; lane < 32; ++lane) {
+          int from = source(lane, arg);
+          result[lane][0] = all[from >= 0 && from < 32 ? from : lane][0];
+        }
+      });
+  T result;
+  std::memcpy(&result, out, sizeof(T));
+  return result;
+}
+template <class T> T __shfl_xor_sync(unsigned, T value, int mask) {
+  return tc_emu_shuffle(
+      value, [](int lane, int m) { return lane ^ m; }, mask);
+}
+template <class T> T __shfl_down_sync(unsigned, T value, int delta) {
+  return tc_emu_shuffle(
+      value, [](int lane, int d) { return lane + d < 32 ? lane + d : lane; }, delta);
+}
+
+// ---- the flash-attention primitives, from their PTX definitions ----
+
+inline unsigned tc_smem_address(const void *p) { return unsigned(__cvta_generic_to_shared(p)); }
+inline void tc_cp_async16(unsigned dst, const void *src) {
+  if (dst % 16 || reinterpret_cast<uintptr_t>(src) % 16)
+    tc_emu::fail("cp.async of 16 bytes needs 16-byte aligned addresses");
+  if (tc_emu::eagerCopies)
+    std::memcpy(reinterpret_cast<void *>(uintptr_t(dst)), src, 16);
+  else
+    tc_emu::threads[size_t(tc_emu::current)].open.push_back({dst, src});
+}
+inline void tc_cp_async_commit() {
+  tc_emu::Thread &self = tc_emu::threads[size_t(tc_emu::current)];
+  self.groups.push_back(std::move(self.open));
+  self.open.clear();
+}
+template <int N> void tc_cp_async_wait() {
+  tc_emu::Thread &self = tc_emu::threads[size_t(tc_emu::current)];
+  while (self.groups.size() > size_t(N)) {
+    for (const tc_emu::Copy &copy : self.groups.front())
+      std::memcpy(reinterpret_cast<void *>(uintptr_t(copy.dst)), copy.src, 16);
+    self.groups.pop_front();
+  }
+}
+// ldmatrix.x4: lanes 8m..8m+7 address the rows of matrix m; lane 4r + c receives, in register m,
+// elements (r, 2c) and (r, 2c + 1) of matrix m (.trans: (2c, r) and (2c + 1, r)), low half first.
+inline void tc_emu_ldmatrix(unsigned (&r)[4], unsigned p, bool trans) {
+  if (p % 16)
+    tc_emu::fail("ldmatrix row address not 16-byte aligned");
+  uint64_t in[8] = {p};
+  const uint64_t *out =
+      tc_emu::collective(in, [&](const uint64_t(&all)[32][8], uint64_t(&result)[32][4]) {
+        for (int lane = 0; lane < 32; ++lane)
+          for (int m = 0; m < 4; ++m) {
+            auto element = [&](int row, int col) {
+              const uint16_t *rowData =
+                  reinterpret_cast<const uint16_t *>(uintptr_t(all[8 * m + row][0]));
+              return uint64_t(rowData[col]);
+            };
+            int a = lane / 4, c = lane % 4;
+            uint64_t lo = trans ? element(2 * c, a) : element(a, 2 * c);
+            uint64_t hi = trans ? element(2 * c + 1, a) : element(a, 2 * c + 1);
+            result[lane][m] = lo | (hi << 16);
+          }
+      });
+  for (int m = 0; m < 4; ++m)
+    r[m] = unsigned(out[m]);
+}
+inline void tc_ldmatrix_x4(unsigned (&r)[4], unsigned p) { tc_emu_ldmatrix(r, p, false); }
+inline void tc_ldmatrix_x4_trans(unsigned (&r)[4], unsigned p) { tc_emu_ldmatrix(r, p, true); }
+// mma.m16n8k16 (lane = 4g + t): A registers a0..a3 hold (g, 2t..2t+1), (g + 8, 2t..),
+// (g, 2t + 8..), (g + 8, 2t + 8..); B registers b0, b1 hold (k = 2t..2t+1, n = g) and
+// (k = 2t + 8.., n = g); C/D element i is (g + 8 (i >> 1), 2t + (i & 1)).
+template <bool BF16>
+void tc_mma16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  uint64_t in[8] = {a[0],
+                    a[1],
+                    a[2],
+                    a[3],
+                    b0,
+                    b1,
+                    tc_emu::bits(d[0]) | uint64_t(tc_emu::bits(d[1])) << 32,
+                    tc_emu::bits(d[2]) | uint64_t(tc_emu::bits(d[3])) << 32};
+  const uint64_t *out =
+      tc_emu::collective(in, [&](const uint64_t(&all)[32][8], uint64_t(&result)[32][4]) {
+        auto widen = [](uint64_t h) {
+          return BF16 ? tc_emu::bf16ToFloat(uint16_t(h)) : tc_emu::halfToFloat(uint16_t(h));
+        };
+        float A[16][16], B[16][8], C[16][8];
+        for (int lane = 0; lane < 32; ++lane) {
+          int g = lane / 4, t = lane % 4;
+          for (int r = 0; r < 4; ++r) {
+            int row = g + (r & 1) * 8, col = 2 * t + (r >> 1) * 8;
+            A[row][col] = widen(all[lane][r] & 0xffff);
+            A[row][col + 1] = widen((all[lane][r] >> 16) & 0xffff);
+          }
+          for (int r = 0; r < 2; ++r) {
+            int k = 2 * t + r * 8;
+            B[k][g] = widen(all[lane][4 + r] & 0xffff);
+            B[k + 1][g] = widen((all[lane][4 + r] >> 16) & 0xffff);
+          }
+          for (int i = 0; i < 4; ++i)
+            C[g + (i >> 1) * 8][2 * t + (i & 1)] =
+                tc_emu::fromBits(uint32_t(all[lane][6 + i / 2] >> (32 * (i & 1))));
+        }
+        for (int lane = 0; lane < 32; ++lane) {
+          int g = lane / 4, t = lane % 4;
+          for (int i = 0; i < 4; ++i) {
+            int row = g + (i >> 1) * 8, col = 2 * t + (i & 1);
+            double sum = C[row][col];
+            for (int k = 0; k < 16; ++k)
+              sum += double(A[row][k]) * double(B[k][col]);
+            result[lane][i] = tc_emu::bits(float(sum));
+          }
+        }
+      });
+  for (int i = 0; i < 4; ++i)
+    d[i] = tc_emu::fromBits(uint32_t(out[i]));
+}
+template <bool BF16> unsigned tc_pack2(float lo, float hi) {
+  uint16_t l = BF16 ? tc_emu::floatToBf16(lo) : tc_emu::floatToHalf(lo);
+  uint16_t h = BF16 ? tc_emu::floatToBf16(hi) : tc_emu::floatToHalf(hi);
+  return unsigned(l) | unsigned(h) << 16;
+}
+inline float tc_exp2(float x) { return std::exp2(x); }
+
+// ---- the prelude's inline-PTX conversions ----
+#define TC_EMU_PRELUDE_CONVERSIONS
+inline float tc_h2f(unsigned short h) { return tc_emu::halfToFloat(h); }
+inline unsigned short tc_f2h(float f) { return tc_emu::floatToHalf(f); }
