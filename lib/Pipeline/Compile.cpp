@@ -253,18 +253,8 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
                                       const CompileOptions &options, const std::string &modelName,
                                       const std::string &sourceHash) {
   const std::string &modelPath = modelName; // for messages
-  bool wantCpu = false, wantCuda = false;
-  for (size_t start = 0; start <= options.target.size();) {
-    size_t end = std::min(options.target.find(',', start), options.target.size());
-    std::string name = options.target.substr(start, end - start);
-    if (name == "cpu")
-      wantCpu = true;
-    else if (name == "cuda")
-      wantCuda = true;
-    else
-      return makeError("unknown target '", name, "' (expected cpu, cuda or cpu,cuda)");
-    start = end + 1;
-  }
+  TC_ASSIGN_OR_RETURN(TargetSet targetSet, parseTargets(options.target));
+  bool wantCpu = targetSet.cpu, wantCuda = targetSet.cuda;
 #ifndef TENSORC_HAVE_NVRTC
   if (wantCuda)
     return makeError("target cuda: this tensorc was built without the CUDA toolkit (NVRTC)");
@@ -290,14 +280,10 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
         return makeError("--emit=so builds for the host (x86_64); use a bundle directory for ",
                          target.arch);
 
-  PipelineOptions pipeline;
+  TC_ASSIGN_OR_RETURN(
+      PipelineOptions pipeline,
+      pipelineOptionsFor(targetSet, options.fuseAttention, options.train.has_value()));
   pipeline.timeStages = options.timeStages;
-  pipeline.gpuOnly = wantCuda && !wantCpu;
-  if (options.fuseAttention && !pipeline.gpuOnly)
-    return makeError("--fuse-attention needs --target cuda (the CPU has no attention kernel)");
-  pipeline.fuseAttention = options.fuseAttention;
-  if (options.train && options.fuseAttention)
-    return makeError("--fuse-attention has no gradient; leave it off with --train");
   pipeline.train = options.train;
   autodiff::TrainingSignature training;
   if (Status staged = runGraphStages(graph, registry, pipeline, &training); !staged)

@@ -117,6 +117,35 @@ Expected<LoweredModel> lowerAndSchedule(const Graph &graph, const PipelineOption
   return model;
 }
 
+Expected<TargetSet> parseTargets(const std::string &targets) {
+  TargetSet set;
+  for (size_t start = 0; start <= targets.size();) {
+    size_t end = std::min(targets.find(',', start), targets.size());
+    std::string name = targets.substr(start, end - start);
+    if (name == "cpu")
+      set.cpu = true;
+    else if (name == "cuda")
+      set.cuda = true;
+    else
+      return makeError("unknown target '", name, "' (expected cpu, cuda or cpu,cuda)");
+    start = end + 1;
+  }
+  return set;
+}
+
+Expected<PipelineOptions> pipelineOptionsFor(const TargetSet &targets,
+                                             std::optional<bool> fuseAttention, bool training) {
+  PipelineOptions options;
+  options.gpuOnly = targets.cuda && !targets.cpu;
+  if (fuseAttention.value_or(false) && !options.gpuOnly)
+    return makeError("--fuse-attention needs --target cuda (the CPU has no attention kernel)");
+  if (fuseAttention.value_or(false) && training)
+    return makeError("--fuse-attention has no gradient; leave it off with --train");
+  options.attentionFusion =
+      fuseAttention.value_or(false) ? AttentionFusion::All : AttentionFusion::None;
+  return options;
+}
+
 Expected<Graph> importModel(const std::string &path, const OpRegistry &registry) {
   if (endsWith(path, ".fx"))
     return fx::loadFxFile(path, registry);
@@ -155,9 +184,11 @@ Expected<bool> runGraphStagesWith(StageRunner &runner, const OpRegistry &registr
     return false;
   PassContext context{registry};
   // Attention ops form before decompose splits softmax apart.
-  const char *simplify = options.fuseAttention
-                             ? "constant-fold,fold-batchnorm,cse,dce,fuse-attention,dce"
-                             : "constant-fold,fold-batchnorm,cse,dce";
+  const char *simplify = "constant-fold,fold-batchnorm,cse,dce";
+  if (options.attentionFusion == AttentionFusion::TensorCore)
+    simplify = "constant-fold,fold-batchnorm,cse,dce,fuse-tensor-core-attention,dce";
+  else if (options.attentionFusion == AttentionFusion::All)
+    simplify = "constant-fold,fold-batchnorm,cse,dce,fuse-attention,dce";
   TC_ASSIGN_OR_RETURN(more, runner.run("simplify", [&](Graph &g) {
     return runPasses(g, simplify, context);
   }));

@@ -53,9 +53,8 @@ bool swapsLastTwo(const Node &node, size_t rank) {
   return false;
 }
 
-} // namespace
-
-Status fuseAttention(Graph &graph, const PassContext &context) {
+/// fuse-attention, for every match or only for heads of tensor-core shapes.
+Status fuseAttentionWhere(Graph &graph, const PassContext &context, bool tensorCoreOnly) {
   // Uses in the source graph, by value name (the rewriter keeps names of copied values).
   std::map<std::string, size_t> uses;
   for (const auto &[value, users] : computeUsers(graph))
@@ -160,6 +159,8 @@ Status fuseAttention(Graph &graph, const PassContext &context) {
       return skip("query, key and value do not share a floating dtype");
     if (mask && mask->type().dtype != q.dtype && mask->type().dtype != DType::Bool)
       return skip("the mask's dtype differs from the query's");
+    if (tensorCoreOnly && !tensorCoreAttentionShape(q.dtype, q.shape[rank - 1], v.shape[rank - 1]))
+      return skip("not a tensor-core shape (f16/bf16, head dims multiples of 16 up to 128)");
     Value *key = nullptr;
     if (keyT->producer() && swapsLastTwo(*keyT->producer(), rank)) {
       key = keyT->producer()->input(0);
@@ -188,6 +189,24 @@ Status fuseAttention(Graph &graph, const PassContext &context) {
   TC_ASSIGN_OR_RETURN(Graph rewritten, rewriteGraph(graph, rewrite));
   graph = std::move(rewritten);
   return Status::ok();
+}
+
+} // namespace
+
+bool tensorCoreAttentionShape(DType dtype, const SymInt &e, const SymInt &ev) {
+  auto fits = [](const SymInt &dim) {
+    std::optional<int64_t> value = dim.constant();
+    return value && *value >= 16 && *value <= 128 && *value % 16 == 0;
+  };
+  return (dtype == DType::F16 || dtype == DType::BF16) && fits(e) && fits(ev);
+}
+
+Status fuseAttention(Graph &graph, const PassContext &context) {
+  return fuseAttentionWhere(graph, context, false);
+}
+
+Status fuseTensorCoreAttention(Graph &graph, const PassContext &context) {
+  return fuseAttentionWhere(graph, context, true);
 }
 
 } // namespace tensorc

@@ -21,8 +21,10 @@ const std::vector<PassInfo> &allPasses() {
       {"decompose", "rewrite high-level ops into primitive ops", decompose},
       {"fold-batchnorm", "fold inference batch norms into the convolutions before them",
        foldBatchNorm},
-      {"fuse-attention", "softmax(Q.K^T * scale [+ mask]).V into one attention op",
-       fuseAttention},
+      {"fuse-attention", "softmax(Q.K^T * scale [+ mask]).V into one attention op", fuseAttention},
+      {"fuse-tensor-core-attention",
+       "fuse-attention for f16/bf16 heads with head dims multiples of 16 up to 128",
+       fuseTensorCoreAttention},
   };
   return passes;
 }

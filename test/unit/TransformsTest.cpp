@@ -323,7 +323,7 @@ TEST(TransformsRunner, UnknownPassListsTheKnownOnes) {
   Status status = run(graph, "cse,nope");
   ASSERT_FALSE(status);
   EXPECT_EQ(status.message(), "unknown pass 'nope' (passes: constant-fold, cse, dce, decompose, "
-            "fold-batchnorm, fuse-attention)");
+                              "fold-batchnorm, fuse-attention, fuse-tensor-core-attention)");
 }
 
 } // namespace

@@ -86,19 +86,47 @@ void addTrainOptions(CLI::App *command, TrainFlags &flags, bool always = false) 
       ->capture_default_str();
 }
 
+/// `--fuse-attention` / `--no-fuse-attention`, or neither (the target's default).
+struct AttentionFlags {
+  bool on = false, off = false;
+  std::optional<bool> value() const {
+    return on ? std::optional<bool>(true) : off ? std::optional<bool>(false) : std::nullopt;
+  }
+};
+
+void addAttentionFlags(CLI::App &command, AttentionFlags &flags) {
+  CLI::Option *on = command.add_flag(
+      "--fuse-attention", flags.on,
+      "--target cuda: run softmax(Q.K^T*s [+mask]).V as one attention kernel (f16/bf16 with "
+      "head dims multiples of 16 up to 128 on tensor cores; the others on a slower scalar "
+      "kernel)");
+  command
+      .add_flag("--no-fuse-attention", flags.off, "Keep attention as separate kernels (default)")
+      ->excludes(on);
+}
+
 struct InspectOptions {
   std::string model;
   std::string stage = "all";
   std::string outDir;
   TrainFlags train;
+  std::string target = "cpu";
+  AttentionFlags attention;
 };
 
 int runInspect(const InspectOptions &options, const OpRegistry &registry) {
-  PipelineOptions pipeline;
-  pipeline.stopAfter = options.stage;
+  Expected<TargetSet> targets = parseTargets(options.target);
+  if (!targets)
+    return fail(targets.error().message());
   Expected<std::optional<autodiff::TrainOptions>> train = options.train.resolve();
   if (!train)
     return fail(train.error().message());
+  Expected<PipelineOptions> configured =
+      pipelineOptionsFor(*targets, options.attention.value(), train->has_value());
+  if (!configured)
+    return fail(configured.error().message());
+  PipelineOptions pipeline = std::move(*configured);
+  pipeline.stopAfter = options.stage;
   pipeline.train = *train;
   size_t index = 0;
   std::string error;
@@ -295,6 +323,7 @@ struct CompileCommand {
   std::string model;
   CompileOptions options;
   TrainFlags train;
+  AttentionFlags attention;
   std::string cpuArchs = "x86_64";
   std::string cudaArchs = "sm_90";
   std::string emit = "bundle";
@@ -314,6 +343,7 @@ int runCompile(CompileCommand &command, const OpRegistry &registry) {
   command.options.cpuArchs = splitList(command.cpuArchs);
   command.options.cudaArchs = splitList(command.cudaArchs);
   command.options.cudaGraphs = command.mode == "reduce-overhead";
+  command.options.fuseAttention = command.attention.value();
   command.options.emit =
       command.emit == "so" ? CompileOptions::Emit::SharedObject : CompileOptions::Emit::Bundle;
   Expected<std::optional<autodiff::TrainOptions>> train = command.train.resolve();
@@ -498,6 +528,11 @@ int main(int argc, char **argv) {
   inspectCommand->add_option("-o,--output-dir", inspect.outDir,
                              "Write one numbered file per stage (01_import.fx, ...) to DIR");
   addTrainOptions(inspectCommand, inspect.train);
+  inspectCommand
+      ->add_option("--target", inspect.target,
+                   "Lower and render as `compile --target` does: cpu, cuda, or cpu,cuda")
+      ->capture_default_str();
+  addAttentionFlags(*inspectCommand, inspect.attention);
 
   OptOptions opt;
   std::vector<std::string> passNames;
@@ -536,10 +571,7 @@ int main(int argc, char **argv) {
                    "Comma-separated CUDA archs to emit cubins for (PTX for the lowest), e.g. "
                    "sm_80,sm_90")
       ->capture_default_str();
-  compileCommand->add_flag(
-      "--fuse-attention", compile.options.fuseAttention,
-      "--target cuda: run softmax(Q.K^T*s [+mask]).V as one attention kernel (scores never "
-      "stored; slower than the unfused kernels for short sequences)");
+  addAttentionFlags(*compileCommand, compile.attention);
   compileCommand
       ->add_option("-O", compile.mode,
                    "default, or reduce-overhead (CUDA: replay the launch list as a CUDA graph)")

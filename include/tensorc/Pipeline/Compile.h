@@ -25,10 +25,12 @@ struct CompileOptions {
   std::vector<std::string> cudaArchs = {"sm_90"};
   /// `-O reduce-overhead`: the runtime replays the launch list as a CUDA graph per shape.
   bool cudaGraphs = false;
-  /// Form aten.scaled_dot_product_attention from softmax(Q.K^T*s [+mask]).V and run it as one
-  /// CUDA kernel (`--fuse-attention`, --target cuda only). Off by default: the kernel is simple
-  /// (no tensor cores) and slower than the unfused GEMMs + softmax; it never materializes scores.
-  bool fuseAttention = false;
+  /// Form aten.scaled_dot_product_attention from softmax(Q.K^T*s [+ mask]).V and run it as one
+  /// CUDA kernel, the L x S scores never stored (--target cuda only): true (`--fuse-attention`)
+  /// fuses every match (f16/bf16 heads with head dims multiples of 16 up to 128 run on tensor
+  /// cores, the others on a scalar warp-per-row kernel, slower than the unfused kernels); unset
+  /// or false (`--no-fuse-attention`): none.
+  std::optional<bool> fuseAttention;
   /// NVRTC output cache directory ("" = $TENSORC_CACHE_DIR or ~/.cache/tensorc; "-" = none).
   std::string cacheDir;
   /// CPU architectures to emit code for ("x86_64": AVX2 baseline + AVX-512; "aarch64": NEON).

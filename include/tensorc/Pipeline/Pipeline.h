@@ -16,6 +16,13 @@ namespace tensorc {
 /// The stages in order; their names are also dump-file names and log categories.
 const std::vector<std::string> &stageNames();
 
+/// Which softmax(Q.K^T [+ mask]).V patterns the simplify stage makes one attention op.
+enum class AttentionFusion : uint8_t {
+  None,
+  TensorCore, // heads the CUDA backend runs on tensor cores (fuse-tensor-core-attention)
+  All,        // every match (fuse-attention); others run on the CUDA warp-per-row kernel
+};
+
 struct PipelineOptions {
   /// Stop after this stage ("all" runs every stage).
   std::string stopAfter = "all";
@@ -28,14 +35,26 @@ struct PipelineOptions {
   /// Code for GPUs only (`--target cuda`): f16/bf16 GEMMs become templates and epilogues may
   /// store any float dtype (the CPU GEMM is f32-only).
   bool gpuOnly = false;
-  /// Run fuse-attention in the simplify stage (GPU-only compiles; see CompileOptions).
-  bool fuseAttention = false;
+  /// Which attention patterns the simplify stage fuses into one op (GPU-only compiles).
+  AttentionFusion attentionFusion = AttentionFusion::None;
   /// Compile a training step (`--train`): the loss stage attaches the loss, the autodiff stage
   /// builds gradients and the optimizer update. Unset: both stages leave the graph alone.
   std::optional<autodiff::TrainOptions> train;
   /// Called after the autodiff stage with its joint graph and partitions (inspect prints them).
   std::function<void(const autodiff::AutodiffReport &report)> onAutodiff;
 };
+
+/// The backends a `--target` list names ("cpu", "cuda" or "cpu,cuda").
+struct TargetSet {
+  bool cpu = false, cuda = false;
+};
+Expected<TargetSet> parseTargets(const std::string &targets);
+
+/// Pipeline options for code on `targets`: gpuOnly for CUDA alone; attention fusion as asked
+/// (unset: none). Asking for it is an error when the CPU needs code too (the CPU has no attention
+/// kernel) and for `training` steps (the attention op has no gradient).
+Expected<PipelineOptions> pipelineOptionsFor(const TargetSet &targets,
+                                             std::optional<bool> fuseAttention, bool training);
 
 /// Runs the stages after import (verify, loss, simplify, decompose, autodiff) on an already
 /// imported graph. With options.train, `training` (if given) receives how the step's inputs and

@@ -1,4 +1,4 @@
-// The fuse-attention pass.
+// The fuse-attention pass (and its variant for tensor-core shapes).
 #pragma once
 
 #include "tensorc/Transforms/PassRegistry.h"
@@ -11,5 +11,14 @@ namespace tensorc {
 /// or where(drop, -inf, scores) becomes the op's bool attn_mask (keep, or logical_not(drop)). GPU compiles run it before decompose, so the
 /// CUDA backend can run attention as one kernel; the reference kernel computes the same.
 Status fuseAttention(Graph &graph, const PassContext &context);
+
+/// fuseAttention for the heads the CUDA backend runs on tensor cores (tensorCoreAttentionShape):
+/// what GPU compiles run by default, as the unfused kernels beat the scalar attention kernel.
+Status fuseTensorCoreAttention(Graph &graph, const PassContext &context);
+
+/// Whether attention of this dtype and head dims (query and key: e, value: ev) runs on the CUDA
+/// backend's tensor-core (flash) kernel: f16 or bf16, constant head dims that are multiples of 16
+/// from 16 to 128.
+bool tensorCoreAttentionShape(DType dtype, const SymInt &e, const SymInt &ev);
 
 } // namespace tensorc

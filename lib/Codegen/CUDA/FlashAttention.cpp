@@ -3,17 +3,17 @@
 // scores only ever exist as one 16 x 64 tile per warp, in registers.
 #include "FlashAttention.h"
 
+#include "tensorc/Transforms/FuseAttention.h"
+
 namespace tensorc::cuda {
 
 bool flashAttentionFits(const loop::LoopProgram &program, const loop::LoopNode &node) {
   const loop::LoopNode::Attention &a = node.attention;
   DType dtype = program.buffers[size_t(a.q)].dtype;
-  auto headDimFits = [](int64_t dim) { return dim >= 16 && dim <= 128 && dim % 16 == 0; };
-  return (dtype == DType::F16 || dtype == DType::BF16) &&
+  return tensorCoreAttentionShape(dtype, SymInt(a.e), SymInt(a.ev)) &&
          program.buffers[size_t(a.k)].dtype == dtype &&
          program.buffers[size_t(a.v)].dtype == dtype &&
-         program.buffers[size_t(node.output)].dtype == dtype && headDimFits(a.e) &&
-         headDimFits(a.ev);
+         program.buffers[size_t(node.output)].dtype == dtype;
 }
 
 const std::string &flashAttentionLibrary() {

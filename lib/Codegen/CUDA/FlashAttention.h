@@ -12,8 +12,8 @@ namespace tensorc::cuda {
 constexpr int64_t kFlashRows = 64, kFlashKeys = 64, kFlashThreads = 128;
 
 /// Whether `node` (an attention template) runs on the flash kernel: q, k, v and the result of
-/// one dtype, f16 or bf16, head dims multiples of 16 up to 128. Others run on the warp-per-row
-/// kernel.
+/// one dtype, of a tensorCoreAttentionShape (f16 or bf16, head dims multiples of 16 up to 128).
+/// Others run on the warp-per-row kernel.
 bool flashAttentionFits(const loop::LoopProgram &program, const loop::LoopNode &node);
 
 /// Device code of the flash kernel: `tc_flash_attention<E, EV, BF16, MASK>(...)` computes one
