@@ -57,8 +57,8 @@ def main():
     parser.add_argument("--cuda-arch", default="sm_90")
     parser.add_argument("--compile-args", default="", help="extra `tensorc compile` arguments")
     parser.add_argument("--fx-cases", default="",
-                        help="comma-separated input-only .fx models (static f32 inputs) to add; "
-                             "each also as <name>_fused, compiled with --fuse-attention")
+                        help="comma-separated input-only .fx models (static f32 and bool inputs) "
+                             "to add; each also as <name>_fused, compiled with --fuse-attention")
     args = parser.parse_args()
     os.makedirs(os.path.join(args.out, "cases", "models"), exist_ok=True)
     shutil.copy(args.runner, os.path.join(args.out, "tensorc-run"))
@@ -73,12 +73,14 @@ def main():
     for name, model, extra in models:
         if name in SHAPES:
             arrays = {"x": np.random.default_rng(7).uniform(-1, 1, SHAPES[name]).astype(np.float32)}
-        else:  # the placeholders of the graph's first line, all static f32
+        else:  # the placeholders of the graph's first line, all static f32 or bool (masks)
             header = open(model).read().split("graph(", 1)[1].split("):", 1)[0]
             rng = np.random.default_rng(7)
-            arrays = {m.group(1): rng.uniform(-1, 1, [int(d) for d in m.group(2).split(",")])
-                      .astype(np.float32)
-                      for m in re.finditer(r"%(\w+): f32\[([0-9, ]+)\]", header)}
+            arrays = {}
+            for m in re.finditer(r"%(\w+): (f32|bool)\[([0-9, ]+)\]", header):
+                shape = [int(d) for d in m.group(3).split(",")]
+                arrays[m.group(1)] = (rng.uniform(-1, 1, shape).astype(np.float32)
+                                      if m.group(2) == "f32" else rng.uniform(0, 1, shape) < 0.8)
         ref_in = os.path.join(work, f"{name}_in.safetensors")
         ref_out = os.path.join(work, f"{name}_out.safetensors")
         safetensors_np.save(ref_in, arrays)
@@ -92,13 +94,14 @@ def main():
             if dtype != "f32":
                 source = os.path.join(work, f"{name}_{dtype}.fx")  # a unique stem per case
                 cast_model(model, source, dtype)
+                floats = [k for k, v in arrays.items() if v.dtype == np.float32]  # not masks
                 if dtype == "f16":
-                    inputs = {k: v.astype(np.float16) for k, v in arrays.items()}
+                    inputs.update({k: arrays[k].astype(np.float16) for k in floats})
                     expected = {k: v.astype(np.float16) for k, v in reference.items()}
                 else:
-                    inputs = {k: to_bf16_bits(v) for k, v in arrays.items()}
+                    inputs.update({k: to_bf16_bits(arrays[k]) for k in floats})
                     expected = {k: to_bf16_bits(v) for k, v in reference.items()}
-                    dtypes = {k: "BF16" for k in list(expected) + list(inputs)}
+                    dtypes = {k: "BF16" for k in list(expected) + floats}
             safetensors_np.save(os.path.join(case, "inputs.safetensors"), inputs, bf16=dtypes)
             safetensors_np.save(os.path.join(case, "expected.safetensors"), expected, bf16=dtypes)
             tol = 1e-3 if dtype == "f32" else 2e-2
