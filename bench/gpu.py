@@ -12,9 +12,12 @@ The compiler runs where LLVM and NVRTC are; the GPU machine needs only the kit, 
 
 Cases: pointwise (x + y).relu() * 2 on 64M fp32; layer_norm + softmax over 8192 x 4096 fp32;
 the seed MLP (1024-4096-4096-1024, GELU) at batch 64 in bf16; seed-003 (3 x [Linear 128,
-LayerNorm, SiLU]) at batch 64 in fp16; and the issue-7 models from models/make_zoo.py at batch 1
-in f32 and f16: ResNet-50, MobileNetV2 (batch norms folded into the convs at generation, for both
-sides), BERT-base (seq 128) and GPT-2 small (seq 128, logits over the 50257-token vocabulary).
+LayerNorm, SiLU]) at batch 64 in fp16; attention heads [8, 12, 512, 64] in fp16 (tensorc's fused
+kernel against torch's scaled_dot_product_attention, `attention`, and against the formula as
+written, `attention_math`; tensorc unfused against the formula, `attention_unfused`); and the
+issue-7 models from models/make_zoo.py at batch 1 in f32 and f16: ResNet-50, MobileNetV2 (batch
+norms folded into the convs at generation, for both sides), BERT-base (seq 128) and GPT-2 small
+(seq 128, logits over the 50257-token vocabulary).
 Each zoo model has a torch twin (below) built from the very arrays the ONNX model holds. Every
 case is checked against eager PyTorch before timing. Times are medians of >= 30 runs after
 warm-up, host-measured from launch to stream completion, with inputs already on the device for
@@ -66,12 +69,31 @@ LN_SOFTMAX_FX = f"""graph(%x: f32[{LN_ROWS}, {LN_COLS}], %w: f32[{LN_COLS}], %b:
   %sm : f32[{LN_ROWS}, {LN_COLS}] = call_function[target=aten.softmax](args=(%ln, -1))
   return (%sm,)
 """
+# Attention heads [batch, heads, seq, head dim] as a model writes them: softmax(Q.K^T / 8).V.
+ATTENTION = [8, 12, 512, 64]
+_scores = f"f16[{', '.join(map(str, ATTENTION[:3] + ATTENTION[2:3]))}]"
+_heads = f"f16[{', '.join(map(str, ATTENTION))}]"
+_keys_t = f"f16[{', '.join(map(str, ATTENTION[:2] + ATTENTION[3:] + ATTENTION[2:3]))}]"
+ATTENTION_FX = f"""graph(%q: {_heads}, %k: {_heads}, %v: {_heads}):
+  %kt : {_keys_t} = call_function[target=aten.transpose](args=(%k, -2, -1))
+  %qk : {_scores} = call_function[target=aten.matmul](args=(%q, %kt))
+  %s : {_scores} = call_function[target=aten.mul](args=(%qk, 0.125))
+  %p : {_scores} = call_function[target=aten.softmax](args=(%s, -1))
+  %o : {_heads} = call_function[target=aten.matmul](args=(%p, %v))
+  return (%o,)
+"""
+# The attention cases' tensorc compile flags: the fused kernel (flash, on tensor cores), or the
+# unfused GEMMs and softmax. torch runs F.scaled_dot_product_attention (`attention`) or the
+# formula as written (`attention_math`, `attention_unfused`; torch.compile fuses it).
+ATTENTION_FLAGS = {"attention": ["--fuse-attention"], "attention_math": ["--fuse-attention"],
+                   "attention_unfused": ["--no-fuse-attention"]}
 # name -> (dtype, input shapes)
 CASES = {
     "pointwise": ("f32", {"x": [N_POINTWISE], "y": [N_POINTWISE]}),
     "layernorm_softmax": ("f32", {"x": [LN_ROWS, LN_COLS]}),
     "mlp": ("bf16", {"x": [BATCH, 1024]}),
     "seed003": ("f16", {"x": [BATCH, 128]}),
+    **{case: ("f16", {"q": ATTENTION, "k": ATTENTION, "v": ATTENTION}) for case in ATTENTION_FLAGS},
 }
 ZOO_MODELS = ("resnet50", "mobilenetv2", "bert", "gpt2")
 # name -> (make_zoo model, dtype), batch ZOO_BATCH
@@ -130,7 +152,7 @@ def seed_weights(model):
 def case_sources(case, cache):
     """The arrays whose bytes a case's bundle weights are made of (dtype already applied).
     `cache` keeps the f32 arrays of a model between its f32 and f16 cases."""
-    if case == "pointwise":
+    if case == "pointwise" or case in ATTENTION_FLAGS:
         return {}
     if case == "layernorm_softmax":
         return ln_weights()
@@ -281,6 +303,10 @@ def prepare(args):
         open(path, "w").write(LN_SOFTMAX_FX)
         safetensors_np.save(path[:-3] + ".safetensors", ln_weights())
         sources["layernorm_softmax"] = path
+    for case in ATTENTION_FLAGS:
+        if case in cases:
+            sources[case] = os.path.join(work, f"{case}.fx")
+            open(sources[case], "w").write(ATTENTION_FX)
     for case, model in (("mlp", "mlp"), ("seed003", "ln_silu")):
         if case in cases:
             dtype = CASES[case][0]
@@ -300,8 +326,8 @@ def prepare(args):
         bundle = os.path.join(args.out, case)
         start = time.perf_counter()
         proc = subprocess.run([tensorc, "compile", sources[case], "-o", bundle, "--target",
-                               "cuda", "--cuda-arch", args.cuda_arch],
-                              capture_output=True, text=True)
+                               "cuda", "--cuda-arch", args.cuda_arch] +
+                              ATTENTION_FLAGS.get(case, []), capture_output=True, text=True)
         if proc.returncode != 0:
             raise SystemExit(f"bench: {case}: tensorc compile failed:\n{proc.stderr}")
         compile_s = time.perf_counter() - start
@@ -580,8 +606,15 @@ def torch_models(torch):
             x = F.silu(F.layer_norm(x, (128,), sp[f"ln{i}_w"], sp[f"ln{i}_b"], 1e-5))
         return x
 
+    def attention(q, k, v):  # flash or memory-efficient SDPA kernels, as torch picks
+        return F.scaled_dot_product_attention(q, k, v)
+
+    def attention_math(q, k, v):
+        return torch.softmax(q @ k.transpose(-2, -1) * 0.125, dim=-1) @ v
+
     return {"pointwise": pointwise, "layernorm_softmax": layernorm_softmax, "mlp": mlp,
-            "seed003": seed003}
+            "seed003": seed003, "attention": attention, "attention_math": attention_math,
+            "attention_unfused": attention_math}
 
 
 def time_torch(torch, fn, inputs, iterations, warmup=10):
