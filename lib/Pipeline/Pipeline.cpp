@@ -141,8 +141,11 @@ Expected<PipelineOptions> pipelineOptionsFor(const TargetSet &targets,
     return makeError("--fuse-attention needs --target cuda (the CPU has no attention kernel)");
   if (fuseAttention.value_or(false) && training)
     return makeError("--fuse-attention has no gradient; leave it off with --train");
-  options.attentionFusion =
-      fuseAttention.value_or(false) ? AttentionFusion::All : AttentionFusion::None;
+  if (fuseAttention)
+    options.attentionFusion = *fuseAttention ? AttentionFusion::All : AttentionFusion::None;
+  else // by default the heads that run on tensor cores, where fusing pays off
+    options.attentionFusion =
+        options.gpuOnly && !training ? AttentionFusion::TensorCore : AttentionFusion::None;
   return options;
 }
 

@@ -58,7 +58,8 @@ def main():
     parser.add_argument("--compile-args", default="", help="extra `tensorc compile` arguments")
     parser.add_argument("--fx-cases", default="",
                         help="comma-separated input-only .fx models (static f32 and bool inputs) "
-                             "to add; each also as <name>_fused, compiled with --fuse-attention")
+                             "to add, compiled with --no-fuse-attention and again as "
+                             "<name>_fused with --fuse-attention")
     args = parser.parse_args()
     os.makedirs(os.path.join(args.out, "cases", "models"), exist_ok=True)
     shutil.copy(args.runner, os.path.join(args.out, "tensorc-run"))
@@ -68,7 +69,7 @@ def main():
     models = [(n, p, []) for n, p in models]
     for p in args.fx_cases.split(","):
         if p:
-            models.append((os.path.basename(p)[:-3], p, []))
+            models.append((os.path.basename(p)[:-3], p, ["--no-fuse-attention"]))
             models.append((os.path.basename(p)[:-3] + "_fused", p, ["--fuse-attention"]))
     for name, model, extra in models:
         if name in SHAPES:

@@ -1,14 +1,17 @@
 # RUN: tensorc inspect %s --stage simplify --target cuda --fuse-attention | FileCheck %s --check-prefix=ALL
 # RUN: tensorc inspect %s --stage simplify --target cuda | FileCheck %s --check-prefix=DEFAULT
+# RUN: tensorc inspect %s --stage simplify --target cpu,cuda | FileCheck %s --check-prefix=NONE
 # RUN: tensorc inspect %s --stage simplify --target cuda --no-fuse-attention | FileCheck %s --check-prefix=NONE
 # RUN: not tensorc inspect %s --fuse-attention 2>&1 | FileCheck %s --check-prefix=CPU
 # RUN: not tensorc inspect %s --target cuda --fuse-attention --no-fuse-attention 2>&1 | FileCheck %s --check-prefix=BOTH
 # RUN: not tensorc inspect %s --target gpu 2>&1 | FileCheck %s --check-prefix=TARGET
 # Which attention heads GPU compiles fuse: --fuse-attention every one, --no-fuse-attention none;
-# the default is none. Fusion needs code for CUDA alone.
+# by default those the tensor-core kernel runs (f16 here, not f32). Fusion needs code for CUDA
+# alone.
 
 # ALL: %out : f16[2, 4, 8, 64] = call_function[target=aten.scaled_dot_product_attention]
 # ALL: %out2 : f32[2, 4, 8, 64] = call_function[target=aten.scaled_dot_product_attention]
+# DEFAULT: %out : f16[2, 4, 8, 64] = call_function[target=aten.scaled_dot_product_attention]
 # DEFAULT-NOT: scaled_dot_product_attention
 # NONE-NOT: scaled_dot_product_attention
 # CPU: error: --fuse-attention needs --target cuda (the CPU has no attention kernel)

@@ -97,11 +97,10 @@ struct AttentionFlags {
 void addAttentionFlags(CLI::App &command, AttentionFlags &flags) {
   CLI::Option *on = command.add_flag(
       "--fuse-attention", flags.on,
-      "--target cuda: run softmax(Q.K^T*s [+mask]).V as one attention kernel (f16/bf16 with "
-      "head dims multiples of 16 up to 128 on tensor cores; the others on a slower scalar "
-      "kernel)");
-  command
-      .add_flag("--no-fuse-attention", flags.off, "Keep attention as separate kernels (default)")
+      "--target cuda: run every softmax(Q.K^T*s [+mask]).V as one attention kernel (default: "
+      "those of f16/bf16 with head dims multiples of 16 up to 128, which run on tensor cores; "
+      "the others run on a slower scalar kernel)");
+  command.add_flag("--no-fuse-attention", flags.off, "Keep attention as separate kernels")
       ->excludes(on);
 }
 

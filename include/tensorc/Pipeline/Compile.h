@@ -26,10 +26,10 @@ struct CompileOptions {
   /// `-O reduce-overhead`: the runtime replays the launch list as a CUDA graph per shape.
   bool cudaGraphs = false;
   /// Form aten.scaled_dot_product_attention from softmax(Q.K^T*s [+ mask]).V and run it as one
-  /// CUDA kernel, the L x S scores never stored (--target cuda only): true (`--fuse-attention`)
-  /// fuses every match (f16/bf16 heads with head dims multiples of 16 up to 128 run on tensor
-  /// cores, the others on a scalar warp-per-row kernel, slower than the unfused kernels); unset
-  /// or false (`--no-fuse-attention`): none.
+  /// CUDA kernel, the L x S scores never stored (--target cuda only). Unset: the heads that run
+  /// on tensor cores (f16/bf16, head dims multiples of 16 up to 128) when compiling inference for
+  /// CUDA alone, none otherwise; true (`--fuse-attention`): every match, the others on a scalar
+  /// warp-per-row kernel (slower than the unfused kernels); false (`--no-fuse-attention`): none.
   std::optional<bool> fuseAttention;
   /// NVRTC output cache directory ("" = $TENSORC_CACHE_DIR or ~/.cache/tensorc; "-" = none).
   std::string cacheDir;

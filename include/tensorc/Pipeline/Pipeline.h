@@ -51,8 +51,9 @@ struct TargetSet {
 Expected<TargetSet> parseTargets(const std::string &targets);
 
 /// Pipeline options for code on `targets`: gpuOnly for CUDA alone; attention fusion as asked
-/// (unset: none). Asking for it is an error when the CPU needs code too (the CPU has no attention
-/// kernel) and for `training` steps (the attention op has no gradient).
+/// (unset: the tensor-core shapes for CUDA alone, except for `training` steps; none otherwise).
+/// Asking for it is an error when the CPU needs code too (the CPU has no attention kernel) and
+/// for `training` steps (the attention op has no gradient).
 Expected<PipelineOptions> pipelineOptionsFor(const TargetSet &targets,
                                              std::optional<bool> fuseAttention, bool training);
 
