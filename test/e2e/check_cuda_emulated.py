@@ -29,7 +29,8 @@ MEMORY_TYPES = {"f32": "float", "f16": "unsigned short", "bf16": "unsigned short
 
 
 def attention_fx(dtype, b, h, l, s, e, ev, mask):
-    """softmax(q.k^T * 0.125 [+ mask | masked]) . v; mask is (kind, shape) or None."""
+    """softmax(q.k^T * 0.125 [+ mask | masked]) . v; mask is (kind, shape) or None. Dims are
+    numbers or shape symbols."""
     ins = [f"%q: {dtype}[{b}, {h}, {l}, {e}]", f"%k: {dtype}[{b}, {h}, {s}, {e}]",
            f"%v: {dtype}[{b}, {h}, {s}, {ev}]"]
     if mask:
@@ -105,7 +106,12 @@ def from_memory(dtype, raw, shape):
     return np.frombuffer(raw, np.float32).reshape(shape)
 
 
-def emulation_source(kernels_cu, manifest):
+def evaluate(dim, symbols):
+    """A manifest dim (a number or an expression over shape symbols) at these symbol values."""
+    return dim if isinstance(dim, int) else int(eval(str(dim), {}, dict(symbols)))
+
+
+def emulation_source(kernels_cu, manifest, symbols):
     """kernels.cu without inline PTX, plus a main() that runs the launch list on buffer files."""
     lines = kernels_cu.splitlines(keepends=True)
     kept, skipping = [], False
@@ -125,7 +131,7 @@ def emulation_source(kernels_cu, manifest):
             f"  std::vector<void *> buffers({len(buffers)});",
             f"  std::vector<size_t> sizes({len(buffers)});"]
     for b in buffers:
-        numel = int(np.prod(b["shape"])) if b["shape"] else 1
+        numel = int(np.prod([evaluate(d, symbols) for d in b["shape"]])) if b["shape"] else 1
         size = numel * {"f32": 4, "f16": 2, "bf16": 2, "bool": 1, "i64": 8, "i32": 4}[b["dtype"]]
         main.append(f"  sizes[{b['id']}] = {size};")
         main.append(f"  buffers[{b['id']}] = std::aligned_alloc(256, ({size} + 255) / 256 * 256 + 256);")
@@ -135,10 +141,11 @@ def emulation_source(kernels_cu, manifest):
     for launch in manifest["launches"]:
         if launch["kind"] != "kernel":
             raise RuntimeError(f"launch {launch['name']} is a {launch['kind']}, not a kernel")
-        args = ", ".join(f"({MEMORY_TYPES[buffers[a]['dtype']]} *)buffers[{a}]"
-                         for a in launch["args"])
-        main.append(f"  tc_emu::launch(std::min<unsigned>({launch['cuda_grid']}, "
-                    f"std::atoi(argv[2])), {launch['cuda_block']}, [&] {{ {launch['name']}({args}); }});")
+        args = [f"({MEMORY_TYPES[buffers[a]['dtype']]} *)buffers[{a}]" for a in launch["args"]]
+        args += [f"{symbols[name]}ll" for name in manifest["symbols"]]
+        grid = evaluate(launch["cuda_grid"], symbols)
+        main.append(f"  tc_emu::launch(std::min<unsigned>({grid}, std::atoi(argv[2])), "
+                    f"{launch['cuda_block']}, [&] {{ {launch['name']}({', '.join(args)}); }});")
     for b in buffers:
         if b["kind"] == "output":
             main.append(f"  tc_emu_write(argv[1], {b['id']}, buffers[{b['id']}], sizes[{b['id']}]);")
@@ -162,17 +169,19 @@ static void tc_emu_write(const char *dir, int id, const void *data, size_t size)
     return '#include "cuda_emu.h"\n#include <math.h>\n' + helpers + body + "\n".join(main) + "\n"
 
 
-def run_case(args, work, name, dtype, shape, mask, blocks):
-    b, h, l, s, e, ev = shape
+def run_case(args, work, name, dtype, shape, mask, blocks, symbols):
     rng = np.random.default_rng(zlib.crc32(name.encode()))
     case = os.path.join(work, name)
     os.makedirs(case, exist_ok=True)
     model = os.path.join(case, "model.fx")
     with open(model, "w") as f:
-        f.write(attention_fx(dtype, b, h, l, s, e, ev, mask))
+        f.write(attention_fx(dtype, *shape, mask))
     reference_model = os.path.join(case, "reference.fx")
     with open(reference_model, "w") as f:
-        f.write(attention_fx("f32", b, h, l, s, e, ev, mask))
+        f.write(attention_fx("f32", *shape, mask))
+    b, h, l, s, e, ev = (evaluate(d, symbols) for d in shape)
+    if mask:
+        mask = (mask[0], [evaluate(d, symbols) for d in mask[1]])
     values = {"q": rng.uniform(-1, 1, (b, h, l, e)), "k": rng.uniform(-1, 1, (b, h, s, e)),
               "v": rng.uniform(-1, 1, (b, h, s, ev))}
     values = {k: round_to(dtype, v.astype(np.float32)) for k, v in values.items()}
@@ -191,7 +200,7 @@ def run_case(args, work, name, dtype, shape, mask, blocks):
         return "the flash kernel was not chosen"
     source = os.path.join(case, "emulated.cpp")
     with open(source, "w") as f:
-        f.write(emulation_source(kernels, manifest))
+        f.write(emulation_source(kernels, manifest, symbols))
     binary = os.path.join(case, "emulated")
     built = subprocess.run([args.cxx, "-std=c++17", "-O1", "-w", "-fno-pie", "-no-pie",
                             "-I", os.path.dirname(os.path.abspath(__file__)), source, "-o", binary],
@@ -206,8 +215,9 @@ def run_case(args, work, name, dtype, shape, mask, blocks):
     safetensors_np.save(inputs, {k: (v if v.dtype == bool else v.astype(np.float32))
                                  for k, v in values.items()})
     outputs = os.path.join(case, "expected.safetensors")
+    dims = [f"--dim={k}={v}" for k, v in symbols.items()]
     subprocess.run([args.tensorc, "run", reference_model, "--interp", "--inputs", inputs,
-                    "--outputs", outputs], check=True, stdout=subprocess.DEVNULL)
+                    "--outputs", outputs] + dims, check=True, stdout=subprocess.DEVNULL)
     want = safetensors_np.load(outputs)["out"].astype(np.float64)
     out = by_name["out"]
     # Copies landing at issue catch buffers refilled while read, deferred ones buffers read too
@@ -219,7 +229,7 @@ def run_case(args, work, name, dtype, shape, mask, blocks):
         if ran.returncode:
             return f"emulation ({mode}) failed: {ran.stderr.strip()}"
         got = from_memory(out["dtype"], open(os.path.join(case, f"out{out['id']}.bin"), "rb").read(),
-                          out["shape"]).astype(np.float64)
+                          want.shape).astype(np.float64)
         tol = {"f32": 1e-4, "f16": 4e-3, "bf16": 2e-2}[dtype]
         ok = np.isclose(got, want, rtol=tol, atol=tol, equal_nan=True)
         if not ok.all():
@@ -230,7 +240,8 @@ def run_case(args, work, name, dtype, shape, mask, blocks):
     return None
 
 
-# name -> dtype, (batch, heads, L, S, E, EV), mask (kind, shape) or None, blocks launched at most
+# name -> dtype, (batch, heads, L, S, E, EV), mask (kind, shape) or None, blocks launched at most,
+# shape symbol values
 CASES = {
     "f16_e64_tails": ("f16", (2, 2, 100, 77, 64, 64), None, 1 << 30),
     "bf16_e128_add_mask": ("bf16", (1, 2, 72, 130, 128, 128), ("add", (72, 130)), 1 << 30),
@@ -244,6 +255,8 @@ CASES = {
     "f16_e16_four_key_tiles": ("f16", (1, 1, 128, 256, 16, 16), None, 1 << 30),
     "f32_row_kernel_add_mask": ("f32", (1, 2, 75, 70, 64, 64), ("add", (75, 70)), 1 << 30),
     "f32_row_kernel_bool_mask": ("f32", (2, 1, 20, 33, 40, 24), ("bool", (2, 1, 20, 33)), 5),
+    "bf16_symbolic_batch_and_keys": ("bf16", ("b", 2, 90, "s", 64, 64), ("add", ("b", 1, 1, "s")),
+                                     4, {"b": 3, "s": 70}),
 }
 
 
@@ -260,8 +273,9 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         work = args.work or tmp
         for name in names:
-            dtype, shape, mask, blocks = CASES[name]
-            why = run_case(args, work, name, dtype, shape, mask, blocks)
+            dtype, shape, mask, blocks, *symbols = CASES[name]
+            why = run_case(args, work, name, dtype, shape, mask, blocks,
+                           symbols[0] if symbols else {})
             print(f"{'FAIL' if why else 'ok'} {name}{': ' + why if why else ''}", flush=True)
             failed += why is not None
     print(f"{len(names) - failed} passed, {failed} failed")
