@@ -1,6 +1,6 @@
 // The CUDA renderer: each scheduled Loop or Template kernel as one __global__ function (element per
-// thread, row per block, or a shared-memory tiled GEMM/convolution with its epilogue) and the
-// launch shape the runtime uses for it.
+// thread, row per block, a shared-memory tiled GEMM/convolution with its epilogue, or attention)
+// and the launch shape the runtime uses for it.
 #include "tensorc/Codegen/CUDA/CudaCodegen.h"
 
 #include "ExprRenderer.h"

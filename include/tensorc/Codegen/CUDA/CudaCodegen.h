@@ -33,7 +33,8 @@ struct RenderedKernels {
 /// kernels with reductions or inner loops run one row per block (warp-shuffle reductions, stages
 /// separated by block barriers); GEMM and convolution templates are shared-memory tiled (f16/bf16
 /// GEMMs on tensor cores) with the pointwise epilogue applied to the accumulators before the
-/// store.
+/// store; attention templates run on the flash kernel (f16/bf16 on tensor cores) or one warp per
+/// query row, with an online softmax.
 Expected<RenderedKernels> renderKernels(const loop::LoopProgram &program,
                                         const sched::Schedule &schedule);
 
