@@ -414,6 +414,8 @@ private:
     case OpId::Unsqueeze:
     case OpId::Slice:
       return lowerView(node);
+    case OpId::Split:
+      return lowerSplit(node);
     case OpId::Sum:
     case OpId::Prod:
     case OpId::Amax:
@@ -598,6 +600,36 @@ private:
     lowered.readsTemplate = input.buffer >= 0 ? false : input.readsTemplate;
     values_[node.output()] = std::move(lowered);
     origins_[node.output()] = origins_[node.input(0)];
+    return Status::ok();
+  }
+
+  /// Each result of split_with_sizes is a view of the input along `dim`, starting at the sum of
+  /// the sizes before it (symbolic sizes give a symbolic offset); no kernel of its own.
+  Status lowerSplit(const Node &node) {
+    const std::vector<SymInt> &inShape = node.input(0)->type().shape;
+    AttrReader attrs(node.attrs());
+    int64_t dim = attrs.getInt("dim");
+    if (dim < 0)
+      dim += int64_t(inShape.size());
+    if (dim < 0 || dim >= int64_t(inShape.size()))
+      return lowerExtern(node);
+    const Lowered &input = values_.at(node.input(0));
+    Loader inner = input.load;
+    SymInt start(0);
+    for (size_t k = 0; k < node.numOutputs(); ++k) {
+      const Value *output = node.output(k);
+      Lowered lowered;
+      lowered.load = [inner, dim, start](const Index &index) {
+        Index mapped = index;
+        mapped[size_t(dim)] = start + index[size_t(dim)];
+        return inner(mapped);
+      };
+      lowered.cost = input.buffer >= 0 ? 0 : input.cost;
+      lowered.readsTemplate = input.buffer >= 0 ? false : input.readsTemplate;
+      values_[output] = std::move(lowered);
+      origins_[output] = origins_[node.input(0)];
+      start = start + output->type().shape[size_t(dim)];
+    }
     return Status::ok();
   }
 
