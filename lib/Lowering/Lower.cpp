@@ -416,6 +416,8 @@ private:
       return lowerView(node);
     case OpId::Split:
       return lowerSplit(node);
+    case OpId::Cat:
+      return lowerCat(node);
     case OpId::Sum:
     case OpId::Prod:
     case OpId::Amax:
@@ -630,6 +632,77 @@ private:
       origins_[output] = origins_[node.input(0)];
       start = start + output->type().shape[size_t(dim)];
     }
+    return Status::ok();
+  }
+
+  /// More inputs than this and every element's selects and loads would cost more than a copy.
+  static constexpr size_t kMaxInlineCatParts = 16;
+
+  /// cat as a pointwise select over the inputs' ranges along `dim`. A select computes both sides,
+  /// so each input is read at its index wrapped into its own range (equal to `i - start` where it
+  /// is chosen, in bounds everywhere else). Static sizes along `dim` only; else the reference
+  /// kernel.
+  Status lowerCat(const Node &node) {
+    const TensorType &outType = node.output()->type();
+    if (outType.rank() == 0)
+      return lowerExtern(node);
+    int64_t dim = AttrReader(node.attrs()).getInt("dim");
+    if (dim < 0)
+      dim += int64_t(outType.rank());
+    if (dim < 0 || dim >= int64_t(outType.rank()))
+      return lowerExtern(node);
+    struct Part {
+      Loader load;
+      int64_t start, size;
+    };
+    std::vector<Part> parts;
+    int64_t start = 0;
+    for (const Value *input : node.inputs()) {
+      const std::vector<SymInt> &shape = input->type().shape;
+      if (shape.size() == 1 && shape[0] == SymInt(0))
+        continue; // a legacy empty tensor, skipped whatever the others' rank
+      if (shape.size() != outType.rank())
+        return lowerExtern(node);
+      std::optional<int64_t> size = shape[size_t(dim)].constant();
+      if (!size)
+        return lowerExtern(node);
+      if (*size == 0)
+        continue;
+      // Every part is computed for every element (the selects keep one): a costly inline part
+      // gets a buffer first.
+      if (values_.at(input).buffer < 0 &&
+          values_.at(input).cost >= options_.realizeCostThreshold)
+        realize(input);
+      parts.push_back({values_.at(input).load, start, *size});
+      start += *size;
+    }
+    if (parts.empty() || parts.size() > kMaxInlineCatParts)
+      return lowerExtern(node);
+    DType dtype = outType.dtype;
+    Loader load = [parts, dim, dtype](const Index &index) {
+      const SymInt &at = index[size_t(dim)];
+      ExprRef result;
+      for (size_t k = parts.size(); k-- > 0;) {
+        const Part &part = parts[k];
+        Index mapped = index;
+        // (at + shift) mod size == at - start where at is in the part; shift >= 0 keeps it so
+        // under any remainder convention.
+        int64_t shift = (part.size - part.start % part.size) % part.size;
+        mapped[size_t(dim)] =
+            parts.size() == 1 ? at : SymInt::mod(at + SymInt(shift), part.size);
+        ExprRef value = makeCast(part.load(mapped), dtype);
+        if (!result) {
+          result = value;
+          continue;
+        }
+        ExprRef inside = makeBinary(BinaryOp::Lt, makeIndex(at, DType::I64),
+                                    makeIntConstant(part.start + part.size, DType::I64));
+        result = makeSelect(inside, value, result);
+      }
+      return result;
+    };
+    setPointwise(node.output(), load, inputCost(node) + int(parts.size()),
+                 inputsReadTemplate(node), mergedOrigins(node));
     return Status::ok();
   }
 
