@@ -670,8 +670,7 @@ private:
         continue;
       // Every part is computed for every element (the selects keep one): a costly inline part
       // gets a buffer first.
-      if (values_.at(input).buffer < 0 &&
-          values_.at(input).cost >= options_.realizeCostThreshold)
+      if (values_.at(input).buffer < 0 && values_.at(input).cost >= options_.realizeCostThreshold)
         realize(input);
       parts.push_back({values_.at(input).load, start, *size});
       start += *size;
@@ -688,8 +687,7 @@ private:
         // (at + shift) mod size == at - start where at is in the part; shift >= 0 keeps it so
         // under any remainder convention.
         int64_t shift = (part.size - part.start % part.size) % part.size;
-        mapped[size_t(dim)] =
-            parts.size() == 1 ? at : SymInt::mod(at + SymInt(shift), part.size);
+        mapped[size_t(dim)] = parts.size() == 1 ? at : SymInt::mod(at + SymInt(shift), part.size);
         ExprRef value = makeCast(part.load(mapped), dtype);
         if (!result) {
           result = value;
@@ -701,8 +699,8 @@ private:
       }
       return result;
     };
-    setPointwise(node.output(), load, inputCost(node) + int(parts.size()),
-                 inputsReadTemplate(node), mergedOrigins(node));
+    setPointwise(node.output(), load, inputCost(node) + int(parts.size()), inputsReadTemplate(node),
+                 mergedOrigins(node));
     return Status::ok();
   }
 
