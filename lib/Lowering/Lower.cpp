@@ -755,19 +755,17 @@ private:
         node.output(),
         [=](const Index &i) {
           ExprRef position = makeCast(index(indexAt(i)), DType::I64);
-          ExprRef wrapped =
-              makeSelect(makeBinary(BinaryOp::Lt, position, zero),
-                         makeBinary(BinaryOp::Add, position, extent), position);
-          ExprRef clamped = makeBinary(BinaryOp::Minimum,
-                                       makeBinary(BinaryOp::Maximum, wrapped, zero), last);
+          ExprRef wrapped = makeSelect(makeBinary(BinaryOp::Lt, position, zero),
+                                       makeBinary(BinaryOp::Add, position, extent), position);
+          ExprRef clamped =
+              makeBinary(BinaryOp::Minimum, makeBinary(BinaryOp::Maximum, wrapped, zero), last);
           Index at = selfAt(i);
           SymInt affine = view.offset;
           for (size_t k = 0; k < at.size(); ++k)
             if (k != d)
               affine = affine + at[k] * view.strides[k];
-          ExprRef offset = view.strides[d] == SymInt(1)
-                               ? clamped
-                               : makeBinary(BinaryOp::Mul, clamped, stride);
+          ExprRef offset =
+              view.strides[d] == SymInt(1) ? clamped : makeBinary(BinaryOp::Mul, clamped, stride);
           return makeIndirectLoad(view.buffer, dtype, affine, offset);
         },
         inputCost(node) + 5, false, mergedOrigins(node));

@@ -235,8 +235,8 @@ Value *ExprEmitter::gather(int buffer, Value *indices) {
     return llvm::PoisonValue::get(registerType(buf.dtype, lanes));
   }
   Value *pointers = b.CreateInBoundsGEP(mem, base, indices); // a vector of pointers
-  Value *raw = b.CreateMaskedGather(withLanes(mem, lanes), pointers,
-                                    llvm::Align(dtypeSize(buf.dtype)));
+  Value *raw =
+      b.CreateMaskedGather(withLanes(mem, lanes), pointers, llvm::Align(dtypeSize(buf.dtype)));
   return fromMemory(raw, buf.dtype);
 }
 
@@ -468,7 +468,8 @@ Value *ExprEmitter::emitIndirectLoad(const Expr &expr, const EmitScope &scope) {
   bool uniform = !variesAlong(expr.operands[0], scope.vectorVar, memo);
   if (uniform && (use.kind == VarUse::Kind::None ||
                   (use.kind == VarUse::Kind::Linear && use.coefficient == 1))) {
-    Value *start = b.CreateAdd(emitIndex(expr.index, scope), b.CreateExtractElement(offset, b.getInt64(0)));
+    Value *start =
+        b.CreateAdd(emitIndex(expr.index, scope), b.CreateExtractElement(offset, b.getInt64(0)));
     if (use.kind == VarUse::Kind::None)
       value = b.CreateVectorSplat(scope.lanes, load(expr.buffer, start, 1));
     else
