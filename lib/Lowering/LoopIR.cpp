@@ -79,6 +79,18 @@ ExprRef makeLoad(int buffer, DType dtype, SymInt index) {
   return expr;
 }
 
+ExprRef makeIndirectLoad(int buffer, DType dtype, SymInt index, ExprRef offset) {
+  // Lowering casts the runtime index to i64 first; another dtype here is a lowering bug.
+  assert(offset->dtype == DType::I64 && "indirect load offsets are i64");
+  auto expr = std::make_shared<Expr>();
+  expr->kind = ExprKind::IndirectLoad;
+  expr->dtype = dtype;
+  expr->buffer = buffer;
+  expr->index = std::move(index);
+  expr->operands = {std::move(offset)};
+  return expr;
+}
+
 ExprRef makeIndex(SymInt index, DType dtype) {
   auto expr = std::make_shared<Expr>();
   expr->kind = ExprKind::Index;
@@ -170,7 +182,7 @@ std::vector<int> LoopNode::reads() const {
   std::function<void(const ExprRef &)> visit = [&](const ExprRef &expr) {
     if (!expr || !seen.insert(expr.get()).second)
       return;
-    if (expr->kind == ExprKind::Load)
+    if (expr->kind == ExprKind::Load || expr->kind == ExprKind::IndirectLoad)
       buffers.insert(expr->buffer);
     for (const ExprRef &operand : expr->operands)
       visit(operand);
@@ -231,6 +243,13 @@ private:
     case ExprKind::Load:
       text = "load(" + program_.buffers[size_t(expr->buffer)].name + ", " + expr->index.str() + ")";
       break;
+    case ExprKind::IndirectLoad: {
+      // load(emb, x1 + t2): the affine part, then the runtime offset's temporary.
+      std::string offset = visit(expr->operands[0]);
+      std::string affine = expr->index == SymInt(0) ? "" : expr->index.str() + " + ";
+      text = "load(" + program_.buffers[size_t(expr->buffer)].name + ", " + affine + offset + ")";
+      break;
+    }
     case ExprKind::Index:
       text = "index(" + expr->index.str() + ")";
       break;

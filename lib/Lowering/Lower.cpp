@@ -247,7 +247,8 @@ private:
       if (auto it = done.find(expr.get()); it != done.end())
         return it->second;
       auto copy = std::make_shared<Expr>(*expr);
-      if (expr->kind == ExprKind::Load || expr->kind == ExprKind::Index)
+      if (expr->kind == ExprKind::Load || expr->kind == ExprKind::IndirectLoad ||
+          expr->kind == ExprKind::Index)
         copy->index = expr->index.simplify(bounds);
       std::string key = std::to_string(int(copy->kind)) + "|" + std::to_string(int(copy->dtype)) +
                         "|" + std::to_string(int(copy->unary)) + "|" +
@@ -440,6 +441,10 @@ private:
       return lowerConvolution(node);
     case OpId::ScaledDotProductAttention:
       return lowerAttention(node);
+    case OpId::IndexSelect:
+    case OpId::Embedding:
+    case OpId::Gather:
+      return lowerGather(node);
     default:
       return lowerExtern(node);
     }
@@ -802,6 +807,72 @@ private:
     view.offset = SymInt(0);
     view.strides = contiguousStrides(value->type().shape);
     return view;
+  }
+
+  /// index_select, embedding and gather as pointwise values: each output element loads the input
+  /// (a strided view of a buffer, realized when it is none) with one dim picked by a runtime index.
+  /// Negative indices count from the end (index + size); indices still outside [0, size) are
+  /// clamped into it, as compiled code cannot report them (the reference kernels error instead).
+  Status lowerGather(const Node &node) {
+    const Value *self = node.input(0), *positions = node.input(1);
+    const std::vector<SymInt> &selfShape = self->type().shape;
+    size_t rank = selfShape.size(), indexRank = positions->type().rank();
+    OpId id = node.opId();
+    int64_t dim = id == OpId::Embedding ? 0 : AttrReader(node.attrs()).getInt("dim");
+    if (dim < 0)
+      dim += int64_t(rank);
+    if (rank == 0 || dim < 0 || size_t(dim) >= rank ||
+        selfShape[size_t(dim)].constant() == std::optional<int64_t>(0))
+      return lowerExtern(node); // nothing to read from: the reference kernel reports it
+    size_t d = size_t(dim);
+    // Where each output index reads the index tensor, and which output dim runs over self's
+    // dim k (k != dim): index_select and gather keep self's dims in place; embedding's row is
+    // picked by all leading dims and its last dim is the weight's columns.
+    std::function<Index(const Index &)> indexAt, selfAt;
+    switch (id) {
+    case OpId::IndexSelect:
+      indexAt = [d, indexRank](const Index &i) { return indexRank ? Index{i[d]} : Index{}; };
+      selfAt = [](const Index &i) { return i; };
+      break;
+    case OpId::Embedding:
+      indexAt = [indexRank](const Index &i) { return Index(i.begin(), i.begin() + indexRank); };
+      selfAt = [indexRank](const Index &i) { return Index{SymInt(0), i[indexRank]}; };
+      break;
+    default: // gather: the index has the output's shape
+      indexAt = [](const Index &i) { return i; };
+      selfAt = [](const Index &i) { return i; };
+      break;
+    }
+    StridedView view = stridedView(self);
+    Loader index = values_.at(positions).load;
+    const SymInt size = selfShape[d];
+    auto i64 = [](const SymInt &value) {
+      if (auto constant = value.constant())
+        return makeIntConstant(*constant, DType::I64);
+      return makeIndex(value, DType::I64);
+    };
+    ExprRef zero = makeIntConstant(0, DType::I64), extent = i64(size), last = i64(size - SymInt(1));
+    ExprRef stride = i64(view.strides[d]);
+    DType dtype = self->type().dtype;
+    setPointwise(
+        node.output(),
+        [=](const Index &i) {
+          ExprRef position = makeCast(index(indexAt(i)), DType::I64);
+          ExprRef wrapped = makeSelect(makeBinary(BinaryOp::Lt, position, zero),
+                                       makeBinary(BinaryOp::Add, position, extent), position);
+          ExprRef clamped =
+              makeBinary(BinaryOp::Minimum, makeBinary(BinaryOp::Maximum, wrapped, zero), last);
+          Index at = selfAt(i);
+          SymInt affine = view.offset;
+          for (size_t k = 0; k < at.size(); ++k)
+            if (k != d)
+              affine = affine + at[k] * view.strides[k];
+          ExprRef offset =
+              view.strides[d] == SymInt(1) ? clamped : makeBinary(BinaryOp::Mul, clamped, stride);
+          return makeIndirectLoad(view.buffer, dtype, affine, offset);
+        },
+        inputCost(node) + 5, false, mergedOrigins(node));
+    return Status::ok();
   }
 
   /// A constant GEMM operand read through non-unit strides (the transposed weight of a Linear)

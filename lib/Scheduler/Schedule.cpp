@@ -50,7 +50,8 @@ std::string dims(const std::vector<SymInt> &shape) {
   return out + "]";
 }
 
-/// Every Load of `body` with its index.
+/// Every Load and IndirectLoad of `body` with its index (an IndirectLoad reads its buffer
+/// anywhere: its index is only the affine part).
 void collectLoads(const ExprRef &body, std::vector<const loop::Expr *> &loads) {
   std::set<const loop::Expr *> seen;
   std::vector<const loop::Expr *> stack{body.get()};
@@ -59,7 +60,7 @@ void collectLoads(const ExprRef &body, std::vector<const loop::Expr *> &loads) {
     stack.pop_back();
     if (!expr || !seen.insert(expr).second)
       continue;
-    if (expr->kind == ExprKind::Load)
+    if (expr->kind == ExprKind::Load || expr->kind == ExprKind::IndirectLoad)
       loads.push_back(expr);
     for (const ExprRef &operand : expr->operands)
       stack.push_back(operand.get());
@@ -212,6 +213,9 @@ private:
         continue;
       // Same row: with inner variables at 0 the index is the producer's row start, and the inner
       // variables alone stay within the row.
+      if (load->kind == ExprKind::IndirectLoad)
+        return reject("reads " + program_.buffers[size_t(load->buffer)].name +
+                      " at positions known only at run time (a gather)");
       const LoopNode &source = program_.nodes[size_t(producer->second)];
       std::map<std::string, SymInt> zero;
       for (size_t i = outer.size(); i < node.ranges.size(); ++i)
@@ -268,6 +272,8 @@ private:
     for (const loop::Expr *load : loads) {
       if (load->buffer != result)
         continue;
+      if (load->kind == ExprKind::IndirectLoad)
+        return reject("gathers from the GEMM result at positions known only at run time");
       if (load->index != identity)
         return reject("reads the GEMM result at " + load->index.str());
       readsResult = true;

@@ -49,6 +49,9 @@ enum class ExprKind : uint8_t {
   Binary,   // binary(operands[0], operands[1]) (operands share a dtype; the result may be bool)
   Select,   // operands[0] (bool) ? operands[1] : operands[2]
   Cast,     // operands[0] converted to `dtype` (float->int truncates, ->bool is != 0)
+  // Buffer `buffer` at flat index `index` + operands[0], an i64 known only at run time (a loaded
+  // index times a stride): gathers.
+  IndirectLoad,
 };
 
 struct Expr;
@@ -71,6 +74,10 @@ struct Expr {
 ExprRef makeConstant(double value, DType dtype);
 ExprRef makeIntConstant(int64_t value, DType dtype);
 ExprRef makeLoad(int buffer, DType dtype, SymInt index);
+/// Loads `buffer` at `index` + `offset` (an i64 expression, e.g. a loaded index times a stride).
+/// Such a load reads its buffer at positions unknown until run time: the scheduler never fuses it
+/// with the buffer's producer. The sum must stay in bounds: lowering wraps and clamps indices.
+ExprRef makeIndirectLoad(int buffer, DType dtype, SymInt index, ExprRef offset);
 ExprRef makeIndex(SymInt index, DType dtype);
 ExprRef makeUnary(UnaryOp op, ExprRef x);
 ExprRef makeBinary(BinaryOp op, ExprRef a, ExprRef b);

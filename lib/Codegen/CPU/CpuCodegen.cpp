@@ -490,7 +490,7 @@ void KernelEmitter::emitReductionStage(const LoopNode &node, const EmitScope &ou
 
 // ---- Template (GEMM, convolution) kernels ---------------------------------------------------
 
-/// Every Load and Index expression of `body` (the expressions that carry an index).
+/// Every Load, IndirectLoad and Index expression of `body` (the expressions that carry an index).
 void collectIndexed(const loop::ExprRef &body, std::vector<const loop::Expr *> &out) {
   std::set<const loop::Expr *> seen;
   std::vector<const loop::Expr *> stack{body.get()};
@@ -499,7 +499,8 @@ void collectIndexed(const loop::ExprRef &body, std::vector<const loop::Expr *> &
     stack.pop_back();
     if (!expr || !seen.insert(expr).second)
       continue;
-    if (expr->kind == loop::ExprKind::Load || expr->kind == loop::ExprKind::Index)
+    if (expr->kind == loop::ExprKind::Load || expr->kind == loop::ExprKind::IndirectLoad ||
+        expr->kind == loop::ExprKind::Index)
       out.push_back(expr);
     for (const loop::ExprRef &operand : expr->operands)
       stack.push_back(operand.get());

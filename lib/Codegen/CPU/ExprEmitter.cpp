@@ -56,7 +56,7 @@ bool isVectorizable(const ExprRef &body, const std::string &var) {
           (use.kind == VarUse::Kind::Linear && use.coefficient != 1))
         return false;
     }
-    if (expr->kind == ExprKind::Index &&
+    if ((expr->kind == ExprKind::Index || expr->kind == ExprKind::IndirectLoad) &&
         analyzeVarUse(expr->index, var).kind == VarUse::Kind::Other)
       return false;
     for (const ExprRef &operand : expr->operands)
@@ -222,7 +222,27 @@ Value *ExprEmitter::load(int buffer, Value *index, unsigned lanes) {
   }
   Value *ptr = b.CreateInBoundsGEP(mem, base, index);
   Value *raw = b.CreateAlignedLoad(withLanes(mem, lanes), ptr, llvm::Align(dtypeSize(buf.dtype)));
-  switch (buf.dtype) {
+  return fromMemory(raw, buf.dtype);
+}
+
+Value *ExprEmitter::gather(int buffer, Value *indices) {
+  const loop::Buffer &buf = program_.buffers[size_t(buffer)];
+  unsigned lanes = lanesOf(indices);
+  Type *mem = memoryType(b.getContext(), buf.dtype);
+  Value *base = buffers_[size_t(buffer)];
+  if (!base) {
+    fail(makeError("CPU codegen: buffer ", buf.name, " is read but not a kernel argument"));
+    return llvm::PoisonValue::get(registerType(buf.dtype, lanes));
+  }
+  Value *pointers = b.CreateInBoundsGEP(mem, base, indices); // a vector of pointers
+  Value *raw =
+      b.CreateMaskedGather(withLanes(mem, lanes), pointers, llvm::Align(dtypeSize(buf.dtype)));
+  return fromMemory(raw, buf.dtype);
+}
+
+Value *ExprEmitter::fromMemory(Value *raw, DType dtype) {
+  unsigned lanes = lanesOf(raw);
+  switch (dtype) {
   case DType::F16:
     return b.CreateFPExt(raw, registerType(DType::F32, lanes));
   case DType::BF16: {
@@ -340,6 +360,9 @@ Value *ExprEmitter::emit(const ExprRef &expr, const EmitScope &scope) {
   case ExprKind::Load:
     result = emitLoad(*expr, scope);
     break;
+  case ExprKind::IndirectLoad:
+    result = emitIndirectLoad(*expr, scope);
+    break;
   case ExprKind::Index:
     result = emitIndexExpr(*expr, scope);
     break;
@@ -387,26 +410,74 @@ Value *ExprEmitter::emitLoad(const Expr &expr, const EmitScope &scope) {
   return convert(value, stored, expr.dtype);
 }
 
-Value *ExprEmitter::emitIndexExpr(const Expr &expr, const EmitScope &scope) {
+Value *ExprEmitter::emitLaneIndices(const SymInt &index, const EmitScope &scope) {
   VarUse use;
   if (scope.lanes > 1)
-    use = analyzeVarUse(expr.index, scope.vectorVar);
-  Value *value = nullptr;
-  if (use.kind == VarUse::Kind::Other) {
-    value = gatherLanes(scope, [&](const EmitScope &lane) { return emitIndex(expr.index, lane); });
-  } else {
-    value = emitIndex(expr.index, scope);
-    if (scope.lanes > 1) {
-      value = b.CreateVectorSplat(scope.lanes, value);
-      if (use.kind == VarUse::Kind::Linear) {
-        std::vector<llvm::Constant *> steps;
-        for (unsigned i = 0; i < scope.lanes; ++i)
-          steps.push_back(b.getInt64(int64_t(i) * use.coefficient));
-        value = b.CreateAdd(value, llvm::ConstantVector::get(steps));
-      }
+    use = analyzeVarUse(index, scope.vectorVar);
+  if (use.kind == VarUse::Kind::Other)
+    return gatherLanes(scope, [&](const EmitScope &lane) { return emitIndex(index, lane); });
+  Value *value = emitIndex(index, scope);
+  if (scope.lanes > 1) {
+    value = b.CreateVectorSplat(scope.lanes, value);
+    if (use.kind == VarUse::Kind::Linear) {
+      std::vector<llvm::Constant *> steps;
+      for (unsigned i = 0; i < scope.lanes; ++i)
+        steps.push_back(b.getInt64(int64_t(i) * use.coefficient));
+      value = b.CreateAdd(value, llvm::ConstantVector::get(steps));
     }
   }
-  return convert(value, DType::I64, expr.dtype);
+  return value;
+}
+
+Value *ExprEmitter::emitIndexExpr(const Expr &expr, const EmitScope &scope) {
+  return convert(emitLaneIndices(expr.index, scope), DType::I64, expr.dtype);
+}
+
+namespace {
+
+/// True when `expr`'s value may differ between lanes of `var`.
+bool variesAlong(const ExprRef &expr, const std::string &var, std::map<const Expr *, bool> &memo) {
+  if (auto it = memo.find(expr.get()); it != memo.end())
+    return it->second;
+  bool varies = (expr->kind == ExprKind::Load || expr->kind == ExprKind::IndirectLoad ||
+                 expr->kind == ExprKind::Index) &&
+                analyzeVarUse(expr->index, var).kind != VarUse::Kind::None;
+  for (const ExprRef &operand : expr->operands)
+    varies = varies || variesAlong(operand, var, memo);
+  memo[expr.get()] = varies;
+  return varies;
+}
+
+} // namespace
+
+// The offset is computed like any value (one per lane in vector mode). When it is the same in
+// every lane and the affine part is contiguous or invariant, the lanes read consecutive elements
+// (embedding rows) or one element; otherwise each lane's address goes into a gather.
+Value *ExprEmitter::emitIndirectLoad(const Expr &expr, const EmitScope &scope) {
+  DType stored = program_.buffers[size_t(expr.buffer)].dtype;
+  if (expr.buffer == overrideBuffer_)
+    return unsupported(expr, "a gather from a GEMM epilogue's accumulator");
+  Value *offset = emit(expr.operands[0], scope);
+  Value *value = nullptr;
+  if (scope.lanes == 1) {
+    value = load(expr.buffer, b.CreateAdd(emitIndex(expr.index, scope), offset), 1);
+    return convert(value, stored, expr.dtype);
+  }
+  VarUse use = analyzeVarUse(expr.index, scope.vectorVar);
+  std::map<const Expr *, bool> memo;
+  bool uniform = !variesAlong(expr.operands[0], scope.vectorVar, memo);
+  if (uniform && (use.kind == VarUse::Kind::None ||
+                  (use.kind == VarUse::Kind::Linear && use.coefficient == 1))) {
+    Value *start =
+        b.CreateAdd(emitIndex(expr.index, scope), b.CreateExtractElement(offset, b.getInt64(0)));
+    if (use.kind == VarUse::Kind::None)
+      value = b.CreateVectorSplat(scope.lanes, load(expr.buffer, start, 1));
+    else
+      value = load(expr.buffer, start, scope.lanes);
+  } else {
+    value = gather(expr.buffer, b.CreateAdd(emitLaneIndices(expr.index, scope), offset));
+  }
+  return convert(value, stored, expr.dtype);
 }
 
 Value *ExprEmitter::emitUnary(const Expr &expr, Value *x) {

@@ -31,7 +31,8 @@ struct VarUse {
 VarUse analyzeVarUse(const SymInt &index, const std::string &var);
 
 /// True when `body` can run lanes-wide along `var`: every load is contiguous (coefficient 1) or
-/// invariant in it and every Index expression is linear or invariant in it.
+/// invariant in it, every Index expression and indirect load's affine part is linear or
+/// invariant in it (indirect loads that vary along `var` become gathers).
 bool isVectorizable(const loop::ExprRef &body, const std::string &var);
 
 /// Emits expressions of one program. Values are in register form: f16/bf16 as float, bool as i1,
@@ -53,6 +54,8 @@ public:
   llvm::Value *convert(llvm::Value *value, DType from, DType to);
   /// Loads `lanes` consecutive elements of `buffer` from a scalar i64 index.
   llvm::Value *load(int buffer, llvm::Value *index, unsigned lanes);
+  /// Loads one element of `buffer` per lane of a vector of i64 indices (llvm.masked.gather).
+  llvm::Value *gather(int buffer, llvm::Value *indices);
   /// Stores a register value of dtype `from` at `index` (lanes consecutive elements for vectors).
   void store(int buffer, DType from, llvm::Value *value, llvm::Value *index);
 
@@ -71,7 +74,12 @@ public:
 private:
   llvm::Value *emit(const loop::ExprRef &expr, const EmitScope &scope);
   llvm::Value *emitLoad(const loop::Expr &expr, const EmitScope &scope);
+  llvm::Value *emitIndirectLoad(const loop::Expr &expr, const EmitScope &scope);
   llvm::Value *emitIndexExpr(const loop::Expr &expr, const EmitScope &scope);
+  /// `index` in every lane: a vector of i64 in vector mode, a scalar otherwise.
+  llvm::Value *emitLaneIndices(const SymInt &index, const EmitScope &scope);
+  /// The value in memory form `raw` (of `dtype`) in register form.
+  llvm::Value *fromMemory(llvm::Value *raw, DType dtype);
   llvm::Value *emitUnary(const loop::Expr &expr, llvm::Value *x);
   llvm::Value *emitBinary(const loop::Expr &expr, llvm::Value *x, llvm::Value *y);
   llvm::Value *emitFloatPow(const loop::Expr &expr, llvm::Value *x, llvm::Value *y);

@@ -195,8 +195,8 @@ private:
   /// Elementwise kernels whose dense loads and stores are 4-byte or narrower: four elements per
   /// thread, each dense operand read and each result written as one 4-wide vector (128 bits for
   /// f32), then a scalar loop for the last range % 4 elements. Loads at other indices (broadcast
-  /// operands) stay scalar; later stages read earlier stages' results from registers. False
-  /// (nothing rendered) when some dense operand or result is wider.
+  /// operands) and indirect loads (gathers) stay scalar; later stages read earlier stages'
+  /// results from registers. False (nothing rendered) when some dense operand or result is wider.
   bool renderVectorElementwise(const std::vector<const LoopNode *> &stages,
                                const std::string &range) {
     size_t k = kernel.outerRanges.size();

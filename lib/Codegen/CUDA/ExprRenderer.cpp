@@ -272,6 +272,21 @@ std::string ExprRenderer::emit(const ExprRef &expr) {
     value = convert(fromMemory(stored, raw), stored, expr->dtype);
     break;
   }
+  case ExprKind::IndirectLoad: {
+    // A plain element load at the affine index plus the runtime offset; vectorized elementwise
+    // kernels render it per element too (no load override: those name affine positions only).
+    DType stored = program_.buffers[size_t(expr->buffer)].dtype;
+    if (expr->buffer == overrideBuffer_)
+      return fail("a gather from a GEMM epilogue's accumulator is not supported");
+    const std::string &name = bufferNames_[size_t(expr->buffer)];
+    if (name.empty())
+      return fail(strCat("buffer ", program_.buffers[size_t(expr->buffer)].name,
+                         " is read but not a kernel argument"));
+    std::string offset = emit(expr->operands[0]);
+    std::string raw = strCat(name, "[", index(expr->index, *scope_), " + ", offset, "]");
+    value = convert(fromMemory(stored, raw), stored, expr->dtype);
+    break;
+  }
   case ExprKind::Index:
     value = convert(index(expr->index, *scope_), DType::I64, expr->dtype);
     break;
