@@ -12,13 +12,26 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <type_traits>
 
 namespace tensorc::loop {
 namespace {
 
 using Index = std::vector<SymInt>;
-/// The value of a tensor at a multi-dim index.
-using Loader = std::function<ExprRef(const Index &)>;
+/// The value of a tensor at a multi-dim index. Loaders capture the loaders of their operands, so
+/// copies share the function instead of cloning the whole chain behind it (a deep copy per node
+/// made lowering quadratic in the length of a pointwise chain).
+class Loader {
+public:
+  using Fn = std::function<ExprRef(const Index &)>;
+  Loader() = default;
+  template <typename F, typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, Loader>>>
+  Loader(F fn) : fn_(std::make_shared<const Fn>(std::move(fn))) {}
+  ExprRef operator()(const Index &index) const { return (*fn_)(index); }
+
+private:
+  std::shared_ptr<const Fn> fn_;
+};
 
 /// How a graph value is available to its users.
 struct Lowered {
@@ -294,8 +307,9 @@ private:
     // A GEMM result read by something other than pointwise ops gets a buffer here, written by
     // the GEMM's epilogue; one only feeding pointwise ops stays inline so the whole chain can
     // become the epilogue.
-    if (users > 1 && (cost >= options_.realizeCostThreshold ||
-                      (readsTemplate && !onlyPointwiseUsers(value))))
+    if ((users > 1 && (cost >= options_.realizeCostThreshold ||
+                       (readsTemplate && !onlyPointwiseUsers(value)))) ||
+        cost >= options_.maxInlineCost)
       realize(value);
   }
 

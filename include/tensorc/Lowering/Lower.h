@@ -12,6 +12,11 @@ struct LowerOptions {
   /// A pointwise value with several users is computed once into a buffer when its body is at least
   /// this expensive (ops counted, transcendental ops count 8), else recomputed by each user.
   int realizeCostThreshold = 16;
+  /// A pointwise value whose inlined body reaches this cost is computed into a buffer whatever
+  /// its users: it bounds the depth of a body's expression graph (a chain of thousands of
+  /// elementwise ops), which every later walk recurses through, at one extra buffer per this many
+  /// ops.
+  int maxInlineCost = 256;
   /// GEMMs whose operands and result are one float dtype (f16, bf16) become templates too, not
   /// only f32 ones (the CUDA backend accumulates them in f32; the CPU GEMM is f32-only, so bundles
   /// with CPU kernels leave them to the reference kernel).
