@@ -62,6 +62,23 @@ const std::vector<std::string> &stageNames() {
   return names;
 }
 
+std::vector<std::string> disablablePasses() {
+  return {"constant-fold", "fold-batchnorm", "cse",
+          "dce",           "fuse-attention", "fuse-tensor-core-attention",
+          "decompose"};
+}
+
+Status DebugLimits::validate() const {
+  std::vector<std::string> passes = disablablePasses();
+  for (const std::string &pass : disabledPasses)
+    if (std::find(passes.begin(), passes.end(), pass) == passes.end())
+      return makeError("cannot disable pass '", pass, "' (passes: ", join(passes, ", "), ")");
+  for (const std::string &kind : disabledFusions)
+    if (kind != "pointwise" && kind != "reduction" && kind != "epilogue")
+      return makeError("unknown fusion kind '", kind, "' (pointwise, reduction, epilogue)");
+  return Status::ok();
+}
+
 bool isLoopStage(const std::string &stage) {
   return stage == "lower" || stage == "fuse" || stage == "cuda";
 }
@@ -95,6 +112,8 @@ Expected<LoweredModel> lowerAndSchedule(const Graph &graph, const PipelineOption
   TC_RETURN_IF_ERROR(timed("fuse", [&]() -> Status {
     sched::ScheduleOptions scheduling;
     scheduling.anyFloatEpilogue = options.gpuOnly;
+    scheduling.maxFusions = options.limits.maxFusions;
+    scheduling.disabledFusions = options.limits.disabledFusions;
     TC_ASSIGN_OR_RETURN(model.schedule, sched::schedule(model.program, scheduling));
     return Status::ok();
   }));
@@ -159,7 +178,21 @@ Expected<Graph> importModel(const std::string &path, const OpRegistry &registry)
 
 namespace {
 
+/// `passes` without those the debugging limits disable.
+std::string enabledPasses(const std::string &passes, const DebugLimits &limits) {
+  std::vector<std::string> kept;
+  for (size_t start = 0; start < passes.size();) {
+    size_t end = std::min(passes.find(',', start), passes.size());
+    std::string pass = passes.substr(start, end - start);
+    if (!limits.disabledPasses.count(pass))
+      kept.push_back(pass);
+    start = end + 1;
+  }
+  return join(kept, ",");
+}
+
 Status checkStopStage(const PipelineOptions &options) {
+  TC_RETURN_IF_ERROR(options.limits.validate());
   const std::vector<std::string> &stages = stageNames();
   if (options.stopAfter != "all" &&
       std::find(stages.begin(), stages.end(), options.stopAfter) == stages.end())
@@ -193,12 +226,12 @@ Expected<bool> runGraphStagesWith(StageRunner &runner, const OpRegistry &registr
   else if (options.attentionFusion == AttentionFusion::All)
     simplify = "constant-fold,fold-batchnorm,cse,dce,fuse-attention,dce";
   TC_ASSIGN_OR_RETURN(more, runner.run("simplify", [&](Graph &g) {
-    return runPasses(g, simplify, context);
+    return runPasses(g, enabledPasses(simplify, options.limits), context);
   }));
   if (!more)
     return false;
   TC_ASSIGN_OR_RETURN(more, runner.run("decompose", [&](Graph &g) {
-    return runPasses(g, "decompose,constant-fold,cse,dce", context);
+    return runPasses(g, enabledPasses("decompose,constant-fold,cse,dce", options.limits), context);
   }));
   if (!more)
     return false;

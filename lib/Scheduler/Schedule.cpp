@@ -41,6 +41,18 @@ SymInt templateTileCount(const loop::LoopNode &node) {
   return SymInt(0);
 }
 
+const char *fusionKindName(FusionDecision::Kind kind) {
+  switch (kind) {
+  case FusionDecision::Kind::Pointwise:
+    return "pointwise";
+  case FusionDecision::Kind::Reduction:
+    return "reduction";
+  case FusionDecision::Kind::Epilogue:
+    return "epilogue";
+  }
+  return "?";
+}
+
 namespace {
 
 std::string dims(const std::vector<SymInt> &shape) {
@@ -178,8 +190,12 @@ private:
   /// Appends `node` to the last kernel when it runs over the same rows and reads what that kernel
   /// writes only within the same row.
   bool tryAppend(const LoopNode &node) {
+    FusionDecision::Kind kind = node.kind == LoopNode::Kind::Reduction
+                                    ? FusionDecision::Kind::Reduction
+                                    : FusionDecision::Kind::Pointwise;
     auto reject = [&](const std::string &why) {
       log::debug("schedule", "not fusing " + node.name + ": " + why);
+      schedule_.decisions.push_back({kind, node.id, false, why});
       return false;
     };
     if (schedule_.kernels.empty())
@@ -228,12 +244,15 @@ private:
         return reject("reads " + program_.buffers[size_t(load->buffer)].name +
                       " outside the row it is written in (index " + load->index.str() + ")");
     }
+    if (std::optional<std::string> limit = fusionLimit(kind))
+      return reject(*limit);
     kernel.outerRanges = outer;
     kernel.nodes.push_back(node.id);
     kernelOf_[node.id] = schedule_.kernels.size() - 1;
     std::string reason = "fused " + node.name + " into rows " + dims(outer);
     kernel.reason += (kernel.reason.empty() ? "" : "; ") + reason;
     log::debug("schedule", reason);
+    schedule_.decisions.push_back({kind, node.id, true, reason});
     return true;
   }
 
@@ -242,6 +261,7 @@ private:
   bool tryEpilogue(const LoopNode &node) {
     auto reject = [&](const std::string &why) {
       log::debug("schedule", "no epilogue " + node.name + ": " + why);
+      schedule_.decisions.push_back({FusionDecision::Kind::Epilogue, node.id, false, why});
       return false;
     };
     if (schedule_.kernels.empty() || schedule_.kernels.back().kind != Kernel::Kind::Template)
@@ -280,11 +300,24 @@ private:
     }
     if (!readsResult)
       return false;
+    if (std::optional<std::string> limit = fusionLimit(FusionDecision::Kind::Epilogue))
+      return reject(*limit);
     kernel.nodes.push_back(node.id);
     kernelOf_[node.id] = schedule_.kernels.size() - 1;
     kernel.reason = "epilogue " + node.name + " fused into " + gemm.name;
     log::debug("schedule", kernel.reason);
+    schedule_.decisions.push_back({FusionDecision::Kind::Epilogue, node.id, true, kernel.reason});
     return true;
+  }
+
+  /// Why a fusion of `kind` that qualifies is not made (the debugging limits), or nullopt.
+  std::optional<std::string> fusionLimit(FusionDecision::Kind kind) {
+    if (options_.disabledFusions.count(fusionKindName(kind)))
+      return std::string(fusionKindName(kind)) + " fusion is disabled";
+    if (options_.maxFusions >= 0 && fusionsMade_ >= options_.maxFusions)
+      return "--max-fusions " + std::to_string(options_.maxFusions) + " reached";
+    ++fusionsMade_;
+    return std::nullopt;
   }
 
   std::string originsName(const Kernel &kernel) {
@@ -470,6 +503,7 @@ private:
   std::map<int, int> producer_;
   std::set<int> isOutput_;
   std::map<int, size_t> kernelOf_;
+  int64_t fusionsMade_ = 0;
   Schedule schedule_;
 };
 

@@ -16,6 +16,7 @@ struct CompileCommand {
   CompileOptions options;
   TrainFlags train;
   AttentionFlags attention;
+  LimitFlags limits;
   std::string cpuArchs = "x86_64";
   std::string cudaArchs = "sm_90";
   std::string emit = "bundle";
@@ -27,6 +28,7 @@ int runCompile(CompileCommand &command, const OpRegistry &registry) {
   command.options.cudaArchs = splitList(command.cudaArchs);
   command.options.cudaGraphs = command.mode == "reduce-overhead";
   command.options.fuseAttention = command.attention.value();
+  command.options.limits = command.limits.resolve();
   command.options.emit =
       command.emit == "so" ? CompileOptions::Emit::SharedObject : CompileOptions::Emit::Bundle;
   Expected<std::optional<autodiff::TrainOptions>> train = command.train.resolve();
@@ -83,6 +85,7 @@ Subcommand addCompileCommand(CLI::App &app) {
                    "Comma-separated CPU architectures: x86_64 (AVX2 + AVX-512), aarch64 (NEON)")
       ->capture_default_str();
   addTrainOptions(command, compile->train);
+  addLimitFlags(*command, compile->limits);
   return {command,
           [compile](const OpRegistry &registry) { return runCompile(*compile, registry); }};
 }

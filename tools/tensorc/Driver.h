@@ -3,6 +3,7 @@
 
 #include "tensorc/Autodiff/Training.h"
 #include "tensorc/IR/Graph.h"
+#include "tensorc/Pipeline/Pipeline.h"
 #include "tensorc/Support/Status.h"
 #include "tensorc/Support/Tensor.h"
 
@@ -51,6 +52,14 @@ struct AttentionFlags {
   }
 };
 void addAttentionFlags(CLI::App &command, AttentionFlags &flags);
+
+/// The debugging limits (DebugLimits): `--disable-passes`, `--disable-fusions`, `--max-fusions`.
+struct LimitFlags {
+  std::string passes, fusions;
+  int64_t maxFusions = -1;
+  DebugLimits resolve() const;
+};
+void addLimitFlags(CLI::App &command, LimitFlags &flags);
 
 /// `--dim NAME=VALUE` list -> bindings; errors quote the bad entry.
 Expected<SymbolBindings> parseDims(const std::vector<std::string> &dims);

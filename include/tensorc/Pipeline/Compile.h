@@ -5,6 +5,7 @@
 #include "tensorc/Bundle/Manifest.h"
 #include "tensorc/IR/Graph.h"
 #include "tensorc/Ops/Registry.h"
+#include "tensorc/Pipeline/Pipeline.h"
 #include "tensorc/Support/Status.h"
 
 #include <optional>
@@ -44,6 +45,8 @@ struct CompileOptions {
   bool timeStages = false;
   /// `--train`: compile a training step (forward, backward, optimizer) instead of inference.
   std::optional<autodiff::TrainOptions> train;
+  /// Passes to skip and fusions to refuse (`tensorc bisect`, `--max-fusions`...).
+  DebugLimits limits;
 };
 
 /// What a compile produced, for the driver's summary line.
