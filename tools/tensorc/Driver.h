@@ -27,6 +27,7 @@ Subcommand addOptCommand(CLI::App &app);
 Subcommand addCompileCommand(CLI::App &app);
 Subcommand addTrainCommand(CLI::App &app);
 Subcommand addRunCommand(CLI::App &app);
+Subcommand addExplainCommand(CLI::App &app);
 
 /// Prints "tensorc: error: <message>" and returns the exit status 1.
 int fail(const std::string &message);
