@@ -64,6 +64,10 @@ Expected<const Driver *> loadDriver() {
   resolve(driver.graphExecDestroy, "cuGraphExecDestroy");
   resolve(driver.graphDestroy, "cuGraphDestroy");
   resolve(driver.getErrorString, "cuGetErrorString");
+  resolve(driver.eventCreate, "cuEventCreate");
+  resolve(driver.eventRecord, "cuEventRecord");
+  resolve(driver.eventElapsedTime, "cuEventElapsedTime");
+  resolve(driver.eventDestroy, "cuEventDestroy_v2");
   if (!missing.empty())
     return makeError("the CUDA driver (libcuda.so.1) lacks ", missing,
                      "; tensorc needs a CUDA 12 or newer driver");

@@ -146,6 +146,14 @@ CudaExecutor::~CudaExecutor() {
     d.ctxSetCurrent(context_);
   for (auto &[key, graph] : graphs_)
     d.graphExecDestroy(graph.exec);
+  for (auto &[begin, end] : launchEvents_) {
+    if (begin)
+      d.eventDestroy(begin);
+    if (end)
+      d.eventDestroy(end);
+  }
+  if (runStart_)
+    d.eventDestroy(runStart_);
   for (cu::DevicePtr pointer : pointers_)
     if (pointer)
       d.memFree(pointer);
@@ -226,8 +234,31 @@ Status CudaExecutor::enqueue(const std::map<std::string, int64_t> &bindings,
   const Manifest &m = *manifest_;
   std::vector<unsigned long long> values;
   std::vector<void *> params;
+  if (profiler_) {
+    recorded_.assign(m.launches.size(), false);
+    launchEvents_.resize(m.launches.size(), {nullptr, nullptr});
+    if (!runStart_)
+      TC_RETURN_IF_ERROR(d.check(d.eventCreate(&runStart_, 0), "cuEventCreate"));
+    TC_RETURN_IF_ERROR(d.check(d.eventRecord(runStart_, stream_), "cuEventRecord"));
+  }
+  // Profiling: CUDA events before and after launch i on the stream.
+  auto mark = [&](size_t i, bool after) -> Status {
+    if (!profiler_)
+      return Status::ok();
+    cu::Event &event = after ? launchEvents_[i].second : launchEvents_[i].first;
+    if (!event)
+      TC_RETURN_IF_ERROR(d.check(d.eventCreate(&event, 0), "cuEventCreate"));
+    recorded_[i] = after;
+    return d.check(d.eventRecord(event, stream_), "cuEventRecord");
+  };
   for (size_t i = 0; i < m.launches.size(); ++i) {
     const Launch &launch = m.launches[i];
+    if (launch.kind == LaunchKind::Kernel) {
+      TC_ASSIGN_OR_RETURN(int64_t blocks, launch.cudaGrid.evaluate(bindings));
+      if (blocks <= 0)
+        continue; // nothing to do for empty tensors
+    }
+    TC_RETURN_IF_ERROR(mark(i, false));
     switch (launch.kind) {
     case LaunchKind::Kernel: {
       TC_ASSIGN_OR_RETURN(int64_t grid, launch.cudaGrid.evaluate(bindings));
@@ -260,8 +291,59 @@ Status CudaExecutor::enqueue(const std::map<std::string, int64_t> &bindings,
       break;
     }
     }
+    TC_RETURN_IF_ERROR(mark(i, true));
   }
   return Status::ok();
+}
+
+Status CudaExecutor::collectProfile(double hostStartUs) {
+  const cu::Driver &d = *driver_;
+  for (size_t i = 0; i < recorded_.size(); ++i) {
+    if (!recorded_[i])
+      continue;
+    float startMs = 0, durationMs = 0;
+    TC_RETURN_IF_ERROR(d.check(d.eventElapsedTime(&startMs, runStart_, launchEvents_[i].first),
+                               "cuEventElapsedTime"));
+    TC_RETURN_IF_ERROR(
+        d.check(d.eventElapsedTime(&durationMs, launchEvents_[i].first, launchEvents_[i].second),
+                "cuEventElapsedTime"));
+    int64_t range = 1;
+    if (manifest_->launches[i].kind == LaunchKind::Kernel) {
+      TC_ASSIGN_OR_RETURN(range, manifest_->launches[i].range.evaluate(lastBindings_));
+    }
+    profiler_->add({profileRun_, i, 0, 0, range, hostStartUs + double(startMs) * 1e3,
+                    double(durationMs) * 1e3});
+  }
+  return Status::ok();
+}
+
+Expected<MachinePeaks> CudaExecutor::peaks() const {
+  const cu::Driver &d = *driver_;
+  int sms = 0, clockKhz = 0, memoryKhz = 0, busBits = 0, major = 0, minor = 0;
+  TC_RETURN_IF_ERROR(d.check(d.deviceGetAttribute(&sms, cu::kAttrMultiprocessorCount, device_),
+                             "device attributes"));
+  TC_RETURN_IF_ERROR(
+      d.check(d.deviceGetAttribute(&clockKhz, cu::kAttrClockRate, device_), "device attributes"));
+  TC_RETURN_IF_ERROR(d.check(d.deviceGetAttribute(&memoryKhz, cu::kAttrMemoryClockRate, device_),
+                             "device attributes"));
+  TC_RETURN_IF_ERROR(d.check(d.deviceGetAttribute(&busBits, cu::kAttrMemoryBusWidth, device_),
+                             "device attributes"));
+  TC_RETURN_IF_ERROR(d.check(d.deviceGetAttribute(&major, cu::kAttrComputeCapabilityMajor, device_),
+                             "device arch"));
+  TC_RETURN_IF_ERROR(d.check(d.deviceGetAttribute(&minor, cu::kAttrComputeCapabilityMinor, device_),
+                             "device arch"));
+  if (sms <= 0 || clockKhz <= 0 || memoryKhz <= 0 || busBits <= 0)
+    return makeError("the driver reports no clock or memory figures for this GPU; pass "
+                     "--peak-gbps and --peak-gflops");
+  // f32 lanes per SM: 64 on sm_70 and sm_80 (A100), 128 on sm_86, sm_89, sm_90 and newer.
+  int lanes = (major == 7 || (major == 8 && minor == 0)) ? 64 : 128;
+  MachinePeaks peaks;
+  peaks.bytesPerSecond = 2.0 * double(memoryKhz) * 1e3 * double(busBits) / 8.0;
+  peaks.flopsPerSecond = double(sms) * lanes * 2.0 * double(clockKhz) * 1e3;
+  peaks.source = strCat("device attributes: ", sms, " SMs x ", lanes, " f32 lanes at ",
+                        clockKhz / 1000, " MHz; ", busBits, "-bit memory at ", memoryKhz / 1000,
+                        " MHz (f32 CUDA cores, not tensor cores)");
+  return peaks;
 }
 
 Status CudaExecutor::run(const std::map<std::string, int64_t> &bindings,
@@ -308,7 +390,9 @@ Status CudaExecutor::run(const std::map<std::string, int64_t> &bindings,
                                                    bytes[size_t(buffer.id)], stream_),
                                  "copying input '" + m.inputs[size_t(buffer.index)].name + "'"));
 
-  if (useGraphs_) {
+  lastBindings_ = bindings;
+  double hostStartUs = profiler_ ? profiler_->nowUs() : 0.0;
+  if (useGraphs_ && !profiler_) {
     CapturedGraph &graph = graphs_[symbols];
     if (graph.exec && graph.generation != generation_) {
       d.graphExecDestroy(graph.exec);
@@ -340,7 +424,8 @@ Status CudaExecutor::run(const std::map<std::string, int64_t> &bindings,
                                                    pointers_[size_t(buffer.id)],
                                                    bytes[size_t(buffer.id)], stream_),
                                  "copying output '" + m.outputs[size_t(buffer.index)].name + "'"));
-  return d.check(d.streamSynchronize(stream_), "running the model on the GPU");
+  TC_RETURN_IF_ERROR(d.check(d.streamSynchronize(stream_), "running the model on the GPU"));
+  return profiler_ ? collectProfile(hostStartUs) : Status::ok();
 }
 
 } // namespace tensorc::rt

@@ -130,6 +130,9 @@ struct Model::Impl {
   std::vector<void *> bufferPointers;
   std::vector<void *> argPointers;
 
+  Profiler *profiler = nullptr;
+  int64_t profileRun = 0;
+
   explicit Impl(int threads) : pool(threads) {}
 
   Status loadWeights();
@@ -571,6 +574,16 @@ Status Model::Impl::runExtern(size_t index) {
 
 Status Model::Impl::runLaunch(size_t index) {
   const Launch &launch = manifest.launches[index];
+  if (profiler && launch.kind != LaunchKind::Kernel) {
+    // Externs and copies run on the calling thread: one event each.
+    Profiler *p = profiler;
+    double start = p->nowUs();
+    profiler = nullptr;
+    Status status = runLaunch(index);
+    profiler = p;
+    p->add({profileRun, index, p->threadIndex(), 0, 1, start, p->nowUs() - start});
+    return status;
+  }
   switch (launch.kind) {
   case LaunchKind::Kernel: {
     Expected<int64_t> range = launch.range.evaluate(bindings);
@@ -582,6 +595,17 @@ Status Model::Impl::runLaunch(size_t index) {
     void *const *args = argPointers.data() + argOffsets[index];
     const int64_t *syms = symbolValues.data();
     bundle::TensorcKernelFn fn = kernelFns[index];
+    if (profiler) {
+      Profiler *p = profiler;
+      int64_t run = profileRun;
+      auto timed = [fn, args, syms, p, run, index](int64_t begin, int64_t end) {
+        double start = p->nowUs();
+        fn(args, syms, begin, end);
+        p->add({run, index, p->threadIndex(), begin, end, start, p->nowUs() - start});
+      };
+      pool.parallelFor(*range, launch.grain, timed);
+      return Status::ok();
+    }
     auto body = [fn, args, syms](int64_t begin, int64_t end) { fn(args, syms, begin, end); };
     pool.parallelFor(*range, launch.grain, body);
     return Status::ok();
@@ -615,10 +639,17 @@ Expected<std::vector<Tensor>> Model::run(const std::vector<Tensor> &inputs, void
   std::lock_guard<std::mutex> lock(impl.runMutex);
   TC_RETURN_IF_ERROR(impl.bindSymbols(inputs));
   std::vector<Tensor> outputs;
+  if (impl.profiler)
+    impl.profileRun = impl.profiler->beginRun(impl.bindings);
   if (impl.cuda) {
     TC_RETURN_IF_ERROR(impl.planBuffers(inputs, outputs, /*hostMemory=*/false));
-    TC_RETURN_IF_ERROR(impl.cuda->run(impl.bindings, impl.symbolValues, impl.bufferShapes, inputs,
-                                      outputs, static_cast<cu::Stream>(cudaStream)));
+    impl.cuda->profileRuns(impl.profiler, impl.profileRun);
+    Status ran = impl.cuda->run(impl.bindings, impl.symbolValues, impl.bufferShapes, inputs,
+                                outputs, static_cast<cu::Stream>(cudaStream));
+    impl.cuda->profileRuns(nullptr, 0); // Model::time's device-only launches are not profiled
+    TC_RETURN_IF_ERROR(ran);
+    if (impl.profiler)
+      impl.profiler->endRun(impl.profileRun);
     return outputs;
   }
   TC_RETURN_IF_ERROR(impl.planBuffers(inputs, outputs));
@@ -627,9 +658,29 @@ Expected<std::vector<Tensor>> Model::run(const std::vector<Tensor> &inputs, void
     for (size_t a = 0; a < launch.args.size(); ++a)
       impl.argPointers[impl.argOffsets[i] + a] = impl.bufferPointers[size_t(launch.args[a])];
   }
+  if (impl.profiler)
+    impl.profiler->threadIndex(); // the calling thread is thread 0 of the trace
   for (size_t i = 0; i < impl.manifest.launches.size(); ++i)
     TC_RETURN_IF_ERROR(impl.runLaunch(i));
+  if (impl.profiler)
+    impl.profiler->endRun(impl.profileRun);
   return outputs;
+}
+
+void Model::setProfiler(Profiler *profiler) {
+  std::lock_guard<std::mutex> lock(impl_->runMutex);
+  impl_->profiler = profiler;
+  if (profiler)
+    profiler->setDevice(impl_->cuda ? impl_->cuda->description()
+                                    : strCat("cpu (",
+                                             impl_->variant.empty() ? "no kernels" : impl_->variant,
+                                             ", ", impl_->pool.numThreads(), " threads)"));
+}
+
+Expected<MachinePeaks> Model::peaks() const {
+  if (impl_->cuda)
+    return impl_->cuda->peaks();
+  return measureCpuPeaks(impl_->pool.numThreads());
 }
 
 } // namespace tensorc::rt

@@ -2,6 +2,7 @@
 #include "tensorc/Pipeline/Compile.h"
 
 #include "tensorc/Bundle/BundleWriter.h"
+#include "tensorc/Bundle/LaunchCosts.h"
 #include "tensorc/Bundle/Manifest.h"
 #include "tensorc/Codegen/CPU/CpuCodegen.h"
 #ifdef TENSORC_HAVE_NVRTC
@@ -9,6 +10,7 @@
 #endif
 #include "tensorc/Pipeline/ModelLibrary.h"
 #include "tensorc/Pipeline/Pipeline.h"
+#include "tensorc/Scheduler/KernelCost.h"
 #include "tensorc/Support/Log.h"
 #include "tensorc/Support/Safetensors.h"
 #include "tensorc/Support/StrCat.h"
@@ -203,6 +205,31 @@ Expected<Manifest> buildManifest(const loop::LoopProgram &program, const sched::
   return manifest;
 }
 
+/// costs.json: each launch's static bytes and operations (the profiler's roofline). Launches
+/// follow the schedule's kernels, then the output copies.
+Expected<bundle::LaunchCosts> launchCosts(const loop::LoopProgram &program,
+                                          const sched::Schedule &schedule,
+                                          const Manifest &manifest) {
+  bundle::LaunchCosts costs;
+  for (size_t i = 0; i < manifest.launches.size(); ++i) {
+    const Launch &launch = manifest.launches[i];
+    SymInt bytes, flops;
+    if (i < schedule.kernels.size()) {
+      sched::KernelCost cost = sched::estimateCost(program, schedule.kernels[i]);
+      bytes = cost.bytes, flops = cost.flops;
+    } else { // a copy reads and writes its source's bytes
+      const loop::Buffer &source = program.buffers[size_t(launch.args[0])];
+      bytes = SymInt(2 * int64_t(dtypeSize(source.dtype))) * source.numel();
+    }
+    bundle::LaunchCost cost;
+    cost.name = launch.name;
+    TC_ASSIGN_OR_RETURN(cost.bytes, sizeExpr(bytes));
+    TC_ASSIGN_OR_RETURN(cost.flops, sizeExpr(flops));
+    costs.launches.push_back(std::move(cost));
+  }
+  return costs;
+}
+
 /// `--emit=so`: the files a bundle needs at run time (not src/) in one library with the runtime.
 Status writeModelLibrary(const std::string &outPath, const std::string &manifestText,
                          const std::vector<std::pair<std::string, Tensor>> &weights,
@@ -373,6 +400,9 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
   std::string loopText = loop::printProgram(lowered.program);
   std::string scheduleText = sched::printSchedule(lowered.program, lowered.schedule);
   std::string manifestText = manifest.toJson().dump(2) + "\n";
+  Expected<bundle::LaunchCosts> costs = launchCosts(lowered.program, lowered.schedule, manifest);
+  if (!costs)
+    return makeError(modelPath, ": ", costs.error().message());
   if (options.emit == CompileOptions::Emit::SharedObject) {
     if (Status written = writeModelLibrary(options.outDir, manifestText, weights, compiled);
         !written)
@@ -396,6 +426,8 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
 #endif
           TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/src/lower.txt", loopText));
           TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/src/fuse.txt", scheduleText));
+          TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/" + bundle::kLaunchCostsFile,
+                                               costs->toJson().dump(2) + "\n"));
           // The manifest goes last: a directory with one is complete.
           return bundle::writeFile(dir + "/manifest.json", manifestText);
         }));

@@ -23,10 +23,15 @@ constexpr const char *kUsage =
     "                   [--dim NAME=VALUE]... [--outputs Y.safetensors] [--threads N]\n"
     "                   [--variant NAME] [--iterations N] [--device cpu|cuda]\n"
     "                   [--cuda-device N] [--cuda-graphs bundle|on|off] [--train-steps N]\n"
+    "                   [--profile TRACE.json [--peak-gbps X] [--peak-gflops Y]]\n"
     "Runs a compiled bundle and prints each output. Random inputs (the default, seed 0) give\n"
     "every symbolic dim the size 2 unless --dim sets it. A training bundle's parameters and\n"
     "optimizer state, when --inputs lacks them, start as the bundle holds them; --train-steps N\n"
-    "runs N training steps on the --inputs data, printing each step's loss.\n";
+    "runs N training steps on the --inputs data, printing each step's loss. --profile writes a\n"
+    "Chrome/Perfetto trace of every run (CPU: one event per thread chunk of each kernel launch;\n"
+    "GPU: CUDA events around each launch) and prints a per-kernel table (time, share, bytes and\n"
+    "FLOPs from the bundle's costs.json, percent of the roofline); the peaks are measured at\n"
+    "startup (CPU) or read from the device (GPU) unless --peak-gbps/--peak-gflops give them.\n";
 
 struct Options {
   std::string bundle;
@@ -37,7 +42,17 @@ struct Options {
   rt::LoadOptions load;
   int64_t iterations = 0;
   int64_t trainSteps = 0;
+  rt::ProfileReportOptions profile;
 };
+
+Expected<double> parseDouble(const std::string &flag, const std::string &text) {
+  char *end = nullptr;
+  errno = 0;
+  double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno == ERANGE || !(value > 0))
+    return makeError(flag, ": expected a positive number, got '", text, "'");
+  return value;
+}
 
 Expected<int64_t> parseInt(const std::string &flag, const std::string &text) {
   char *end = nullptr;
@@ -95,6 +110,12 @@ Expected<Options> parseArgs(int argc, char **argv) {
     } else if (arg == "--train-steps") {
       TC_ASSIGN_OR_RETURN(std::string text, value());
       TC_ASSIGN_OR_RETURN(options.trainSteps, parseInt(arg, text));
+    } else if (arg == "--profile") {
+      TC_ASSIGN_OR_RETURN(options.profile.tracePath, value());
+    } else if (arg == "--peak-gbps" || arg == "--peak-gflops") {
+      TC_ASSIGN_OR_RETURN(std::string text, value());
+      TC_ASSIGN_OR_RETURN(double peak, parseDouble(arg, text));
+      (arg == "--peak-gbps" ? options.profile.peakGbps : options.profile.peakGflops) = peak;
     } else if (arg == "--iterations") {
       TC_ASSIGN_OR_RETURN(std::string text, value());
       TC_ASSIGN_OR_RETURN(options.iterations, parseInt(arg, text));
@@ -108,6 +129,9 @@ Expected<Options> parseArgs(int argc, char **argv) {
   }
   if (options.bundle.empty())
     return makeError("no bundle directory given");
+  if (options.profile.tracePath.empty() &&
+      (options.profile.peakGbps > 0 || options.profile.peakGflops > 0))
+    return makeError("--peak-gbps and --peak-gflops go with --profile");
   if (randomGiven && !options.inputsPath.empty())
     return makeError("--inputs and --random-inputs exclude each other");
   return options;
@@ -211,6 +235,9 @@ Status runTool(const Options &options) {
     return Status::ok();
   }
   TC_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, makeInputs(*model, options));
+  rt::Profiler profiler;
+  if (!options.profile.tracePath.empty())
+    model->setProfiler(&profiler);
   TC_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, model->run(inputs));
   for (size_t i = 0; i < outputs.size(); ++i)
     std::printf("%s: %s\n", manifest.outputs[i].name.c_str(),
@@ -235,6 +262,12 @@ Status runTool(const Options &options) {
                 times[times.size() / 2], static_cast<long long>(times.size()), times.front(),
                 times.back(),
                 options.load.device == "cuda" ? " [device-resident inputs, kernels only]" : "");
+  }
+  if (!options.profile.tracePath.empty()) {
+    model->setProfiler(nullptr);
+    TC_ASSIGN_OR_RETURN(std::string table,
+                        rt::finishProfile(*model, profiler, options.bundle, options.profile));
+    std::fputs(table.c_str(), stdout);
   }
   return Status::ok();
 }

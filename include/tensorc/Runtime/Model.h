@@ -2,6 +2,7 @@
 #pragma once
 
 #include "tensorc/Bundle/Manifest.h"
+#include "tensorc/Runtime/Profile.h"
 #include "tensorc/Support/Status.h"
 #include "tensorc/Support/Tensor.h"
 
@@ -53,6 +54,14 @@ public:
   /// Tensor `name` of the bundle's weights.safetensors, viewing the mapped bytes (valid while the
   /// model lives); training bundles start their state from these.
   Expected<Tensor> weight(const std::string &name) const;
+
+  /// Records every later run() into `profiler` (null: stop): on the CPU one event per thread
+  /// chunk of each kernel launch, on a GPU CUDA events around each launch (graph replay is
+  /// skipped while profiling). The profiler must outlive the runs.
+  void setProfiler(Profiler *profiler);
+  /// The roofline's ceilings for this model's device: measured on the CPU (measureCpuPeaks with
+  /// the model's threads), from the device attributes on a GPU.
+  Expected<MachinePeaks> peaks() const;
 
   const bundle::Manifest &manifest() const;
   /// The chosen CPU variant; empty when the bundle has no kernel launches or runs on a GPU.
