@@ -1,6 +1,8 @@
 // `tensorc compile`: pipeline -> LoopIR -> schedule -> CPU code per target -> bundle directory.
 #include "tensorc/Pipeline/Compile.h"
 
+#include "InjectBug.h"
+
 #include "tensorc/Bundle/BundleWriter.h"
 #include "tensorc/Bundle/LaunchCosts.h"
 #include "tensorc/Bundle/Manifest.h"
@@ -320,6 +322,9 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
   if (!loweredOr)
     return makeError(modelPath, ": ", loweredOr.error().message());
   LoweredModel &lowered = *loweredOr;
+  // TEMPORARY (issue 18): moves into Codegen/Common.
+  if (Status injected = injectBugForTesting(lowered.program, lowered.schedule); !injected)
+    return makeError(modelPath, ": ", injected.message());
   if (!lowered.program.fallbacks.empty() && !options.quiet)
     log::info(strCat("fallbacks (run by the runtime's reference kernels): ",
                      join(lowered.program.fallbacks, ", ")));
