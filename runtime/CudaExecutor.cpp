@@ -227,6 +227,56 @@ Status CudaExecutor::runExtern(size_t index, const std::map<std::string, int64_t
   return Status::ok();
 }
 
+/// The device's buffers seen from the host: each read or write is a copy and a synchronization.
+class CudaExecutor::DeviceBuffers : public BufferAccess {
+public:
+  DeviceBuffers(CudaExecutor &executor, const std::vector<std::vector<int64_t>> &shapes)
+      : executor_(executor), shapes_(shapes) {}
+
+  Expected<Tensor> read(int64_t id) override {
+    TC_RETURN_IF_ERROR(check(id));
+    const cu::Driver &d = *executor_.driver_;
+    TC_ASSIGN_OR_RETURN(Tensor copy, Tensor::zeros(executor_.manifest_->buffers[size_t(id)].dtype,
+                                                   shapes_[size_t(id)]));
+    if (copy.nbytes()) {
+      TC_RETURN_IF_ERROR(
+          d.check(d.memcpyDtoHAsync(copy.mutableData(), executor_.pointers_[size_t(id)],
+                                    copy.nbytes(), executor_.stream_),
+                  "reading a buffer"));
+      TC_RETURN_IF_ERROR(d.check(d.streamSynchronize(executor_.stream_), "reading a buffer"));
+    }
+    return copy;
+  }
+
+  Status write(int64_t id, const Tensor &value) override {
+    TC_RETURN_IF_ERROR(check(id));
+    const BufferDesc &buffer = executor_.manifest_->buffers[size_t(id)];
+    if (buffer.kind == BufferKind::Input || buffer.kind == BufferKind::Weight)
+      return makeError("buffers[", id, "] '", buffer.name, "' is read-only");
+    TC_ASSIGN_OR_RETURN(size_t bytes, byteSize(shapes_[size_t(id)], buffer.dtype, buffer.name));
+    if (value.dtype() != buffer.dtype || value.nbytes() != bytes)
+      return makeError("buffers[", id, "] '", buffer.name, "' is ",
+                       describeShape(buffer.dtype, shapes_[size_t(id)]), ", not ",
+                       describeShape(value.dtype(), value.shape()));
+    if (!bytes)
+      return Status::ok();
+    const cu::Driver &d = *executor_.driver_;
+    TC_RETURN_IF_ERROR(d.check(
+        d.memcpyHtoDAsync(executor_.pointers_[size_t(id)], value.data(), bytes, executor_.stream_),
+        "writing a buffer"));
+    return d.check(d.streamSynchronize(executor_.stream_), "writing a buffer");
+  }
+
+private:
+  Status check(int64_t id) const {
+    if (id < 0 || size_t(id) >= executor_.pointers_.size() || !executor_.pointers_[size_t(id)])
+      return makeError("buffer ", id, " has no device memory in this run");
+    return Status::ok();
+  }
+  CudaExecutor &executor_;
+  const std::vector<std::vector<int64_t>> &shapes_;
+};
+
 Status CudaExecutor::enqueue(const std::map<std::string, int64_t> &bindings,
                              const std::vector<int64_t> &symbols,
                              const std::vector<std::vector<int64_t>> &shapes) {
@@ -258,6 +308,9 @@ Status CudaExecutor::enqueue(const std::map<std::string, int64_t> &bindings,
       if (blocks <= 0)
         continue; // nothing to do for empty tensors
     }
+    DeviceBuffers buffers(*this, shapes);
+    if (observer_)
+      TC_RETURN_IF_ERROR(observer_->beforeLaunch(i, buffers));
     TC_RETURN_IF_ERROR(mark(i, false));
     switch (launch.kind) {
     case LaunchKind::Kernel: {
@@ -292,6 +345,11 @@ Status CudaExecutor::enqueue(const std::map<std::string, int64_t> &bindings,
     }
     }
     TC_RETURN_IF_ERROR(mark(i, true));
+    if (observer_) {
+      // Kernel errors surface here, naming the launch, rather than at the end of the run.
+      TC_RETURN_IF_ERROR(d.check(d.streamSynchronize(stream_), label(m, i)));
+      TC_RETURN_IF_ERROR(observer_->afterLaunch(i, buffers));
+    }
   }
   return Status::ok();
 }
@@ -392,7 +450,7 @@ Status CudaExecutor::run(const std::map<std::string, int64_t> &bindings,
 
   lastBindings_ = bindings;
   double hostStartUs = profiler_ ? profiler_->nowUs() : 0.0;
-  if (useGraphs_ && !profiler_) {
+  if (useGraphs_ && !profiler_ && !observer_) {
     CapturedGraph &graph = graphs_[symbols];
     if (graph.exec && graph.generation != generation_) {
       d.graphExecDestroy(graph.exec);

@@ -7,6 +7,7 @@
 
 #include "tensorc/Bundle/Manifest.h"
 #include "tensorc/IR/Graph.h"
+#include "tensorc/Runtime/LaunchObserver.h"
 #include "tensorc/Runtime/Profile.h"
 #include "tensorc/Support/Tensor.h"
 
@@ -62,6 +63,9 @@ public:
     profiler_ = profiler;
     profileRun_ = run;
   }
+  /// Calls `observer` around every launch (null: stop): the stream is synchronized after each
+  /// launch and buffers are copied to and from the host on request; graphs are skipped.
+  void setLaunchObserver(LaunchObserver *observer) { observer_ = observer; }
   /// The device's DRAM bandwidth (memory clock x bus width x 2) and f32 CUDA-core peak (SMs x
   /// f32 lanes per SM x 2 x clock) from its attributes.
   Expected<MachinePeaks> peaks() const;
@@ -79,6 +83,7 @@ private:
                  const std::vector<std::vector<int64_t>> &shapes);
   /// Reads the profiled run's event times into the profiler (after the stream completed).
   Status collectProfile(double hostStartUs);
+  class DeviceBuffers;
   Status runExtern(size_t index, const std::map<std::string, int64_t> &bindings,
                    const std::vector<std::vector<int64_t>> &shapes);
 
@@ -104,6 +109,7 @@ private:
   std::map<std::vector<int64_t>, CapturedGraph> graphs_;
   int64_t replays_ = 0;
   std::string description_;
+  LaunchObserver *observer_ = nullptr;
   Profiler *profiler_ = nullptr;
   int64_t profileRun_ = 0;
   cu::Event runStart_ = nullptr;

@@ -132,6 +132,7 @@ struct Model::Impl {
 
   Profiler *profiler = nullptr;
   int64_t profileRun = 0;
+  LaunchObserver *observer = nullptr;
 
   explicit Impl(int threads) : pool(threads) {}
 
@@ -149,6 +150,8 @@ struct Model::Impl {
                      bool hostMemory = true);
   Status ensureArena(size_t bytes);
   Status runLaunch(size_t index);
+  /// runLaunch with the observer around it.
+  Status observeLaunch(size_t index);
   Status runExtern(size_t index);
 };
 
@@ -628,6 +631,68 @@ Status Model::Impl::runLaunch(size_t index) {
   return Status::ok();
 }
 
+namespace {
+
+/// The CPU's buffers: host memory planned for this run.
+class HostBuffers : public BufferAccess {
+public:
+  HostBuffers(const Manifest &manifest, const std::vector<std::vector<int64_t>> &shapes,
+              const std::vector<void *> &pointers)
+      : manifest_(manifest), shapes_(shapes), pointers_(pointers) {}
+
+  Expected<Tensor> read(int64_t id) override {
+    TC_RETURN_IF_ERROR(check(id));
+    TC_ASSIGN_OR_RETURN(Tensor copy,
+                        Tensor::zeros(manifest_.buffers[size_t(id)].dtype, shapes_[size_t(id)]));
+    if (copy.nbytes())
+      std::memcpy(copy.mutableData(), pointers_[size_t(id)], copy.nbytes());
+    return copy;
+  }
+
+  Status write(int64_t id, const Tensor &value) override {
+    TC_RETURN_IF_ERROR(check(id));
+    const BufferDesc &buffer = manifest_.buffers[size_t(id)];
+    if (buffer.kind == BufferKind::Input || buffer.kind == BufferKind::Weight)
+      return makeError("buffers[", id, "] '", buffer.name, "' is read-only");
+    TC_ASSIGN_OR_RETURN(int64_t numel, checkedNumel(shapes_[size_t(id)], buffer.name));
+    if (value.dtype() != buffer.dtype || value.numel() != numel)
+      return makeError("buffers[", id, "] '", buffer.name, "' is ",
+                       describeShape(buffer.dtype, shapes_[size_t(id)]), ", not ",
+                       describeShape(value.dtype(), value.shape()));
+    if (value.nbytes())
+      std::memcpy(pointers_[size_t(id)], value.data(), value.nbytes());
+    return Status::ok();
+  }
+
+private:
+  Status check(int64_t id) const {
+    if (id < 0 || size_t(id) >= manifest_.buffers.size() || !pointers_[size_t(id)])
+      return makeError("buffer ", id, " has no memory in this run");
+    return Status::ok();
+  }
+  const Manifest &manifest_;
+  const std::vector<std::vector<int64_t>> &shapes_;
+  const std::vector<void *> &pointers_;
+};
+
+} // namespace
+
+Status Model::Impl::observeLaunch(size_t index) {
+  if (!observer)
+    return runLaunch(index);
+  HostBuffers buffers(manifest, bufferShapes, bufferPointers);
+  TC_RETURN_IF_ERROR(observer->beforeLaunch(index, buffers));
+  TC_RETURN_IF_ERROR(runLaunch(index));
+  return observer->afterLaunch(index, buffers);
+}
+
+void Model::setLaunchObserver(LaunchObserver *observer) {
+  std::lock_guard<std::mutex> lock(impl_->runMutex);
+  impl_->observer = observer;
+  if (impl_->cuda)
+    impl_->cuda->setLaunchObserver(observer);
+}
+
 Expected<std::vector<Tensor>> Model::run(const std::vector<Tensor> &inputs) {
   return run(inputs, nullptr);
 }
@@ -661,7 +726,7 @@ Expected<std::vector<Tensor>> Model::run(const std::vector<Tensor> &inputs, void
   if (impl.profiler)
     impl.profiler->threadIndex(); // the calling thread is thread 0 of the trace
   for (size_t i = 0; i < impl.manifest.launches.size(); ++i)
-    TC_RETURN_IF_ERROR(impl.runLaunch(i));
+    TC_RETURN_IF_ERROR(impl.observeLaunch(i));
   if (impl.profiler)
     impl.profiler->endRun(impl.profileRun);
   return outputs;

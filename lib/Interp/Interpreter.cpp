@@ -96,6 +96,11 @@ Expected<std::vector<Tensor>> evaluateOp(const OpDef &op, const std::vector<cons
 
 Expected<std::vector<Tensor>> interpret(const Graph &graph, const std::vector<Tensor> &userInputs,
                                         const SymbolBindings &known) {
+  return interpret(graph, userInputs, known, ValueObserver());
+}
+
+Expected<std::vector<Tensor>> interpret(const Graph &graph, const std::vector<Tensor> &userInputs,
+                                        const SymbolBindings &known, const ValueObserver &observe) {
   std::vector<Value *> placeholders = graph.userInputs();
   if (placeholders.size() != userInputs.size())
     return makeError("graph takes ", placeholders.size(), " input(s), got ", userInputs.size());
@@ -145,6 +150,8 @@ Expected<std::vector<Tensor>> interpret(const Graph &graph, const std::vector<Te
                                bindings);
       if (!bound)
         return bound.takeError();
+      if (observe)
+        observe(*node.output(j), (*results)[j]);
       values[node.output(j)] = std::move((*results)[j]);
     }
     for (const Value *input : node.inputs())

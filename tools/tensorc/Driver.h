@@ -28,6 +28,7 @@ Subcommand addCompileCommand(CLI::App &app);
 Subcommand addTrainCommand(CLI::App &app);
 Subcommand addRunCommand(CLI::App &app);
 Subcommand addExplainCommand(CLI::App &app);
+Subcommand addBisectCommand(CLI::App &app);
 
 /// Prints "tensorc: error: <message>" and returns the exit status 1.
 int fail(const std::string &message);

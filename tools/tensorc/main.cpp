@@ -1,6 +1,6 @@
 // The tensorc driver: global options and dispatch; each subcommand lives in its own file
-// (Inspect.cpp, Opt.cpp, Compile.cpp, Train.cpp, Run.cpp, Explain.cpp), which parses its options
-// and calls the libraries. The only place that exits.
+// (Inspect.cpp, Opt.cpp, ..., named after it), which parses its options and calls the libraries.
+// The only place that exits.
 #include "Driver.h"
 
 #include "tensorc/Ops/Registry.h"
@@ -22,6 +22,7 @@ int main(int argc, char **argv) {
   std::vector<driver::Subcommand> commands = {
       driver::addInspectCommand(app), driver::addOptCommand(app), driver::addCompileCommand(app),
       driver::addTrainCommand(app),   driver::addRunCommand(app), driver::addExplainCommand(app),
+      driver::addBisectCommand(app),
   };
 
   CLI11_PARSE(app, argc, argv);

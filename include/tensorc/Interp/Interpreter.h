@@ -4,6 +4,7 @@
 #include "tensorc/IR/Graph.h"
 #include "tensorc/Support/Tensor.h"
 
+#include <functional>
 #include <vector>
 
 namespace tensorc::interp {
@@ -21,5 +22,12 @@ Expected<std::vector<Tensor>> evaluateOp(const OpDef &op, const std::vector<cons
 /// bind.
 Expected<std::vector<Tensor>> interpret(const Graph &graph, const std::vector<Tensor> &userInputs,
                                         const SymbolBindings &known = {});
+
+/// Sees every node result as the interpreter computes it (before intermediates are freed).
+using ValueObserver = std::function<void(const Value &value, const Tensor &tensor)>;
+/// interpret() calling `observe` with each node result (`tensorc bisect` keeps the values the
+/// compiled kernels write, to compare them one kernel at a time).
+Expected<std::vector<Tensor>> interpret(const Graph &graph, const std::vector<Tensor> &userInputs,
+                                        const SymbolBindings &known, const ValueObserver &observe);
 
 } // namespace tensorc::interp

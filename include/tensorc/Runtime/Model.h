@@ -2,6 +2,7 @@
 #pragma once
 
 #include "tensorc/Bundle/Manifest.h"
+#include "tensorc/Runtime/LaunchObserver.h"
 #include "tensorc/Runtime/Profile.h"
 #include "tensorc/Support/Status.h"
 #include "tensorc/Support/Tensor.h"
@@ -59,6 +60,10 @@ public:
   /// chunk of each kernel launch, on a GPU CUDA events around each launch (graph replay is
   /// skipped while profiling). The profiler must outlive the runs.
   void setProfiler(Profiler *profiler);
+  /// Calls `observer` before and after every launch of later runs (null: stop), with access to
+  /// the buffers; on a GPU each launch is then followed by a stream synchronization and graph
+  /// replay is skipped. The observer must outlive the runs.
+  void setLaunchObserver(LaunchObserver *observer);
   /// The roofline's ceilings for this model's device: measured on the CPU (measureCpuPeaks with
   /// the model's threads), from the device attributes on a GPU.
   Expected<MachinePeaks> peaks() const;
