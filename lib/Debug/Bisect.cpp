@@ -7,6 +7,7 @@
 
 #include "tensorc/Codegen/CPU/Target.h"
 #include "tensorc/Debug/Compare.h"
+#include "tensorc/Frontend/ONNX/OnnxEditor.h"
 #include "tensorc/Interp/Inputs.h"
 #include "tensorc/Interp/Interpreter.h"
 #include "tensorc/Pipeline/Compile.h"
@@ -143,6 +144,11 @@ public:
     for (const auto &node : source.nodes())
       for (const Value *output : node->outputs())
         sourceOps_[output->name()] = node->op().name;
+    if (path_.size() > 5 && path_.compare(path_.size() - 5, 5, ".onnx") == 0) {
+      // The ONNX nodes behind the graph's values (the importer names values after ONNX outputs).
+      TC_ASSIGN_OR_RETURN(onnx::OnnxModel onnxModel, onnx::OnnxModel::load(path_));
+      onnxNodes_ = onnxModel.nodesByOutput();
+    }
     TC_ASSIGN_OR_RETURN(inputs_, makeInputs(source));
     Expected<std::vector<Tensor>> expected = interp::interpret(source, inputs_);
     if (!expected)
@@ -291,7 +297,9 @@ private:
     }
     if (best.empty())
       return "no node of the model (a value the compiler made)";
-    return strCat("%", best, " (", sourceOps_.at(best), ")");
+    auto onnxNode = onnxNodes_.find(best);
+    return strCat("%", best, " (", sourceOps_.at(best), ")",
+                  onnxNode == onnxNodes_.end() ? std::string() : ", ONNX " + onnxNode->second);
   }
 
   Status checkKernels(const std::map<std::string, Tensor> &reference, BisectResult &result) {
@@ -495,6 +503,7 @@ private:
   std::vector<Tensor> expectedOutputs_;
   std::vector<std::string> outputNames_;
   std::map<std::string, std::string> sourceOps_;
+  std::map<std::string, std::string> onnxNodes_; // ONNX output name -> "node 'x' (Op)"
   LoweredModel lowered_;
   Graph loweredGraph_; // the graph after the graph stages, what lowering reads
   std::string chosenVariant_;

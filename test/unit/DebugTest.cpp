@@ -2,6 +2,7 @@
 // runtime's launch observer (what bisect reads and writes between launches) and its profiler.
 #include "tensorc/Debug/Bisect.h"
 #include "tensorc/Debug/Compare.h"
+#include "tensorc/Debug/Minify.h"
 #include "tensorc/Frontend/FX/FxParser.h"
 #include "tensorc/Interp/Interpreter.h"
 #include "tensorc/Ops/Registry.h"
@@ -84,6 +85,15 @@ TEST(DebugBisect, FirstFailingLimitIsASmallestFailure) {
       0, 8, [](int64_t) -> Expected<bool> { return makeError("compile broke"); });
   ASSERT_FALSE(failed.hasValue());
   EXPECT_EQ(failed.error().message(), "compile broke");
+}
+
+TEST(DebugMinify, FailureSignatureIsTheInnermostCauseWithoutDigits) {
+  EXPECT_EQ(debug::failureSignature("m.fx: code generation of kernel poi_fused_relu_3 failed: "
+                                    "injected bug (TENSORC_INJECT_BUG=relu:compile-error)"),
+            "injected bug (TENSORC_INJECT_BUG=relu:compile-error)");
+  EXPECT_EQ(debug::failureSignature("killed by signal 11 (Segmentation fault)"),
+            "killed by signal # (Segmentation fault)");
+  EXPECT_EQ(debug::failureSignature("a: b 12 and 345"), "b # and #");
 }
 
 /// A small model compiled into a temporary bundle, one kernel per node (y = exp(tanh(2x)) is

@@ -20,9 +20,9 @@ int main(int argc, char **argv) {
 
   // --help lists the subcommands in this order.
   std::vector<driver::Subcommand> commands = {
-      driver::addInspectCommand(app), driver::addOptCommand(app), driver::addCompileCommand(app),
-      driver::addTrainCommand(app),   driver::addRunCommand(app), driver::addExplainCommand(app),
-      driver::addBisectCommand(app),
+      driver::addInspectCommand(app), driver::addOptCommand(app),    driver::addCompileCommand(app),
+      driver::addTrainCommand(app),   driver::addRunCommand(app),    driver::addExplainCommand(app),
+      driver::addBisectCommand(app),  driver::addMinifyCommand(app),
   };
 
   CLI11_PARSE(app, argc, argv);
