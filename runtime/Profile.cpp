@@ -357,6 +357,7 @@ std::string profileTable(const bundle::Manifest &manifest,
     total += row.spanUs;
   double perRun = runs.empty() ? 1.0 : double(runs.size());
 
+  bool aboveRoof = false;
   std::vector<size_t> order(numLaunches);
   for (size_t i = 0; i < numLaunches; ++i)
     order[i] = i;
@@ -395,6 +396,7 @@ std::string profileTable(const bundle::Manifest &manifest,
                                     std::min(peaks.flopsPerSecond, intensity * peaks.bytesPerSecond)
                               : (row.bytes / seconds) / peaks.bytesPerSecond;
         roof = formatFixed(100.0 * fraction, 1);
+        aboveRoof |= fraction > 1.0;
         bound = memoryBound ? "memory" : "compute";
       }
     }
@@ -412,6 +414,9 @@ std::string profileTable(const bundle::Manifest &manifest,
                 " events for ", spans.size(), " launches; launches ",
                 formatFixed(total / perRun * 1e-3, 4), " ms per run of ",
                 formatFixed(runUs / perRun * 1e-3, 4), " ms\n");
+  if (aboveRoof)
+    out << "# roof% above 100: that kernel's data stayed in cache (the ceiling is DRAM bandwidth) "
+           "or the peaks were measured low\n";
   if (!costs)
     out << "# no costs.json in the bundle: bytes, FLOPs and the roofline are not shown\n";
   if (peaks.bytesPerSecond > 0 && peaks.flopsPerSecond > 0)

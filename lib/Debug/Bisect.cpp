@@ -242,7 +242,12 @@ private:
     std::string variant = options_.variant.empty() ? chosenVariant_ : options_.variant;
     if (!variant.empty())
       compile.variants = {variant};
-    TC_RETURN_IF_ERROR(compileModel(path_, registry_, compile).status());
+    Expected<CompileSummary> compiled = compileModel(path_, registry_, compile);
+    if (!compiled && limitsText(limits) == limitsText(DebugLimits()))
+      return makeError(compiled.error().message(),
+                       " (bisect checks values; `tensorc minify --check compile` reduces a model "
+                       "that does not compile)");
+    TC_RETURN_IF_ERROR(compiled.status());
     rt::LoadOptions load;
     load.device = options_.target;
     load.cudaDevice = options_.cudaDevice;
@@ -303,12 +308,7 @@ private:
   }
 
   Status checkKernels(const std::map<std::string, Tensor> &reference, BisectResult &result) {
-    Expected<std::unique_ptr<rt::Model>> loaded = compileAndLoad(DebugLimits());
-    if (!loaded)
-      return makeError(loaded.error().message(),
-                       " (bisect checks values; `tensorc minify --check compile` reduces a model "
-                       "that does not compile)");
-    std::unique_ptr<rt::Model> model = std::move(*loaded);
+    TC_ASSIGN_OR_RETURN(std::unique_ptr<rt::Model> model, compileAndLoad(DebugLimits()));
     const bundle::Manifest &manifest = model->manifest();
     const sched::Schedule &schedule = lowered_.schedule;
     if (manifest.launches.size() < schedule.kernels.size())
