@@ -116,6 +116,38 @@ std::string fallbackReason(const Node &node, bool gpuOnly) {
       ")");
 }
 
+/// A refusal's reason without the names and shapes in it, to count refusals by reason:
+/// "ranges [s0, 8] do not start with the kernel's rows [s0]" -> "ranges [..] do not start with
+/// the kernel's rows [..]".
+std::string reasonKind(const std::string &reason) {
+  std::string kind;
+  int depth = 0;
+  for (char c : reason) {
+    if (c == '[' || c == '(') {
+      if (depth++ == 0)
+        kind += c == '[' ? "[..]" : "(..)";
+      continue;
+    }
+    if (c == ']' || c == ')') {
+      depth = std::max(depth - 1, 0);
+      continue;
+    }
+    if (depth == 0)
+      kind += c;
+  }
+  // "reads fc_mm outside ..." / "the GEMM result fc_mm has ...": the value's name goes too.
+  for (const char *prefix : {"reads ", "the GEMM result "}) {
+    size_t at = kind.find(prefix);
+    if (at == std::string::npos)
+      continue;
+    size_t start = at + std::string(prefix).size();
+    size_t end = kind.find(' ', start);
+    if (end != std::string::npos)
+      kind.replace(start, end - start, "a value");
+  }
+  return kind;
+}
+
 const char *kernelKind(const loop::LoopProgram &program, const sched::Kernel &kernel) {
   switch (kernel.kind) {
   case sched::Kernel::Kind::Loop:
@@ -325,6 +357,18 @@ private:
       return parts.empty() ? std::string("0") : strCat(total, " (", join(parts, ", "), ")");
     };
     line("fusion: ", counts(made), " made, ", counts(refused), " refused");
+    std::map<std::string, int64_t> byReason;
+    for (const sched::FusionDecision &decision : schedule.decisions)
+      if (!decision.fused)
+        ++byReason[reasonKind(decision.reason)];
+    std::vector<std::pair<std::string, int64_t>> reasons(byReason.begin(), byReason.end());
+    std::stable_sort(reasons.begin(), reasons.end(),
+                     [](const auto &a, const auto &b) { return a.second > b.second; });
+    std::vector<std::string> reasonLines;
+    for (const auto &[reason, count] : reasons)
+      reasonLines.push_back(strCat(count, " x ", reason));
+    for (const std::string &reason : limited(reasonLines, "reasons"))
+      line("  refused because: ", reason);
     for (const std::string &refusal : limited(refusals, "refusals (--log schedule lists all)"))
       line("  refused ", refusal);
   }

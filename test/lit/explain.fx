@@ -20,6 +20,8 @@
 # CHECK-NEXT: kernels: 6 from 10 loop nodes: 1 GEMM template (tem_), 1 convolution template (tem_), 1 persistent reduction (per_), 1 pointwise (poi_), 1 reduction (red_), 1 reference-kernel fallback (ext_)
 # Batch norm and ReLU become the convolution's epilogue; the column sum is not the rows before it.
 # CHECK-NEXT: fusion: 4 (2 epilogue, 1 pointwise, 1 reduction) made, 3 (1 pointwise, 2 reduction) refused
+# CHECK-NEXT: refused because: 2 x the previous kernel is not a loop kernel
+# CHECK-NEXT: refused because: 1 x ranges [..] do not start with the kernel's rows [..]
 # CHECK-NEXT: refused flat (pointwise): the previous kernel is not a loop kernel
 # CHECK-NEXT: refused ln_mean_sum (reduction): the previous kernel is not a loop kernel
 # CHECK-NEXT: refused colsum (reduction): ranges [16] do not start with the kernel's rows [s0]
@@ -29,6 +31,8 @@
 # CHECK-NEXT: tem_convolution_sub_add_rsqrt_mul_relu_0: 80.90 KFLOP
 # CHECK-NEXT: tem_mm_add_3: 8.22 KFLOP
 # LIMIT: aten.addmm x1, ... 9 more
+# LIMIT: refused because: 2 x the previous kernel is not a loop kernel
+# LIMIT-NEXT: ... 1 more reasons
 # LIMIT: ... 2 more refusals
 # BADTARGET: unknown target 'tpu'
 graph(%x: f32[s0, 4, 8, 8], %cw: f32[8, 4, 3, 3], %bn_w: f32[8], %bn_b: f32[8], %bn_mean: f32[8], %bn_var: f32[8], %w: f32[16, 128], %b: f32[16], %g: f32[16], %beta: f32[16]):
