@@ -269,7 +269,12 @@ public:
 
 private:
   Status check(int64_t id) const {
-    if (id < 0 || size_t(id) >= executor_.pointers_.size() || !executor_.pointers_[size_t(id)])
+    if (id < 0 || size_t(id) >= executor_.pointers_.size())
+      return makeError("no buffer ", id);
+    bool empty = false;
+    for (int64_t dim : shapes_[size_t(id)])
+      empty |= dim == 0;
+    if (!executor_.pointers_[size_t(id)] && !empty)
       return makeError("buffer ", id, " has no device memory in this run");
     return Status::ok();
   }

@@ -666,7 +666,13 @@ public:
 
 private:
   Status check(int64_t id) const {
-    if (id < 0 || size_t(id) >= manifest_.buffers.size() || !pointers_[size_t(id)])
+    if (id < 0 || size_t(id) >= manifest_.buffers.size())
+      return makeError("no buffer ", id);
+    // An empty buffer may have no memory at all.
+    bool empty = false;
+    for (int64_t dim : shapes_[size_t(id)])
+      empty |= dim == 0;
+    if (!pointers_[size_t(id)] && !empty)
       return makeError("buffer ", id, " has no memory in this run");
     return Status::ok();
   }

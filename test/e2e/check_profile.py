@@ -6,6 +6,10 @@ estimates for the GEMM and convolution kernels are checked against the model's s
 lists every launch.
 
     check_profile.py --tensorc build/tools/tensorc/tensorc --runner build/runtime/tensorc-run
+
+With --model M the same trace checks run on that model alone (compiled for --device's target, run
+once by tensorc-run with --dim s0=...): on the GPU machine, with --device cuda, one event per
+launch (CUDA events around each).
 """
 import argparse
 import json
@@ -33,11 +37,11 @@ def evaluate(expr, symbols):
     return eval(expr, {"__builtins__": {}}, dict(symbols))  # noqa: S307 (checked above)
 
 
-def check_trace(path, manifest, runs, single_thread):
+def check_trace(path, manifest, runs, single_thread, symbols=None):
     with open(path) as f:
         trace = json.load(f)
     events = [e for e in trace["traceEvents"] if e["ph"] == "X"]
-    symbols = {s: BATCH for s in manifest["symbols"]}
+    symbols = symbols or {s: BATCH for s in manifest["symbols"]}
     launches = manifest["launches"]
     for event in events:
         for key, kind in (("name", str), ("ts", (int, float)), ("dur", (int, float)),
@@ -108,11 +112,36 @@ def check_costs(bundle, manifest):
             assert flops == 0, f"{launch['name']}: a fallback has unknown flops, got {flops}"
 
 
+def check_model(args):
+    name, value = args.dim.split("=")
+    with tempfile.TemporaryDirectory() as tmp:
+        bundle = os.path.join(tmp, "bundle")
+        target = ["--target", "cuda", "--cuda-arch", args.cuda_arch] if args.device == "cuda" else []
+        run([args.tensorc, "compile", args.model, "-o", bundle] + target)
+        with open(os.path.join(bundle, "manifest.json")) as f:
+            manifest = json.load(f)
+        trace = os.path.join(tmp, "trace.json")
+        out = run([args.runner, bundle, "--device", args.device, "--dim", args.dim,
+                   "--profile", trace] + (["--threads", "1"] if args.device == "cpu" else []))
+        print(out)
+        events = check_trace(trace, manifest, runs=1, single_thread=True,
+                             symbols={name: int(value)})
+        print(f"{args.model} on {args.device}: {events} events for "
+              f"{len(manifest['launches'])} launches; the trace is valid")
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--tensorc", required=True)
     parser.add_argument("--runner", required=True)
+    parser.add_argument("--model", help="check this model's trace only")
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument("--cuda-arch", default="sm_90")
+    parser.add_argument("--dim", default=f"s0={BATCH}", help="NAME=VALUE of the model's symbol")
     args = parser.parse_args()
+    if args.model:
+        return check_model(args)
     with tempfile.TemporaryDirectory() as tmp:
         bundle = os.path.join(tmp, "convnet")
         run([args.tensorc, "compile", os.path.join(ROOT, "models", "convnet.fx"), "-o", bundle])
