@@ -4,6 +4,7 @@
 # pkg-config file (tensorc_runtime). No installed file names an absolute path: the prefix can move.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
+find_package(Threads REQUIRED)
 
 # The runtime library holds everything libtensorc_rt links (runtime/CMakeLists.txt), so a user
 # links one library. Log.cpp stays out: nothing the runtime runs logs, and in a compiler build it
