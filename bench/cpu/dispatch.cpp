@@ -1,5 +1,6 @@
 // Per-kernel dispatch overhead of the runtime's thread pool: back-to-back parallelFor calls with
-// empty and small chunks, and calls after an idle gap (a sleeping pool's wake-up), per thread count.
+// empty and small chunks, and calls after an idle gap (a sleeping pool's wake-up), per thread
+// count.
 //
 //   build/bench/cpu/tensorc-bench-dispatch [--threads 1,2] [--calls N]
 #include "ThreadPool.h"
@@ -84,8 +85,8 @@ int main(int argc, char **argv) {
     int64_t range = 4 * int64_t(threads);
     double empty = perCall(pool, range, 0, calls, 9, std::chrono::microseconds(0));
     // 8 items of 2 us per thread: the kind of small kernel a batch-1 model runs hundreds of.
-    double small = perCall(pool, 8 * int64_t(threads), 2000, calls / 10, 9,
-                           std::chrono::microseconds(0));
+    double small =
+        perCall(pool, 8 * int64_t(threads), 2000, calls / 10, 9, std::chrono::microseconds(0));
     double woken = perCall(pool, range, 0, 200, 5, std::chrono::microseconds(1000));
     std::printf("%-8d %14.2f %18.2f %18.2f %18.2f\n", threads, empty, small, 16.0, woken);
   }
