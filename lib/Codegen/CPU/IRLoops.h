@@ -1,0 +1,51 @@
+// Structured control flow for IR generators: counted loops with loop-carried values, and ifs.
+#pragma once
+
+#include <llvm/ADT/ArrayRef.h>
+#include <llvm/ADT/STLFunctionalExtras.h>
+#include <llvm/ADT/SmallVector.h>
+#include <llvm/ADT/Twine.h>
+
+#include <cstdint>
+
+namespace llvm {
+class BasicBlock;
+class IRBuilderBase;
+class Value;
+} // namespace llvm
+
+namespace tensorc::cpu {
+
+using CarriedValues = llvm::SmallVector<llvm::Value *, 32>;
+
+/// Emits `for (iv = begin; iv < end; iv += step)` (i64, signed compare) carrying `init` through
+/// the iterations: body(iv, carried) returns the next carried values, in the same order and
+/// types. Returns the carried values after the loop (`init` when it runs zero times) with the
+/// builder after the loop.
+CarriedValues
+emitLoop(llvm::IRBuilderBase &b, llvm::Value *begin, llvm::Value *end, int64_t step,
+         llvm::ArrayRef<llvm::Value *> init, const llvm::Twine &name,
+         llvm::function_ref<CarriedValues(llvm::Value *iv, llvm::ArrayRef<llvm::Value *>)> body);
+
+/// emitLoop without carried values.
+void emitFor(llvm::IRBuilderBase &b, llvm::Value *begin, llvm::Value *end, int64_t step,
+             const llvm::Twine &name, llvm::function_ref<void(llvm::Value *iv)> body);
+
+/// `if (cond) thenBody(); else elseBody();` (elseBody may be null), builder after the join.
+void emitIf(llvm::IRBuilderBase &b, llvm::Value *cond, const llvm::Twine &name,
+            llvm::function_ref<void()> thenBody, llvm::function_ref<void()> elseBody = nullptr);
+
+/// Splits the insertion block at the insertion point when it is inside one, so a generator can
+/// emit control flow there; call the returned function afterwards to continue in the rest.
+class InsertionSplit {
+public:
+  explicit InsertionSplit(llvm::IRBuilderBase &b);
+  /// Branches from wherever the builder is to the rest of the original block and continues there.
+  void finish();
+
+private:
+  llvm::IRBuilderBase &b;
+  llvm::BasicBlock *rest = nullptr;
+};
+
+} // namespace tensorc::cpu
