@@ -4,6 +4,7 @@
 #include <llvm/IR/BasicBlock.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Metadata.h>
 
 namespace tensorc::cpu {
 
@@ -12,7 +13,8 @@ using llvm::Value;
 
 CarriedValues emitLoop(llvm::IRBuilderBase &b, Value *begin, Value *end, int64_t step,
                        llvm::ArrayRef<Value *> init, const llvm::Twine &name,
-                       llvm::function_ref<CarriedValues(Value *, llvm::ArrayRef<Value *>)> body) {
+                       llvm::function_ref<CarriedValues(Value *, llvm::ArrayRef<Value *>)> body,
+                       bool keepRolled) {
   llvm::LLVMContext &ctx = b.getContext();
   llvm::Function *fn = b.GetInsertBlock()->getParent();
   BasicBlock *pre = b.GetInsertBlock();
@@ -37,7 +39,15 @@ CarriedValues emitLoop(llvm::IRBuilderBase &b, Value *begin, Value *end, int64_t
   iv->addIncoming(ivNext, latch);
   for (size_t i = 0; i < phis.size(); ++i)
     phis[i]->addIncoming(next[i], latch);
-  b.CreateCondBr(b.CreateICmpSLT(ivNext, end), loop, exit);
+  llvm::BranchInst *backedge = b.CreateCondBr(b.CreateICmpSLT(ivNext, end), loop, exit);
+  if (keepRolled) {
+    // !llvm.loop !{self, !{"llvm.loop.unroll.disable"}}
+    llvm::MDNode *disable =
+        llvm::MDNode::get(ctx, llvm::MDString::get(ctx, "llvm.loop.unroll.disable"));
+    llvm::MDNode *loopId = llvm::MDNode::getDistinct(ctx, {nullptr, disable});
+    loopId->replaceOperandWith(0, loopId);
+    backedge->setMetadata(llvm::LLVMContext::MD_loop, loopId);
+  }
 
   exit->insertInto(fn);
   b.SetInsertPoint(exit);
@@ -78,6 +88,31 @@ void emitIf(llvm::IRBuilderBase &b, Value *cond, const llvm::Twine &name,
   }
   join->insertInto(fn);
   b.SetInsertPoint(join);
+}
+
+CarriedValues emitIfValues(llvm::IRBuilderBase &b, Value *cond, const llvm::Twine &name,
+                           llvm::ArrayRef<Value *> values,
+                           llvm::function_ref<CarriedValues()> thenBody) {
+  llvm::LLVMContext &ctx = b.getContext();
+  llvm::Function *fn = b.GetInsertBlock()->getParent();
+  BasicBlock *pre = b.GetInsertBlock();
+  BasicBlock *thenBlock = BasicBlock::Create(ctx, name + ".then", fn);
+  BasicBlock *join = BasicBlock::Create(ctx, name + ".join");
+  b.CreateCondBr(cond, thenBlock, join);
+  b.SetInsertPoint(thenBlock);
+  CarriedValues updated = thenBody();
+  BasicBlock *thenEnd = b.GetInsertBlock();
+  b.CreateBr(join);
+  join->insertInto(fn);
+  b.SetInsertPoint(join);
+  CarriedValues result;
+  for (size_t i = 0; i < values.size(); ++i) {
+    llvm::PHINode *phi = b.CreatePHI(values[i]->getType(), 2);
+    phi->addIncoming(values[i], pre);
+    phi->addIncoming(updated[i], thenEnd);
+    result.push_back(phi);
+  }
+  return result;
 }
 
 InsertionSplit::InsertionSplit(llvm::IRBuilderBase &b) : b(b) {

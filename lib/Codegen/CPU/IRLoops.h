@@ -21,11 +21,13 @@ using CarriedValues = llvm::SmallVector<llvm::Value *, 32>;
 /// Emits `for (iv = begin; iv < end; iv += step)` (i64, signed compare) carrying `init` through
 /// the iterations: body(iv, carried) returns the next carried values, in the same order and
 /// types. Returns the carried values after the loop (`init` when it runs zero times) with the
-/// builder after the loop.
+/// builder after the loop. `keepRolled` forbids the optimizer to unroll it (a body that is already
+/// as large as the registers allow).
 CarriedValues
 emitLoop(llvm::IRBuilderBase &b, llvm::Value *begin, llvm::Value *end, int64_t step,
          llvm::ArrayRef<llvm::Value *> init, const llvm::Twine &name,
-         llvm::function_ref<CarriedValues(llvm::Value *iv, llvm::ArrayRef<llvm::Value *>)> body);
+         llvm::function_ref<CarriedValues(llvm::Value *iv, llvm::ArrayRef<llvm::Value *>)> body,
+         bool keepRolled = false);
 
 /// emitLoop without carried values.
 void emitFor(llvm::IRBuilderBase &b, llvm::Value *begin, llvm::Value *end, int64_t step,
@@ -34,6 +36,12 @@ void emitFor(llvm::IRBuilderBase &b, llvm::Value *begin, llvm::Value *end, int64
 /// `if (cond) thenBody(); else elseBody();` (elseBody may be null), builder after the join.
 void emitIf(llvm::IRBuilderBase &b, llvm::Value *cond, const llvm::Twine &name,
             llvm::function_ref<void()> thenBody, llvm::function_ref<void()> elseBody = nullptr);
+
+/// `if (cond) values = thenBody();` for SSA values: returns, after the join, the values thenBody
+/// returned (same order and types) when `cond` held, else `values`.
+CarriedValues emitIfValues(llvm::IRBuilderBase &b, llvm::Value *cond, const llvm::Twine &name,
+                           llvm::ArrayRef<llvm::Value *> values,
+                           llvm::function_ref<CarriedValues()> thenBody);
 
 /// Splits the insertion block at the insertion point when it is inside one, so a generator can
 /// emit control flow there; call the returned function afterwards to continue in the rest.

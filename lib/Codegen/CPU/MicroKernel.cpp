@@ -264,4 +264,27 @@ Value *emitStripsFor(llvm::IRBuilderBase &b, const MicroTiles &tiles, Value *row
   return result;
 }
 
+void emitEpilogueInPlace(llvm::IRBuilderBase &b, const CpuTarget &target,
+                         const GemmEpilogue &epilogue, Value *tile, Value *rowStride,
+                         Value *stripStride, Value *rows, Value *cols, Value *row0, Value *col0) {
+  const int64_t lanes = std::max(1u, target.f32Lanes());
+  llvm::Type *f32 = b.getFloatTy();
+  auto *vecTy = llvm::FixedVectorType::get(f32, unsigned(lanes));
+  Value *vectorCols = b.CreateAnd(cols, b.getInt64(~(lanes - 1)));
+  emitFor(b, b.getInt64(0), rows, 1, "epi.row", [&](Value *i) {
+    Value *rowPtr = b.CreateInBoundsGEP(f32, tile, b.CreateMul(i, rowStride));
+    auto apply = [&](llvm::Type *type, Value *j) {
+      // 16 % lanes == 0 and j % lanes == 0: a vector never crosses a strip.
+      Value *offset = b.CreateAdd(b.CreateMul(b.CreateUDiv(j, b.getInt64(16)), stripStride),
+                                  b.CreateURem(j, b.getInt64(16)));
+      Value *ptr = b.CreateInBoundsGEP(f32, rowPtr, offset);
+      Value *acc = b.CreateAlignedLoad(type, ptr, llvm::Align(4));
+      Value *out = epilogue(b, acc, b.CreateAdd(row0, i), b.CreateAdd(col0, j));
+      b.CreateAlignedStore(out, ptr, llvm::Align(4));
+    };
+    emitFor(b, b.getInt64(0), vectorCols, lanes, "epi.vec", [&](Value *j) { apply(vecTy, j); });
+    emitFor(b, vectorCols, cols, 1, "epi.scalar", [&](Value *j) { apply(f32, j); });
+  });
+}
+
 } // namespace tensorc::cpu

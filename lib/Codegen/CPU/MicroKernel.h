@@ -4,6 +4,7 @@
 // may point at a zero row for padding) and B as packed strips (WeightPacking.h).
 #pragma once
 
+#include "tensorc/Codegen/CPU/Gemm.h"
 #include "tensorc/Codegen/CPU/Target.h"
 
 #include <cstdint>
@@ -62,5 +63,13 @@ void emitMicroKernelCall(llvm::IRBuilderBase &b, const CpuTarget &target, llvm::
 
 /// stripsFor(rows) for runtime rows (1 .. mr), as an i64.
 llvm::Value *emitStripsFor(llvm::IRBuilderBase &b, const MicroTiles &tiles, llvm::Value *rows);
+
+/// Applies `epilogue` in place to a rows x cols block of an output (a micro-tile after its last K
+/// step): element (i, j) at tile + i * rowStride + (j / 16) * stripStride + j % 16, passed to the
+/// epilogue as (row0 + i, col0 + j). Vectors while whole ones fit, then scalars.
+void emitEpilogueInPlace(llvm::IRBuilderBase &b, const CpuTarget &target,
+                         const GemmEpilogue &epilogue, llvm::Value *tile, llvm::Value *rowStride,
+                         llvm::Value *stripStride, llvm::Value *rows, llvm::Value *cols,
+                         llvm::Value *row0, llvm::Value *col0);
 
 } // namespace tensorc::cpu

@@ -60,26 +60,6 @@ Value *emitPackedGemmTileCount(llvm::IRBuilderBase &b, const PackedGemmTiling &t
   return b.CreateMul(ceilDivValue(m, tiling.mc), ceilDivValue(n, tiling.nc));
 }
 
-void emitEpilogueInPlace(llvm::IRBuilderBase &b, const CpuTarget &target,
-                         const GemmEpilogue &epilogue, Value *c, Value *cRowStride, Value *row0,
-                         Value *rows, Value *col0, Value *cols) {
-  const int64_t lanes = std::max(1u, target.f32Lanes());
-  llvm::Type *f32 = b.getFloatTy();
-  auto *vecTy = llvm::FixedVectorType::get(f32, unsigned(lanes));
-  Value *vectorCols = b.CreateAnd(cols, b.getInt64(~(lanes - 1)));
-  emitFor(b, b.getInt64(0), rows, 1, "epi.row", [&](Value *i) {
-    Value *row = b.CreateAdd(row0, i);
-    Value *rowPtr = b.CreateInBoundsGEP(f32, c, b.CreateAdd(b.CreateMul(row, cRowStride), col0));
-    auto apply = [&](llvm::Type *type, Value *j) {
-      Value *ptr = b.CreateInBoundsGEP(f32, rowPtr, j);
-      Value *acc = b.CreateAlignedLoad(type, ptr, llvm::Align(4));
-      b.CreateAlignedStore(epilogue(b, acc, row, b.CreateAdd(col0, j)), ptr, llvm::Align(4));
-    };
-    emitFor(b, b.getInt64(0), vectorCols, lanes, "epi.vec", [&](Value *j) { apply(vecTy, j); });
-    emitFor(b, vectorCols, cols, 1, "epi.scalar", [&](Value *j) { apply(f32, j); });
-  });
-}
-
 namespace {
 
 class PackedGemmEmitter {
@@ -132,11 +112,13 @@ void PackedGemmEmitter::emitRowGroup(Value *rows, Value *row, Value *col0, Value
   Value *calls = b.CreateUDiv(b.CreateAdd(ncur, b.CreateSub(colsPerCall, i64(1))), colsPerCall);
 
   // Row pointers at column p0 of A's rows, or at a packed copy: for a non-unit column stride, and
-  // when several calls reuse the strip (rows of A a multiple of 4 KiB apart, as in any power-of-2
-  // K, share L1 sets: 12 of them in an 8-way L1 evict each other). One call reads A once: the
-  // copy would cost as much as it saves.
+  // when several calls reuse a strip whose rows are a multiple of 2 KiB apart (as in any K that
+  // is a multiple of 512: 12 rows then fall in at most 2 of the 64 sets of a 32 KiB 8-way L1
+  // and evict each other). Otherwise A is read in place.
   llvm::Type *ptrTy = b.getPtrTy();
-  Value *direct = b.CreateAnd(unitColumns, b.CreateICmpULE(calls, i64(1)));
+  Value *aliasing = b.CreateAnd(b.CreateICmpUGT(calls, i64(1)),
+                                b.CreateICmpEQ(b.CreateURem(ops.aRowStride, i64(512)), i64(0)));
+  Value *direct = b.CreateAnd(unitColumns, b.CreateNot(aliasing));
   emitIf(
       b, direct, "a.direct",
       [&] {
@@ -194,7 +176,8 @@ void PackedGemmEmitter::emitRowGroup(Value *rows, Value *row, Value *col0, Value
     emitMicroKernelCall(b, target, rows, strips, args);
     if (epilogue)
       emitIf(b, last, "gemm.epilogue", [&] {
-        emitEpilogueInPlace(b, target, epilogue, ops.c, ops.cRowStride, row, rows, col, cols);
+        emitEpilogueInPlace(b, target, epilogue, args.c, ops.cRowStride, i64(kPackStrip), rows,
+                            cols, row, col);
       });
   });
 }

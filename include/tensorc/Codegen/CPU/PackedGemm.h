@@ -52,12 +52,4 @@ void emitPackedGemmTiles(llvm::IRBuilderBase &b, const CpuTarget &target,
                          llvm::Value *tileBegin, llvm::Value *tileEnd,
                          const GemmEpilogue &epilogue = nullptr);
 
-/// Applies `epilogue` in place to C[row0 .. row0+rows) x [col0 .. col0+cols) (C's element (i, j)
-/// at c + i * cRowStride + j): vectors while whole ones fit, then scalars. Shared by the GEMM and
-/// convolution drivers.
-void emitEpilogueInPlace(llvm::IRBuilderBase &b, const CpuTarget &target,
-                         const GemmEpilogue &epilogue, llvm::Value *c, llvm::Value *cRowStride,
-                         llvm::Value *row0, llvm::Value *rows, llvm::Value *col0,
-                         llvm::Value *cols);
-
 } // namespace tensorc::cpu
