@@ -32,9 +32,10 @@ void spinFor(int64_t ns) {
   }
 }
 
-/// Median microseconds per parallelFor over `batches` batches of `calls` back-to-back calls.
+/// Median microseconds of one parallelFor over `calls` back-to-back calls (per call, so the calls
+/// a busy machine preempts do not move it).
 double perCall(tensorc::rt::ThreadPool &pool, int64_t range, int64_t chunkNs, int calls,
-               int batches, std::chrono::microseconds gap) {
+               std::chrono::microseconds gap) {
   std::atomic<int64_t> sum{0};
   auto fn = [&](int64_t begin, int64_t end) {
     if (chunkNs)
@@ -42,18 +43,14 @@ double perCall(tensorc::rt::ThreadPool &pool, int64_t range, int64_t chunkNs, in
     sum.fetch_add(end - begin, std::memory_order_relaxed);
   };
   std::vector<double> samples;
-  for (int b = 0; b < batches; ++b) {
-    double total = 0;
-    for (int c = 0; c < calls; ++c) {
-      if (gap.count())
-        std::this_thread::sleep_for(gap);
-      auto start = Clock::now();
-      pool.parallelFor(range, 1, fn);
-      total += std::chrono::duration<double, std::micro>(Clock::now() - start).count();
-    }
-    samples.push_back(total / calls);
+  for (int c = 0; c < calls; ++c) {
+    if (gap.count())
+      std::this_thread::sleep_for(gap);
+    auto start = Clock::now();
+    pool.parallelFor(range, 1, fn);
+    samples.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
   }
-  if (sum.load() != int64_t(batches) * calls * range) {
+  if (sum.load() != int64_t(calls) * range) {
     std::fprintf(stderr, "dispatch: lost work items\n");
     std::exit(1);
   }
@@ -78,16 +75,15 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
-  std::printf("%-8s %14s %18s %18s %18s\n", "threads", "empty us/call", "8x2us us/call",
-              "8x2us ideal us", "after 1ms idle us");
+  std::printf("median microseconds per parallelFor call\n%-8s %14s %18s %18s %18s\n", "threads",
+              "empty", "8 x 2 us/thread", "(ideal)", "after 1 ms idle");
   for (int threads : threadCounts) {
     tensorc::rt::ThreadPool pool(threads);
     int64_t range = 4 * int64_t(threads);
-    double empty = perCall(pool, range, 0, calls, 9, std::chrono::microseconds(0));
+    double empty = perCall(pool, range, 0, calls, std::chrono::microseconds(0));
     // 8 items of 2 us per thread: the kind of small kernel a batch-1 model runs hundreds of.
-    double small =
-        perCall(pool, 8 * int64_t(threads), 2000, calls / 10, 9, std::chrono::microseconds(0));
-    double woken = perCall(pool, range, 0, 200, 5, std::chrono::microseconds(1000));
+    double small = perCall(pool, 8 * int64_t(threads), 2000, calls, std::chrono::microseconds(0));
+    double woken = perCall(pool, range, 0, 500, std::chrono::microseconds(1000));
     std::printf("%-8d %14.2f %18.2f %18.2f %18.2f\n", threads, empty, small, 16.0, woken);
   }
   return 0;
