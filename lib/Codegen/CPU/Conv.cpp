@@ -24,18 +24,6 @@ namespace {
 int64_t ceilDiv(int64_t x, int64_t d) { return (x + d - 1) / d; }
 int64_t roundUp(int64_t x, int64_t multiple) { return ceilDiv(x, multiple) * multiple; }
 
-Value *ceilDivValue(llvm::IRBuilderBase &b, Value *x, int64_t d) {
-  return b.CreateUDiv(b.CreateAdd(x, b.getInt64(d - 1)), b.getInt64(d));
-}
-
-llvm::AllocaInst *entryAlloca(llvm::IRBuilderBase &b, llvm::Type *type, const char *name) {
-  llvm::BasicBlock &entry = b.GetInsertBlock()->getParent()->getEntryBlock();
-  llvm::IRBuilder<> entryBuilder(&entry, entry.getFirstInsertionPt());
-  llvm::AllocaInst *alloca = entryBuilder.CreateAlloca(type, nullptr, name);
-  alloca->setAlignment(llvm::Align(64));
-  return alloca;
-}
-
 /// Elements of one image of an activation with `channels` channels of `h` x `w`.
 int64_t imageSize(ActivationLayout layout, int64_t channels, int64_t h, int64_t w) {
   switch (layout) {
@@ -251,8 +239,8 @@ void ConvEmitter::emit(Value *images, Value *tileBegin, Value *tileEnd) {
       gemmTiling.kc = 256;
     const int64_t gemmTiles = tilesM * tilesN;
     Value *first = b.CreateUDiv(tileBegin, i64(gemmTiles));
-    Value *last = min(b.CreateMul(images, i64(p.groups)),
-                      ceilDivValue(b, min(tileEnd, tileCount), gemmTiles));
+    Value *last =
+        min(b.CreateMul(images, i64(p.groups)), emitCeilDiv(b, min(tileEnd, tileCount), gemmTiles));
     emitFor(b, first, last, 1, "conv.gemm", [&](Value *gi) {
       Value *image = b.CreateUDiv(gi, i64(p.groups)), *group = b.CreateURem(gi, i64(p.groups));
       Value *base = b.CreateMul(gi, i64(gemmTiles));
@@ -282,12 +270,12 @@ void ConvEmitter::emit(Value *images, Value *tileBegin, Value *tileEnd) {
   }
 
   const int64_t segments = segmentsOf(p);
-  indirection = entryAlloca(b, llvm::ArrayType::get(b.getPtrTy(), uint64_t(segments) * tiles.mr),
-                            "conv.indirection");
+  indirection = emitEntryAlloca(
+      b, llvm::ArrayType::get(b.getPtrTy(), uint64_t(segments) * tiles.mr), "conv.indirection");
   // The zero row stands for a padded tap (Cg floats) or a padded kernel row (KW * Cg).
   const int64_t zeroFloats =
       p.layout == ActivationLayout::NHWC ? std::max<int64_t>(p.kw * p.cg(), 16) : 16;
-  zeroRow = entryAlloca(b, llvm::ArrayType::get(f32, uint64_t(zeroFloats)), "conv.zero");
+  zeroRow = emitEntryAlloca(b, llvm::ArrayType::get(f32, uint64_t(zeroFloats)), "conv.zero");
   emitFor(b, i64(0), i64(zeroFloats), 1, "conv.zero", [&](Value *i) {
     b.CreateAlignedStore(llvm::ConstantFP::getZero(f32), gep(zeroRow, i), llvm::Align(4));
   });
@@ -302,7 +290,7 @@ void ConvEmitter::emit(Value *images, Value *tileBegin, Value *tileEnd) {
     Value *mcur = min(i64(tiling.mc), b.CreateSub(i64(pixels), pixel0));
     Value *ncur = min(i64(tiling.nc), b.CreateSub(i64(p.ocg()), n0));
     // Balanced row groups (49 pixels: 10+10+10+10+9 rather than 12+12+12+12+1).
-    Value *groups = ceilDivValue(b, mcur, mr);
+    Value *groups = emitCeilDiv(b, mcur, mr);
     Value *base = b.CreateUDiv(mcur, groups), *extra = b.CreateURem(mcur, groups);
     emitFor(b, i64(0), groups, 1, "conv.ir", [&](Value *q) {
       Value *bigger = b.CreateICmpULT(q, extra);
@@ -523,7 +511,7 @@ void DepthwiseEmitter::emit(Value *images, Value *tileBegin, Value *tileEnd) {
   const int64_t rowBlocks = ceilDiv(p.oh, tiling.rows);
   const int64_t channelBlocks = ceilDiv(p.c, tiling.channels);
   const int64_t perImage = rowBlocks * channelBlocks;
-  zeroRow = entryAlloca(b, llvm::ArrayType::get(f32, uint64_t(channelsPerTile())), "dw.zero");
+  zeroRow = emitEntryAlloca(b, llvm::ArrayType::get(f32, uint64_t(channelsPerTile())), "dw.zero");
   emitFor(b, i64(0), i64(channelsPerTile()), 1, "dw.zero", [&](Value *i) {
     b.CreateAlignedStore(llvm::ConstantFP::getZero(f32), gep(zeroRow, i), llvm::Align(4));
   });

@@ -1,4 +1,4 @@
-// Counted loops with loop-carried values and if/else, emitted with IRBuilder.
+// Counted loops with loop-carried values, if/else and shared helpers, emitted with IRBuilder.
 #include "IRLoops.h"
 
 #include <llvm/IR/BasicBlock.h>
@@ -113,6 +113,19 @@ CarriedValues emitIfValues(llvm::IRBuilderBase &b, Value *cond, const llvm::Twin
     result.push_back(phi);
   }
   return result;
+}
+
+Value *emitCeilDiv(llvm::IRBuilderBase &b, Value *x, int64_t d) {
+  return b.CreateUDiv(b.CreateAdd(x, b.getInt64(d - 1)), b.getInt64(d));
+}
+
+llvm::AllocaInst *emitEntryAlloca(llvm::IRBuilderBase &b, llvm::Type *type,
+                                  const llvm::Twine &name) {
+  BasicBlock &entry = b.GetInsertBlock()->getParent()->getEntryBlock();
+  llvm::IRBuilder<> entryBuilder(&entry, entry.getFirstInsertionPt());
+  llvm::AllocaInst *alloca = entryBuilder.CreateAlloca(type, nullptr, name);
+  alloca->setAlignment(llvm::Align(64));
+  return alloca;
 }
 
 InsertionSplit::InsertionSplit(llvm::IRBuilderBase &b) : b(b) {

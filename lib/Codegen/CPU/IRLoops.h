@@ -1,4 +1,5 @@
-// Structured control flow for IR generators: counted loops with loop-carried values, and ifs.
+// Structured control flow for IR generators (counted loops with loop-carried values, ifs) and the
+// small helpers they share (ceiling division, scratch in the entry block).
 #pragma once
 
 #include <llvm/ADT/ArrayRef.h>
@@ -9,7 +10,9 @@
 #include <cstdint>
 
 namespace llvm {
+class AllocaInst;
 class BasicBlock;
+class Type;
 class IRBuilderBase;
 class Value;
 } // namespace llvm
@@ -42,6 +45,14 @@ void emitIf(llvm::IRBuilderBase &b, llvm::Value *cond, const llvm::Twine &name,
 CarriedValues emitIfValues(llvm::IRBuilderBase &b, llvm::Value *cond, const llvm::Twine &name,
                            llvm::ArrayRef<llvm::Value *> values,
                            llvm::function_ref<CarriedValues()> thenBody);
+
+/// ceil(x / d) for a non-negative i64 `x` and a positive constant `d`.
+llvm::Value *emitCeilDiv(llvm::IRBuilderBase &b, llvm::Value *x, int64_t d);
+
+/// A 64-byte aligned alloca of `type` at the start of the function's entry block: part of the
+/// frame (no stack adjustment inside loops, no allocator), private to each call (thread-safe).
+llvm::AllocaInst *emitEntryAlloca(llvm::IRBuilderBase &b, llvm::Type *type,
+                                  const llvm::Twine &name);
 
 /// Splits the insertion block at the insertion point when it is inside one, so a generator can
 /// emit control flow there; call the returned function afterwards to continue in the rest.

@@ -54,10 +54,7 @@ PackedGemmTiling choosePackedGemmTiling(int64_t m, int64_t n, int64_t k, int thr
 
 Value *emitPackedGemmTileCount(llvm::IRBuilderBase &b, const PackedGemmTiling &tiling, Value *m,
                                Value *n) {
-  auto ceilDivValue = [&](Value *x, int64_t d) {
-    return b.CreateUDiv(b.CreateAdd(x, b.getInt64(d - 1)), b.getInt64(d));
-  };
-  return b.CreateMul(ceilDivValue(m, tiling.mc), ceilDivValue(n, tiling.nc));
+  return b.CreateMul(emitCeilDiv(b, m, tiling.mc), emitCeilDiv(b, n, tiling.nc));
 }
 
 namespace {
@@ -75,7 +72,6 @@ private:
   Value *i64(int64_t v) { return b.getInt64(v); }
   Value *min(Value *x, Value *y) { return b.CreateSelect(b.CreateICmpSLT(x, y), x, y); }
   Value *gep(Value *base, Value *index) { return b.CreateInBoundsGEP(f32, base, index); }
-  llvm::AllocaInst *entryAlloca(llvm::Type *type, const char *name);
 
   /// One row group (rows: a constant MR, or the runtime remainder) of one K block.
   void emitRowGroup(Value *rows, Value *row, Value *col0, Value *ncur, Value *p0, Value *kcur,
@@ -91,16 +87,6 @@ private:
   llvm::AllocaInst *rowPtrs = nullptr, *packedA = nullptr;
   Value *unitColumns = nullptr;
 };
-
-// Fixed allocas in the entry block become part of the frame: no stack adjustment in loops, no
-// allocator, thread-safe.
-llvm::AllocaInst *PackedGemmEmitter::entryAlloca(llvm::Type *type, const char *name) {
-  llvm::BasicBlock &entry = b.GetInsertBlock()->getParent()->getEntryBlock();
-  llvm::IRBuilder<> entryBuilder(&entry, entry.getFirstInsertionPt());
-  llvm::AllocaInst *alloca = entryBuilder.CreateAlloca(type, nullptr, name);
-  alloca->setAlignment(llvm::Align(64));
-  return alloca;
-}
 
 void PackedGemmEmitter::emitRowGroup(Value *rows, Value *row, Value *col0, Value *ncur, Value *p0,
                                      Value *kcur, Value *first, Value *last) {
@@ -183,18 +169,15 @@ void PackedGemmEmitter::emitRowGroup(Value *rows, Value *row, Value *col0, Value
 }
 
 void PackedGemmEmitter::emit(Value *tileBegin, Value *tileEnd) {
-  rowPtrs = entryAlloca(llvm::ArrayType::get(b.getPtrTy(), tiles.mr), "gemm.rows");
-  packedA = entryAlloca(llvm::ArrayType::get(f32, uint64_t(tiles.mr) * uint64_t(tiling.kc)),
-                        "gemm.packed_a");
+  rowPtrs = emitEntryAlloca(b, llvm::ArrayType::get(b.getPtrTy(), tiles.mr), "gemm.rows");
+  packedA = emitEntryAlloca(b, llvm::ArrayType::get(f32, uint64_t(tiles.mr) * uint64_t(tiling.kc)),
+                            "gemm.packed_a");
   unitColumns = b.CreateICmpEQ(ops.aColStride, i64(1));
-  auto ceilDivValue = [&](Value *x, int64_t d) {
-    return b.CreateUDiv(b.CreateAdd(x, i64(d - 1)), i64(d));
-  };
-  Value *tilesM = ceilDivValue(ops.m, tiling.mc);
-  Value *tileCount = b.CreateMul(tilesM, ceilDivValue(ops.n, tiling.nc));
+  Value *tilesM = emitCeilDiv(b, ops.m, tiling.mc);
+  Value *tileCount = b.CreateMul(tilesM, emitCeilDiv(b, ops.n, tiling.nc));
   // K == 0 still runs one (empty) block so that every element gets epilogue(0).
   Value *kBlocks =
-      b.CreateSelect(b.CreateICmpSGT(ops.k, i64(0)), ceilDivValue(ops.k, tiling.kc), i64(1));
+      b.CreateSelect(b.CreateICmpSGT(ops.k, i64(0)), emitCeilDiv(b, ops.k, tiling.kc), i64(1));
   const int64_t mr = tiles.mr;
   emitFor(b, tileBegin, min(tileEnd, tileCount), 1, "gemm.tile", [&](Value *t) {
     Value *row0 = b.CreateMul(b.CreateURem(t, tilesM), i64(tiling.mc));
