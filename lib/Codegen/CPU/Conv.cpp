@@ -353,10 +353,15 @@ public:
         epilogue(epilogue), f32(b.getFloatTy()), lanes(std::max(1u, target.f32Lanes())),
         vecTy(llvm::FixedVectorType::get(f32, lanes)) {
     MicroTiles tiles = microTilesFor(target);
-    // 32 channels on AVX-512, 16 elsewhere; as many pixels as the accumulators allow, up to 8
-    // and at most a row.
+    // 32 channels on AVX-512, 16 elsewhere; as many pixels as the accumulators allow (up to 8),
+    // or down to half that when it wastes fewer pixels of a row (the last micro-tile of a row
+    // overlaps the one before): 7 wide rows take one 7-pixel tile on AVX-512, 4+4 on AVX2.
     vectors = lanes == 16 ? 2 : 16 / lanes;
-    pixels = std::min<int64_t>({int64_t(tiles.accumulators / vectors), 8, p.ow});
+    const int64_t most = std::min<int64_t>({int64_t(tiles.accumulators / vectors), 8, p.ow});
+    pixels = most;
+    for (int64_t r = most; r >= (most + 1) / 2; --r)
+      if (ceilDiv(p.ow, r) * r < ceilDiv(p.ow, pixels) * pixels)
+        pixels = r;
   }
 
   void emit(Value *images, Value *tileBegin, Value *tileEnd);
