@@ -1,6 +1,9 @@
 // TEMPORARY (issue 18): the testing-only bug knob, applied to the loop IR before code generation.
+// It exists to prove that `tensorc bisect` and `tensorc minify` find a planted bug; nothing but
+// tests and their documentation should set TENSORC_INJECT_BUG.
 #include "InjectBug.h"
 
+#include "tensorc/Support/Log.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <cstdlib>
@@ -68,6 +71,9 @@ Status injectBugForTesting(loop::LoopProgram &program, const sched::Schedule &sc
     return makeError("TENSORC_INJECT_BUG='", spec,
                      "': expected OP:compile-error|crash|accuracy with OP a loop IR unary op "
                      "(relu, erf, exp...)");
+  log::warn(strCat("TENSORC_INJECT_BUG=", spec, " is set: kernels computing ",
+                    spec.substr(0, colon),
+                    " are deliberately broken (testing only: unset it for real builds)"));
   if (mode == "compile-error") {
     for (const sched::Kernel &kernel : schedule.kernels)
       for (int id : kernel.nodes)
