@@ -72,8 +72,8 @@ Status injectBugForTesting(loop::LoopProgram &program, const sched::Schedule &sc
                      "': expected OP:compile-error|crash|accuracy with OP a loop IR unary op "
                      "(relu, erf, exp...)");
   log::warn(strCat("TENSORC_INJECT_BUG=", spec, " is set: kernels computing ",
-                    spec.substr(0, colon),
-                    " are deliberately broken (testing only: unset it for real builds)"));
+                   spec.substr(0, colon),
+                   " are deliberately broken (testing only: unset it for real builds)"));
   if (mode == "compile-error") {
     for (const sched::Kernel &kernel : schedule.kernels)
       for (int id : kernel.nodes)
