@@ -31,8 +31,8 @@ REDUCTIONS = ["sum", "prod", "amax", "amin", "argmax", "argmin", "mean"]
 
 def candidate_lines(dtype, group):
     """(name, `call_function[...](...)` text) for every op of `group` ("ops": elementwise and
-    casts, one pointwise kernel; "red": reductions) to try on inputs %x, %y (dtype) and %c
-    (bool)."""
+    casts, one pointwise kernel; "red": reductions) to try on inputs %x, %y, %d (divisors) of
+    dtype and %c (bool)."""
     ops = []
     if group == "red":
         for op in REDUCTIONS:
@@ -46,9 +46,10 @@ def candidate_lines(dtype, group):
     for op in UNARY:
         ops.append((op, f"call_function[target=aten.{op}](args=(%x,))"))
     for op in BINARY:
-        ops.append((op, f"call_function[target=aten.{op}](args=(%x, %y))"))
+        divisor = "%d" if op in ("div", "remainder", "fmod") else "%y"
+        ops.append((op, f"call_function[target=aten.{op}](args=(%x, {divisor}))"))
     for mode in ("floor", "trunc"):
-        ops.append((f"div_{mode}", f"call_function[target=aten.div](args=(%x, %y), "
+        ops.append((f"div_{mode}", f"call_function[target=aten.div](args=(%x, %d), "
                                    f"kwargs={{rounding_mode='{mode}'}})"))
     for i, e in enumerate(POW_SCALARS):
         ops.append((f"pow_s{i}", f"call_function[target=aten.pow](args=(%x, {e}))"))
@@ -56,7 +57,6 @@ def candidate_lines(dtype, group):
         ops.append((f"remainder_s{i}", f"call_function[target=aten.remainder](args=(%x, {s}))"))
         ops.append((f"fmod_s{i}", f"call_function[target=aten.fmod](args=(%x, {s}))"))
         ops.append((f"div_s{i}", f"call_function[target=aten.div](args=(%x, {s}))"))
-    ops.append(("maximum_s", "call_function[target=aten.maximum](args=(%x, %y))"))
     ops.append(("where", "call_function[target=aten.where](args=(%c, %x, %y))"))
     ops.append(("clamp", "call_function[target=aten.clamp](args=(%x, -2, 5))"))
     for target in DTYPES:
@@ -67,7 +67,8 @@ def candidate_lines(dtype, group):
 
 
 def header(dtype):
-    return f"graph(%x: {dtype}{SHAPE}, %y: {dtype}{SHAPE}, %c: bool{SHAPE}):\n"
+    return (f"graph(%x: {dtype}{SHAPE}, %y: {dtype}{SHAPE}, %d: {dtype}{SHAPE}, "
+            f"%c: bool{SHAPE}):\n")
 
 
 def infer(tensorc, dtype, name, call, work):
