@@ -1,6 +1,8 @@
 // LoopIR constructors (dtype-checked), names and the human-readable dump.
 #include "tensorc/Lowering/LoopIR.h"
 
+#include "tensorc/Lowering/ExprVisitor.h"
+
 #include <cassert>
 #include <functional>
 #include <map>
@@ -51,6 +53,21 @@ const char *reduceName(ReduceOp op) {
 
 std::string loopVar(size_t dim) { return "x" + std::to_string(dim); }
 std::string reductionVar(size_t dim) { return "r" + std::to_string(dim); }
+
+Expr::~Expr() {
+  std::vector<ExprRef> pending = std::move(operands);
+  while (!pending.empty()) {
+    ExprRef next = std::move(pending.back());
+    pending.pop_back();
+    // The last owner takes the operands out before the node dies, so its destructor has none.
+    if (next.use_count() == 1) {
+      std::vector<ExprRef> &inner = const_cast<Expr &>(*next).operands;
+      for (ExprRef &operand : inner)
+        pending.push_back(std::move(operand));
+      inner.clear();
+    }
+  }
+}
 
 ExprRef makeConstant(double value, DType dtype) {
   auto expr = std::make_shared<Expr>();
@@ -178,16 +195,10 @@ SymInt Buffer::numel() const {
 
 std::vector<int> LoopNode::reads() const {
   std::set<int> buffers;
-  std::set<const Expr *> seen;
-  std::function<void(const ExprRef &)> visit = [&](const ExprRef &expr) {
-    if (!expr || !seen.insert(expr.get()).second)
-      return;
-    if (expr->kind == ExprKind::Load || expr->kind == ExprKind::IndirectLoad)
-      buffers.insert(expr->buffer);
-    for (const ExprRef &operand : expr->operands)
-      visit(operand);
-  };
-  visit(body);
+  forEachExpr(body, [&](const Expr &expr) {
+    if (expr.kind == ExprKind::Load || expr.kind == ExprKind::IndirectLoad)
+      buffers.insert(expr.buffer);
+  });
   if (kind == Kind::Template && templateKind == TemplateKind::Gemm) {
     buffers.insert(gemm.a.buffer);
     buffers.insert(gemm.b.buffer);
@@ -215,69 +226,55 @@ std::string joinDims(const std::vector<SymInt> &dims) {
   return out + "]";
 }
 
-/// Prints a body as numbered temporaries in operand order, sharing repeated subexpressions.
-class BodyPrinter {
-public:
-  explicit BodyPrinter(const LoopProgram &program) : program_(program) {}
-  std::string print(const ExprRef &expr) {
-    std::string result = visit(expr);
-    return lines_ + "      -> " + result;
-  }
-
-private:
-  std::string visit(const ExprRef &expr) {
-    if (auto it = names_.find(expr.get()); it != names_.end())
-      return it->second;
+/// Prints a body as numbered temporaries in operand order, sharing repeated subexpressions;
+/// constants print inline.
+std::string printBody(const ExprRef &body, const LoopProgram &program) {
+  std::string lines;
+  size_t count = 0;
+  auto bufferName = [&](int id) { return program.buffers[size_t(id)].name; };
+  auto print = [&](const Expr &expr, const std::vector<const std::string *> &operands) {
     std::string text;
-    switch (expr->kind) {
+    switch (expr.kind) {
     case ExprKind::Constant:
-      if (isFloating(expr->dtype)) {
+      if (isFloating(expr.dtype)) {
         std::ostringstream os;
         os.precision(9);
-        os << expr->value;
-        text = os.str();
-      } else {
-        text = std::to_string(expr->intValue);
+        os << expr.value;
+        return os.str();
       }
-      return text; // constants print inline
+      return std::to_string(expr.intValue);
     case ExprKind::Load:
-      text = "load(" + program_.buffers[size_t(expr->buffer)].name + ", " + expr->index.str() + ")";
+      text = "load(" + bufferName(expr.buffer) + ", " + expr.index.str() + ")";
       break;
     case ExprKind::IndirectLoad: {
       // load(emb, x1 + t2): the affine part, then the runtime offset's temporary.
-      std::string offset = visit(expr->operands[0]);
-      std::string affine = expr->index == SymInt(0) ? "" : expr->index.str() + " + ";
-      text = "load(" + program_.buffers[size_t(expr->buffer)].name + ", " + affine + offset + ")";
+      std::string affine = expr.index == SymInt(0) ? "" : expr.index.str() + " + ";
+      text = "load(" + bufferName(expr.buffer) + ", " + affine + *operands[0] + ")";
       break;
     }
     case ExprKind::Index:
-      text = "index(" + expr->index.str() + ")";
+      text = "index(" + expr.index.str() + ")";
       break;
     case ExprKind::Unary:
-      text = std::string(unaryName(expr->unary)) + "(" + visit(expr->operands[0]) + ")";
+      text = std::string(unaryName(expr.unary)) + "(" + *operands[0] + ")";
       break;
     case ExprKind::Binary:
-      text = std::string(binaryName(expr->binary)) + "(" + visit(expr->operands[0]) + ", " +
-             visit(expr->operands[1]) + ")";
+      text = std::string(binaryName(expr.binary)) + "(" + *operands[0] + ", " + *operands[1] + ")";
       break;
     case ExprKind::Select:
-      text = "where(" + visit(expr->operands[0]) + ", " + visit(expr->operands[1]) + ", " +
-             visit(expr->operands[2]) + ")";
+      text = "where(" + *operands[0] + ", " + *operands[1] + ", " + *operands[2] + ")";
       break;
     case ExprKind::Cast:
-      text = "cast(" + visit(expr->operands[0]) + ")";
+      text = "cast(" + *operands[0] + ")";
       break;
     }
-    std::string name = "t" + std::to_string(names_.size());
-    names_[expr.get()] = name;
-    lines_ += "      " + name + " : " + std::string(dtypeName(expr->dtype)) + " = " + text + "\n";
+    std::string name = "t" + std::to_string(count++);
+    lines += "      " + name + " : " + std::string(dtypeName(expr.dtype)) + " = " + text + "\n";
     return name;
-  }
-
-  const LoopProgram &program_;
-  std::map<const Expr *, std::string> names_;
-  std::string lines_;
-};
+  };
+  std::string result = foldExpr<std::string>(body, print);
+  return lines + "      -> " + result;
+}
 
 const char *bufferKindName(Buffer::Kind kind) {
   switch (kind) {
@@ -294,7 +291,7 @@ const char *bufferKindName(Buffer::Kind kind) {
 } // namespace
 
 std::string printExpr(const ExprRef &expr, const LoopProgram &program) {
-  return BodyPrinter(program).print(expr);
+  return printBody(expr, program);
 }
 
 std::string printProgram(const LoopProgram &program) {
