@@ -1,13 +1,10 @@
-// LoopIR constructors (dtype-checked), names and the human-readable dump.
+// LoopIR constructors (dtype-checked) and names.
 #include "tensorc/Lowering/LoopIR.h"
 
 #include "tensorc/Lowering/ExprVisitor.h"
 
 #include <cassert>
-#include <functional>
-#include <map>
 #include <set>
-#include <sstream>
 
 namespace tensorc::loop {
 
@@ -215,158 +212,6 @@ std::vector<int> LoopNode::reads() const {
   for (int input : externInputs)
     buffers.insert(input);
   return {buffers.begin(), buffers.end()};
-}
-
-namespace {
-
-std::string joinDims(const std::vector<SymInt> &dims) {
-  std::string out = "[";
-  for (size_t i = 0; i < dims.size(); ++i)
-    out += (i ? ", " : "") + dims[i].str();
-  return out + "]";
-}
-
-/// Prints a body as numbered temporaries in operand order, sharing repeated subexpressions;
-/// constants print inline.
-std::string printBody(const ExprRef &body, const LoopProgram &program) {
-  std::string lines;
-  size_t count = 0;
-  auto bufferName = [&](int id) { return program.buffers[size_t(id)].name; };
-  auto print = [&](const Expr &expr, const std::vector<const std::string *> &operands) {
-    std::string text;
-    switch (expr.kind) {
-    case ExprKind::Constant:
-      if (isFloating(expr.dtype)) {
-        std::ostringstream os;
-        os.precision(9);
-        os << expr.value;
-        return os.str();
-      }
-      return std::to_string(expr.intValue);
-    case ExprKind::Load:
-      text = "load(" + bufferName(expr.buffer) + ", " + expr.index.str() + ")";
-      break;
-    case ExprKind::IndirectLoad: {
-      // load(emb, x1 + t2): the affine part, then the runtime offset's temporary.
-      std::string affine = expr.index == SymInt(0) ? "" : expr.index.str() + " + ";
-      text = "load(" + bufferName(expr.buffer) + ", " + affine + *operands[0] + ")";
-      break;
-    }
-    case ExprKind::Index:
-      text = "index(" + expr.index.str() + ")";
-      break;
-    case ExprKind::Unary:
-      text = std::string(unaryName(expr.unary)) + "(" + *operands[0] + ")";
-      break;
-    case ExprKind::Binary:
-      text = std::string(binaryName(expr.binary)) + "(" + *operands[0] + ", " + *operands[1] + ")";
-      break;
-    case ExprKind::Select:
-      text = "where(" + *operands[0] + ", " + *operands[1] + ", " + *operands[2] + ")";
-      break;
-    case ExprKind::Cast:
-      text = "cast(" + *operands[0] + ")";
-      break;
-    }
-    std::string name = "t" + std::to_string(count++);
-    lines += "      " + name + " : " + std::string(dtypeName(expr.dtype)) + " = " + text + "\n";
-    return name;
-  };
-  std::string result = foldExpr<std::string>(body, print);
-  return lines + "      -> " + result;
-}
-
-const char *bufferKindName(Buffer::Kind kind) {
-  switch (kind) {
-  case Buffer::Kind::Input:
-    return "input";
-  case Buffer::Kind::Weight:
-    return "weight";
-  case Buffer::Kind::Intermediate:
-    return "buffer";
-  }
-  return "?";
-}
-
-} // namespace
-
-std::string printExpr(const ExprRef &expr, const LoopProgram &program) {
-  return printBody(expr, program);
-}
-
-std::string printProgram(const LoopProgram &program) {
-  std::string out;
-  for (const Buffer &buffer : program.buffers)
-    out += std::string(bufferKindName(buffer.kind)) + " " + buffer.name + " : " +
-           std::string(dtypeName(buffer.dtype)) + joinDims(buffer.shape) + "\n";
-  for (const LoopNode &node : program.nodes) {
-    const std::string &output = program.buffers[size_t(node.output)].name;
-    switch (node.kind) {
-    case LoopNode::Kind::Pointwise:
-      out += "pointwise " + output + " over " + joinDims(node.ranges) + "\n";
-      out += printExpr(node.body, program) + "\n";
-      break;
-    case LoopNode::Kind::Reduction:
-      out += "reduction " + output + " over " + joinDims(node.ranges) + " reducing " +
-             joinDims(node.reductionRanges) + " with " + reduceName(node.reduceOp) + "\n";
-      out += printExpr(node.body, program) + "\n";
-      break;
-    case LoopNode::Kind::Template: {
-      if (node.templateKind == LoopNode::TemplateKind::Attention) {
-        const LoopNode::Attention &a = node.attention;
-        out += "template attention " + output + " batch=" + a.batch.str() + " l=" + a.l.str() +
-               " s=" + a.s.str() + " e=" + std::to_string(a.e) + " ev=" + std::to_string(a.ev) +
-               " scale=" + std::to_string(a.scale) + "\n";
-        out += "      q = " + program.buffers[size_t(a.q)].name +
-               ", k = " + program.buffers[size_t(a.k)].name +
-               ", v = " + program.buffers[size_t(a.v)].name;
-        if (a.mask.buffer >= 0)
-          out += ", mask = " + program.buffers[size_t(a.mask.buffer)].name + " strides " +
-                 joinDims(a.mask.strides);
-        out += "\n";
-        break;
-      }
-      if (node.templateKind == LoopNode::TemplateKind::Conv2d) {
-        const LoopNode::Conv &c = node.conv;
-        auto pair = [](int64_t a, int64_t b) {
-          return "[" + std::to_string(a) + ", " + std::to_string(b) + "]";
-        };
-        out += "template conv2d " + output + " n=" + c.n.str() + " c=" + std::to_string(c.c) +
-               " h=" + std::to_string(c.h) + " w=" + std::to_string(c.w) +
-               " oc=" + std::to_string(c.oc) + " kernel=" + pair(c.kh, c.kw) +
-               " out=" + pair(c.oh, c.ow) + " stride=" + pair(c.strideH, c.strideW) +
-               " padding=" + pair(c.padH, c.padW) + " dilation=" + pair(c.dilationH, c.dilationW) +
-               " groups=" + std::to_string(c.groups) + "\n";
-        out += "      input = " + program.buffers[size_t(c.input)].name + "\n";
-        out += "      weight = " + program.buffers[size_t(c.weight.buffer)].name + " offset " +
-               c.weight.offset.str() + " strides " + joinDims(c.weight.strides) + "\n";
-        break;
-      }
-      const LoopNode::Gemm &g = node.gemm;
-      out += "template gemm " + output + " batch=" + g.batch.str() + " m=" + g.m.str() +
-             " n=" + g.n.str() + " k=" + g.k.str() + "\n";
-      out += "      a = " + program.buffers[size_t(g.a.buffer)].name + " offset " +
-             g.a.offset.str() + " strides " + joinDims(g.a.strides) + "\n";
-      out += "      b = " + program.buffers[size_t(g.b.buffer)].name + " offset " +
-             g.b.offset.str() + " strides " + joinDims(g.b.strides) + "\n";
-      break;
-    }
-    case LoopNode::Kind::Extern: {
-      out += "extern " + node.externOp + " (";
-      for (size_t i = 0; i < node.externInputs.size(); ++i)
-        out += (i ? ", " : "") + program.buffers[size_t(node.externInputs[i])].name;
-      out += ") -> (";
-      for (size_t i = 0; i < node.externOutputs.size(); ++i)
-        out += (i ? ", " : "") + program.buffers[size_t(node.externOutputs[i])].name;
-      out += ")\n";
-      break;
-    }
-    }
-  }
-  out += "outputs (";
-  for (size_t i = 0; i < program.outputs.size(); ++i)
-    out += (i ? ", " : "") + program.buffers[size_t(program.outputs[i])].name;
-  return out + ")\n";
 }
 
 } // namespace tensorc::loop

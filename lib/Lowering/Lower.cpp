@@ -4,6 +4,7 @@
 #include "tensorc/Lowering/Lower.h"
 
 #include "tensorc/Lowering/ExprVisitor.h"
+#include "tensorc/Lowering/LoopVerifier.h"
 
 #include "tensorc/IR/Printer.h"
 #include "tensorc/IR/Rewriter.h"
@@ -193,6 +194,10 @@ public:
     for (const Buffer &buffer : program_.buffers)
       if (buffer.kind == Buffer::Kind::Weight && !read.count(buffer.id))
         program_.weights.erase(buffer.name);
+#ifndef NDEBUG
+    if (Status verified = verifyProgram(program_); !verified)
+      return makeError("internal: lowering produced invalid loop IR: ", verified.message());
+#endif
     return std::move(program_);
   }
 
