@@ -571,7 +571,7 @@ private:
     }();
     if (!known.count(op))
       return error(strCat("unknown operation '", op, "'"));
-    next();
+    Token opToken = next();
     if (op == "load")
       return parseLoad(temps, dtype);
     if (op == "index") {
@@ -593,7 +593,8 @@ private:
       TC_ASSIGN_OR_RETURN(ExprRef a, resolve(operands[1], dtype));
       TC_ASSIGN_OR_RETURN(ExprRef b, resolve(operands[2], dtype));
       if (c->dtype != DType::Bool || a->dtype != dtype || b->dtype != dtype)
-        return error(strCat("where needs a bool condition and two ", dtypeName(dtype), " values"));
+        return errorAt(
+            opToken, strCat("where needs a bool condition and two ", dtypeName(dtype), " values"));
       return makeSelect(c, a, b);
     }
 #define TENSORC_UNARY(e, n)                                                                        \
@@ -603,7 +604,7 @@ private:
 #undef TENSORC_UNARY
 #define TENSORC_BINARY(e, n)                                                                       \
   if (op == n)                                                                                     \
-    return parseBinary(temps, dtype, BinaryOp::e);
+    return parseBinary(temps, dtype, BinaryOp::e, opToken);
     TENSORC_FOR_EACH_BINARY(TENSORC_BINARY)
 #undef TENSORC_BINARY
     return error(strCat("unknown operation '", op, "'"));
@@ -617,7 +618,7 @@ private:
     return makeUnary(op, x);
   }
 
-  Expected<ExprRef> parseBinary(const Temps &temps, DType dtype, BinaryOp op) {
+  Expected<ExprRef> parseBinary(const Temps &temps, DType dtype, BinaryOp op, const Token &at) {
     TC_ASSIGN_OR_RETURN(std::vector<Operand> operands, parseOperands(temps, 2));
     bool arithmetic = binaryResultType(op, DType::F32) == DType::F32;
     ExprRef sides[2];
@@ -630,8 +631,8 @@ private:
       TC_ASSIGN_OR_RETURN(sides[i], resolve(operands[i], implied));
     }
     if (sides[0]->dtype != sides[1]->dtype)
-      return error(strCat(binaryName(op), " of ", dtypeName(sides[0]->dtype), " and ",
-                          dtypeName(sides[1]->dtype)));
+      return errorAt(at, strCat(binaryName(op), " of ", dtypeName(sides[0]->dtype), " and ",
+                                dtypeName(sides[1]->dtype)));
     return makeBinary(op, sides[0], sides[1]);
   }
 
