@@ -1,16 +1,17 @@
 // The tensorc driver: parses options and calls the libraries; the only place that exits.
+#include "tensorc/Frontend/FX/FxParser.h"
+#include "tensorc/IR/Printer.h"
 #include "tensorc/Interp/Inputs.h"
 #include "tensorc/Interp/Interpreter.h"
-#include "tensorc/IR/Printer.h"
 #include "tensorc/Ops/Registry.h"
 #include "tensorc/Pipeline/Compile.h"
+#include "tensorc/Pipeline/LoopOpt.h"
 #include "tensorc/Pipeline/Pipeline.h"
 #include "tensorc/Runtime/Model.h"
 #include "tensorc/Runtime/Trainer.h"
 #include "tensorc/Support/Log.h"
 #include "tensorc/Support/Safetensors.h"
 #include "tensorc/Support/StrCat.h"
-#include "tensorc/Frontend/FX/FxParser.h"
 #include "tensorc/Transforms/PassRegistry.h"
 
 #include <CLI/CLI.hpp>
@@ -208,9 +209,21 @@ struct OptOptions {
   std::string model;
   std::string passes;
   std::string output;
+  LoopOptOptions loop; // .loop files
 };
 
 int runOpt(const OptOptions &options, const OpRegistry &registry) {
+  if (options.model.size() > 5 && options.model.substr(options.model.size() - 5) == ".loop") {
+    LoopOptOptions loop = options.loop;
+    loop.passes = options.passes;
+    Expected<std::string> text = runLoopOpt(options.model, loop);
+    if (!text)
+      return fail(text.error().message());
+    std::cout << *text;
+    return 0;
+  }
+  if (options.loop.emit != "auto" || options.loop.target != "cpu")
+    return fail("--emit and --target apply to loop IR (.loop) files");
   PipelineOptions pipeline;
   pipeline.stopAfter = "verify";
   Expected<Graph> graph = runPipeline(options.model, registry, pipeline);
@@ -538,14 +551,27 @@ int main(int argc, char **argv) {
   for (const PassInfo &pass : allPasses())
     passNames.push_back(pass.name + " (" + pass.description + ")");
   CLI::App *optCommand = app.add_subcommand(
-      "opt", "Run graph passes on a model and print the result (like mlir-opt)");
-  optCommand->add_option("model", opt.model, "Model file (.fx or .onnx)")->required();
+      "opt", "Run graph passes on a model, or loop IR passes on a .loop file, and print the "
+             "result (like mlir-opt)");
+  optCommand->add_option("model", opt.model, "Model file (.fx or .onnx) or loop IR (.loop)")
+      ->required();
   optCommand
       ->add_option("--passes", opt.passes,
-                   "Comma-separated passes to run in order: " + join(passNames, ", "))
+                   "Comma-separated passes to run in order: " + join(passNames, ", ") +
+                       "; on .loop files: verify, fuse")
       ->required();
   optCommand->add_option("-o,--output", opt.output,
                          "Write FX-text (and its .safetensors weights) here instead of stdout");
+  optCommand
+      ->add_option("--emit", opt.loop.emit,
+                   ".loop files: what to print: auto (the schedule after fuse, else the loop "
+                   "IR), loop, schedule, cpu-ll (LLVM IR), cuda (CUDA C++)")
+      ->check(CLI::IsMember({"auto", "loop", "schedule", "cpu-ll", "cuda"}))
+      ->capture_default_str();
+  optCommand
+      ->add_option("--target", opt.loop.target,
+                   ".loop files: schedule as for cpu, cuda or cpu,cuda")
+      ->capture_default_str();
 
   CompileCommand compile;
   CLI::App *compileCommand =
