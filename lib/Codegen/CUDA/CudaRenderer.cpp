@@ -6,6 +6,9 @@
 #include "ExprRenderer.h"
 #include "FlashAttention.h"
 
+#include "tensorc/Codegen/Common/KernelWalker.h"
+#include "tensorc/Lowering/ExprVisitor.h"
+
 #include "tensorc/Support/StrCat.h"
 
 #include <algorithm>
@@ -39,12 +42,46 @@ SymInt ceilDiv(const SymInt &value, int64_t divisor) {
 /// A size's value when constant; symbolic sizes count as large.
 int64_t sizeHint(const SymInt &value) { return value.constant().value_or(1 << 20); }
 
-class KernelRenderer {
+class KernelRenderer : public codegen::KernelVisitor {
 public:
   KernelRenderer(const loop::LoopProgram &program, const sched::Kernel &kernel)
       : program(program), kernel(kernel) {}
 
   Expected<LaunchConfig> render(std::string &source) {
+    TC_RETURN_IF_ERROR(codegen::walkKernel(program, kernel, *this));
+    TC_RETURN_IF_ERROR(ex->status());
+    source += strCat("extern \"C\" __global__ void __launch_bounds__(", config.block, ") ",
+                     kernel.name, "(", join(params, ", "), ") {\n", text, "}\n\n");
+    return config;
+  }
+
+  Status loopKernel(const codegen::LoopKernel &loopKernel) override {
+    start();
+    return finish(renderLoop(loopKernel));
+  }
+  Status gemmKernel(const codegen::TemplateKernel &t) override {
+    start();
+    return finish(renderGemm(t));
+  }
+  Status convKernel(const codegen::TemplateKernel &t) override {
+    start();
+    return finish(renderGemm(t));
+  }
+  Status attentionKernel(const codegen::TemplateKernel &t) override {
+    start();
+    return finish(renderAttention(*t.node));
+  }
+
+private:
+  Status finish(Expected<LaunchConfig> rendered) {
+    if (!rendered)
+      return rendered.takeError();
+    config = std::move(*rendered);
+    return Status::ok();
+  }
+
+  /// The kernel's parameters (buffers, then shape symbols) and the expression renderer.
+  void start() {
     std::vector<std::string> names(program.buffers.size());
     std::set<int> written;
     for (int id : kernel.nodes) {
@@ -53,7 +90,6 @@ public:
         continue; // its result is replaced by the epilogue's
       written.insert(node.output);
     }
-    std::vector<std::string> params;
     for (int buffer : kernel.args) {
       const loop::Buffer &desc = program.buffers[size_t(buffer)];
       names[size_t(buffer)] = strCat("b", buffer);
@@ -68,19 +104,8 @@ public:
       symbols[symbol] = "sym_" + symbol;
     }
     ex = std::make_unique<ExprRenderer>(program, std::move(names));
-
-    Expected<LaunchConfig> config = kernel.kind == sched::Kernel::Kind::Template
-                                        ? renderTemplate()
-                                        : renderLoop();
-    if (!config)
-      return config;
-    TC_RETURN_IF_ERROR(ex->status());
-    source += strCat("extern \"C\" __global__ void __launch_bounds__(", config->block, ") ",
-                     kernel.name, "(", join(params, ", "), ") {\n", text, "}\n\n");
-    return config;
   }
 
-private:
   /// Declares x<first>.. over `ranges` [first, last) from the flat `flat` (row-major).
   void decompose(const std::string &flat, const std::vector<SymInt> &ranges, size_t first,
                  size_t last, const std::function<std::string(size_t)> &varName, Scope &scope,
@@ -113,21 +138,10 @@ private:
 
   // ---- Loop kernels ----------------------------------------------------------------------------
 
-  Expected<LaunchConfig> renderLoop() {
+  Expected<LaunchConfig> renderLoop(const codegen::LoopKernel &loopKernel) {
     size_t k = kernel.outerRanges.size();
-    std::vector<const LoopNode *> stages;
-    bool elementwise = true;
-    for (int id : kernel.nodes) {
-      const LoopNode &node = program.nodes[size_t(id)];
-      if (node.kind != LoopNode::Kind::Pointwise && node.kind != LoopNode::Kind::Reduction)
-        return makeError("kernel ", kernel.name, ": node ", node.name,
-                         " is neither pointwise nor a reduction");
-      if (node.ranges.size() < k)
-        return makeError("kernel ", kernel.name, ": node ", node.name,
-                         " has fewer dims than the kernel's outer ranges");
-      elementwise = elementwise && node.kind == LoopNode::Kind::Pointwise && node.ranges.size() == k;
-      stages.push_back(&node);
-    }
+    const std::vector<const LoopNode *> &stages = loopKernel.stages;
+    bool elementwise = loopKernel.elementwise;
     SymInt rows = product(kernel.outerRanges);
     std::string range = ex->index(rows, symbols);
     if (elementwise && renderVectorElementwise(stages, range))
@@ -212,24 +226,17 @@ private:
       producedBy[node->output] = node;
     }
     std::set<int> dense; // read at the flat index from memory
-    for (const LoopNode *node : stages) {
-      std::vector<const loop::Expr *> stack{node->body.get()};
-      std::set<const loop::Expr *> seen;
-      while (!stack.empty()) {
-        const loop::Expr *expr = stack.back();
-        stack.pop_back();
-        if (!seen.insert(expr).second)
-          continue;
-        if (expr->kind == loop::ExprKind::Load && expr->index == flat &&
-            !producedBy.count(expr->buffer)) {
-          if (vectorType(program.buffers[size_t(expr->buffer)].dtype).empty())
-            return false;
-          dense.insert(expr->buffer);
+    bool narrow = true;
+    for (const LoopNode *node : stages)
+      loop::forEachExpr(node->body, [&](const loop::Expr &expr) {
+        if (expr.kind == loop::ExprKind::Load && expr.index == flat &&
+            !producedBy.count(expr.buffer)) {
+          narrow = narrow && !vectorType(program.buffers[size_t(expr.buffer)].dtype).empty();
+          dense.insert(expr.buffer);
         }
-        for (const loop::ExprRef &operand : expr->operands)
-          stack.push_back(operand.get());
-      }
-    }
+      });
+    if (!narrow)
+      return false;
     text += strCat("  const long long range = ", range, ";\n");
     text += "  const long long groups = range / 4;\n";
     text += strCat("  for (long long v = (long long)blockIdx.x * ", kElementwiseBlock,
@@ -452,36 +459,11 @@ private:
 
   // ---- Template kernels --------------------------------------------------------------------------
 
-  /// Binds the epilogue's loop variables for the output element (outer, rowBase + row, col):
-  /// the template's dims are [outer..., row, columns...]; the epilogue's variables are those
-  /// dims in order, all of them or all but the size-1 ones (the lowering drops those).
+  /// Binds the epilogue's loop variables for the output element (outer, rowBase + row, col).
   void bindEpilogue(const LoopNode &templateNode, const LoopNode &epilogue, size_t columnDims,
                     const std::string &outer, const std::string &row, const std::string &col,
                     Scope &scope, const std::string &indent) {
-    const std::vector<SymInt> &dims = templateNode.ranges;
-    size_t rowDim = dims.size() - 1 - columnDims;
-    bool keepsUnitDims = epilogue.ranges.size() == dims.size();
-    auto isUnit = [&](const SymInt &dim) {
-      return !keepsUnitDims && dim.constant() == std::optional<int64_t>(1);
-    };
-    std::vector<SymInt> outerRanges, columnRanges;
-    std::vector<std::string> outerVars, columnVars;
-    std::string rowVar;
-    size_t var = 0;
-    for (size_t d = 0; d < dims.size(); ++d) {
-      if (isUnit(dims[d]))
-        continue;
-      if (d < rowDim) {
-        outerRanges.push_back(dims[d]);
-        outerVars.push_back(loop::loopVar(var));
-      } else if (d == rowDim) {
-        rowVar = loop::loopVar(var);
-      } else {
-        columnRanges.push_back(dims[d]);
-        columnVars.push_back(loop::loopVar(var));
-      }
-      ++var;
-    }
+    codegen::EpilogueLayout layout = codegen::epilogueLayout(templateNode, epilogue, columnDims);
     auto bindFlat = [&](const std::string &flat, const std::vector<SymInt> &ranges,
                         const std::vector<std::string> &vars) {
       if (vars.empty())
@@ -500,36 +482,23 @@ private:
         scope[vars[i]] = local;
       }
     };
-    bindFlat(outer, outerRanges, outerVars);
-    if (!rowVar.empty())
-      scope[rowVar] = row;
-    bindFlat(col, columnRanges, columnVars);
+    bindFlat(outer, layout.outerRanges, layout.outerVars);
+    if (!layout.rowVar.empty())
+      scope[layout.rowVar] = row;
+    bindFlat(col, layout.columnRanges, layout.columnVars);
   }
 
-  Expected<LaunchConfig> renderTemplate() {
-    if (kernel.nodes.empty() || kernel.nodes.size() > 2)
-      return makeError("kernel ", kernel.name, ": a template kernel has a GEMM and at most one ",
-                       "epilogue, not ", kernel.nodes.size(), " nodes");
-    const LoopNode &node = program.nodes[size_t(kernel.nodes[0])];
-    const LoopNode *epilogue =
-        kernel.nodes.size() == 2 ? &program.nodes[size_t(kernel.nodes[1])] : nullptr;
-    if (node.kind != LoopNode::Kind::Template)
-      return makeError("kernel ", kernel.name, ": first node ", node.name, " is not a template");
-    if (node.templateKind == LoopNode::TemplateKind::Attention) {
-      if (epilogue)
-        return makeError("kernel ", kernel.name, ": attention takes no epilogue");
-      return renderAttention(node);
-    }
+  /// GEMM and convolution templates (an implicit GEMM per image and group).
+  Expected<LaunchConfig> renderGemm(const codegen::TemplateKernel &t) {
+    const LoopNode &node = *t.node;
+    const LoopNode *epilogue = t.epilogue;
     blockThreads = kGemmThreads;
     bool conv = node.templateKind == LoopNode::TemplateKind::Conv2d;
-    int out = epilogue ? epilogue->output : node.output;
+    int out = t.output;
     SymInt m, n, k, batches, tiles;
     std::string loadA, loadB; // float expressions of (gm, gk) and (gk, gn) in the batch `bi`
     if (!conv) {
       const LoopNode::Gemm &g = node.gemm;
-      for (const loop::StridedView *view : {&g.a, &g.b})
-        if (view->strides.size() != 2 && view->strides.size() != 3)
-          return makeError("kernel ", kernel.name, ": GEMM operand views need 2 or 3 strides");
       m = g.m, n = g.n, k = g.k, batches = g.batch;
       auto strides = [&](const loop::StridedView &view) {
         size_t base = view.strides.size() - 2;
@@ -550,9 +519,6 @@ private:
       loadB = floatElement(g.b.buffer, bIndex);
     } else {
       const LoopNode::Conv &cv = node.conv;
-      if (node.ranges.size() != 4 || cv.weight.strides.size() != 4)
-        return makeError("kernel ", kernel.name, ": convolution ", node.name,
-                         " needs a 4-D output and weight");
       int64_t cg = cv.c / cv.groups, ocg = cv.oc / cv.groups, taps = cv.kh * cv.kw;
       m = SymInt(ocg), n = SymInt(cv.oh * cv.ow), k = SymInt(cg * taps);
       batches = cv.n * SymInt(cv.groups);
@@ -680,9 +646,6 @@ private:
   /// row.
   Expected<LaunchConfig> renderAttention(const LoopNode &node) {
     const LoopNode::Attention &a = node.attention;
-    size_t rank = a.batchDims.size() + 2;
-    if (a.mask.buffer >= 0 && a.mask.strides.size() != rank)
-      return makeError("kernel ", kernel.name, ": the attention mask needs ", rank, " strides");
     text += strCat("  const long long L = ", ex->index(a.l, symbols),
                    ", S = ", ex->index(a.s, symbols), ";\n");
     if (flashAttentionFits(program, node))
@@ -999,6 +962,8 @@ public:
 private:
   const loop::LoopProgram &program;
   const sched::Kernel &kernel;
+  std::vector<std::string> params;
+  LaunchConfig config;
   std::unique_ptr<ExprRenderer> ex;
   Scope symbols;
   std::string text;
