@@ -6,6 +6,7 @@
 #include "ObjectLinker.h"
 #include "tensorc/Codegen/CPU/Gemm.h"
 #include "tensorc/Codegen/Common/KernelWalker.h"
+#include "tensorc/Codegen/Common/Legalize.h"
 #include "tensorc/Lowering/ExprVisitor.h"
 
 #include <llvm/ADT/STLFunctionalExtras.h>
@@ -77,11 +78,10 @@ private:
   GemmEpilogue templateEpilogue(const LoopNode &templateNode, const LoopNode &epilogueNode,
                                 size_t columnDims, Value *outer, Value *rowBase);
 
-  // Reduction helpers: values are register form (scalar or vector), indices i64 alike.
+  // Reductions (codegen::reductionIdentity and friends): values are register form (scalar or
+  // vector), indices i64 alike.
   Value *identity(ReduceOp op, DType dtype, unsigned width);
   Value *combine(ReduceOp op, DType dtype, Value *acc, Value *value);
-  /// Whether (value, index) replaces (best, bestIndex) for ArgMax/ArgMin; with `tieBreak`, equal
-  /// values (or two NaNs) go to the lower index, for merging partial results.
   Value *argBetter(ReduceOp op, DType dtype, Value *value, Value *index, Value *best,
                    Value *bestIndex, bool tieBreak);
   llvm::AllocaInst *entryAlloca(llvm::Type *type, const llvm::Twine &name);
@@ -309,72 +309,22 @@ void KernelEmitter::emitPointwiseStage(const LoopNode &node, const EmitScope &ou
 }
 
 Value *KernelEmitter::identity(ReduceOp op, DType dtype, unsigned width) {
-  llvm::Type *type = ex->registerType(dtype, width);
-  bool isFloat = isFloating(dtype);
-  bool isMax = op == ReduceOp::Max || op == ReduceOp::ArgMax;
-  unsigned bits = type->getScalarSizeInBits();
-  switch (op) {
-  case ReduceOp::Sum:
-    return llvm::Constant::getNullValue(type);
-  case ReduceOp::Prod:
-    return isFloat ? llvm::ConstantFP::get(type, 1.0) : llvm::ConstantInt::get(type, 1);
-  case ReduceOp::Max:
-  case ReduceOp::Min:
-  case ReduceOp::ArgMax:
-  case ReduceOp::ArgMin:
-    if (isFloat)
-      return llvm::ConstantFP::getInfinity(type, /*Negative=*/isMax);
-    if (dtype == DType::Bool || !isSignedInteger(dtype))
-      return isMax ? llvm::Constant::getNullValue(type) : llvm::Constant::getAllOnesValue(type);
-    return llvm::ConstantInt::get(type, isMax ? llvm::APInt::getSignedMinValue(bits)
-                                              : llvm::APInt::getSignedMaxValue(bits));
-  }
-  return llvm::Constant::getNullValue(type);
+  EmitScope scope;
+  scope.lanes = width;
+  ex->setScope(&scope);
+  Value *value = ex->constant(*codegen::reductionIdentity(op, dtype));
+  ex->setScope(nullptr);
+  return value;
 }
 
 Value *KernelEmitter::combine(ReduceOp op, DType dtype, Value *acc, Value *value) {
-  bool isFloat = isFloating(dtype), isSigned = isSignedInteger(dtype);
-  switch (op) {
-  case ReduceOp::Sum:
-    return isFloat ? b.CreateFAdd(acc, value) : b.CreateAdd(acc, value);
-  case ReduceOp::Prod:
-    return isFloat ? b.CreateFMul(acc, value) : b.CreateMul(acc, value);
-  case ReduceOp::Max:
-    if (isFloat) // NaN wins, as in torch
-      return b.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, acc, value);
-    return b.CreateBinaryIntrinsic(isSigned ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, acc,
-                                   value);
-  case ReduceOp::Min:
-    if (isFloat)
-      return b.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, acc, value);
-    return b.CreateBinaryIntrinsic(isSigned ? llvm::Intrinsic::smin : llvm::Intrinsic::umin, acc,
-                                   value);
-  case ReduceOp::ArgMax:
-  case ReduceOp::ArgMin:
-    break;
-  }
-  return acc;
+  return codegen::combineReduction<Value *>(*ex, op, dtype, acc, value);
 }
 
 Value *KernelEmitter::argBetter(ReduceOp op, DType dtype, Value *value, Value *index, Value *best,
                                 Value *bestIndex, bool tieBreak) {
-  bool isMax = op == ReduceOp::ArgMax;
-  Value *better = nullptr, *same = nullptr;
-  if (isFloating(dtype)) {
-    // NaN counts as the extreme; the first NaN wins.
-    Value *valueNan = b.CreateFCmpUNO(value, value), *bestNan = b.CreateFCmpUNO(best, best);
-    better = isMax ? b.CreateFCmpOGT(value, best) : b.CreateFCmpOLT(value, best);
-    better = b.CreateOr(better, b.CreateAnd(valueNan, b.CreateNot(bestNan)));
-    same = b.CreateOr(b.CreateFCmpOEQ(value, best), b.CreateAnd(valueNan, bestNan));
-  } else {
-    bool isSigned = isSignedInteger(dtype);
-    better = isMax ? (isSigned ? b.CreateICmpSGT(value, best) : b.CreateICmpUGT(value, best))
-                   : (isSigned ? b.CreateICmpSLT(value, best) : b.CreateICmpULT(value, best));
-    same = b.CreateICmpEQ(value, best);
-  }
-  if (tieBreak)
-    better = b.CreateOr(better, b.CreateAnd(same, b.CreateICmpSLT(index, bestIndex)));
-  return better;
+  return codegen::argReductionBetter<Value *>(*ex, op, dtype, value, index, best, bestIndex,
+                                              tieBreak);
 }
 
 void KernelEmitter::emitReductionStage(const LoopNode &node, const EmitScope &outer, Value *o) {
@@ -749,13 +699,15 @@ Expected<CompiledKernels> compileKernels(const loop::LoopProgram &program,
   llvm::Module module("tensorc_kernels", context);
   module.setTargetTriple(target.triple);
   module.setDataLayout(machine->createDataLayout());
+  // The CPU has no libm: pow is expanded into exp and log.
+  loop::LoopProgram legal = codegen::legalize(program, {/*nativeFloatPow=*/false});
   std::set<std::string> exported;
   for (const sched::Kernel &kernel : schedule.kernels) {
     if (kernel.kind == sched::Kernel::Kind::Extern)
       continue;
     if (!exported.insert(kernel.name).second)
       return makeError("two kernels are named ", kernel.name);
-    Status status = KernelEmitter(module, program, target, kernel).emit();
+    Status status = KernelEmitter(module, legal, target, kernel).emit();
     if (!status)
       return status.takeError().withContext("CPU codegen for " + target.name);
   }

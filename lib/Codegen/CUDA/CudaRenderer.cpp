@@ -7,6 +7,7 @@
 #include "FlashAttention.h"
 
 #include "tensorc/Codegen/Common/KernelWalker.h"
+#include "tensorc/Codegen/Common/Legalize.h"
 #include "tensorc/Lowering/ExprVisitor.h"
 
 #include "tensorc/Support/StrCat.h"
@@ -264,10 +265,9 @@ private:
         const LoopNode &node = *stages[st];
         std::string value = ex->body(node.body, scope, text, "    ");
         DType out = program.buffers[size_t(node.output)].dtype;
-        std::string converted = ex->convert(value, node.body->dtype, out);
         std::string local = strCat("r", st, "_", j, "_", counter++);
-        text += strCat("    const ", memoryType(out), " ", local, " = ", toMemory(out, converted),
-                       ";\n");
+        text += strCat("    const ", memoryType(out), " ", local, " = ",
+                       ex->storedValue(value, node.body->dtype, out), ";\n");
         results[st][size_t(j)] = local;
         // Later stages read this result as stored (rounded to its dtype), from the register.
         ex->overrideLoad(node.output, flat, fromMemory(out, local));
@@ -323,73 +323,22 @@ private:
     text += indent + "}\n";
   }
 
+  // Reductions: codegen::reductionIdentity and friends, printed by the expression renderer.
   std::string identity(ReduceOp op, DType dtype) {
-    std::string type = registerType(dtype);
-    bool isMax = op == ReduceOp::Max || op == ReduceOp::ArgMax;
-    switch (op) {
-    case ReduceOp::Sum:
-      return dtype == DType::Bool ? "false" : strCat("(", type, ")0");
-    case ReduceOp::Prod:
-      return dtype == DType::Bool ? "true" : strCat("(", type, ")1");
-    case ReduceOp::Max:
-    case ReduceOp::Min:
-    case ReduceOp::ArgMax:
-    case ReduceOp::ArgMin:
-      if (dtype == DType::Bool)
-        return isMax ? "false" : "true";
-      if (dtype == DType::F64)
-        return isMax ? "__longlong_as_double((long long)0xfff0000000000000ull)"
-                     : "__longlong_as_double(0x7ff0000000000000ll)";
-      if (isFloating(dtype))
-        return isMax ? "__int_as_float((int)0xff800000u)" : "__int_as_float(0x7f800000)";
-      if (isSignedInteger(dtype)) {
-        int bits = int(dtypeSize(dtype) * 8);
-        return isMax ? strCat("(", type, ")(1ull << ", bits - 1, ")")
-                     : strCat("(", type, ")((1ull << ", bits - 1, ") - 1)");
-      }
-      return isMax ? strCat("(", type, ")0") : strCat("(", type, ")~0ull");
-    }
-    return "0";
+    return ex->constant(*codegen::reductionIdentity(op, dtype));
   }
 
   /// `acc = combine(acc, value)` as a statement.
   std::string combine(ReduceOp op, DType dtype, const std::string &acc, const std::string &value) {
-    bool isFloat = isFloating(dtype), isBool = dtype == DType::Bool;
-    switch (op) {
-    case ReduceOp::Sum:
-      return strCat(acc, " = ", isFloat ? strCat(acc, " + ", value)
-                                : isBool ? strCat(acc, " || ", value)
-                                         : strCat("tc_wadd(", acc, ", ", value, ")"), ";");
-    case ReduceOp::Prod:
-      return strCat(acc, " = ", isFloat ? strCat(acc, " * ", value)
-                                : isBool ? strCat(acc, " && ", value)
-                                         : strCat("tc_wmul(", acc, ", ", value, ")"), ";");
-    case ReduceOp::Max:
-      return strCat(acc, " = ", isFloat ? strCat("tc_max(", acc, ", ", value, ")")
-                                        : strCat(value, " > ", acc, " ? ", value, " : ", acc), ";");
-    case ReduceOp::Min:
-      return strCat(acc, " = ", isFloat ? strCat("tc_min(", acc, ", ", value, ")")
-                                        : strCat(value, " < ", acc, " ? ", value, " : ", acc), ";");
-    case ReduceOp::ArgMax:
-    case ReduceOp::ArgMin:
-      break;
-    }
-    return "";
+    return strCat(acc, " = ", codegen::combineReduction<std::string>(*ex, op, dtype, acc, value),
+                  ";");
   }
 
-  /// Whether (value, index) replaces (best, bestIndex): NaN is the extreme, ties go to the lower
-  /// index when merging partial results.
-  std::string argBetter(ReduceOp op, DType dtype, const std::string &value, const std::string &index,
-                        const std::string &best, const std::string &bestIndex, bool tieBreak) {
-    const char *cmp = op == ReduceOp::ArgMax ? " > " : " < ";
-    std::string better = strCat("(", value, cmp, best, ")"), same = strCat("(", value, " == ", best, ")");
-    if (isFloating(dtype)) {
-      better = strCat("(", better, " || (", value, " != ", value, " && ", best, " == ", best, "))");
-      same = strCat("(", same, " || (", value, " != ", value, " && ", best, " != ", best, "))");
-    }
-    if (tieBreak)
-      better = strCat("(", better, " || (", same, " && ", index, " < ", bestIndex, "))");
-    return better;
+  std::string argBetter(ReduceOp op, DType dtype, const std::string &value,
+                        const std::string &index, const std::string &best,
+                        const std::string &bestIndex, bool tieBreak) {
+    return codegen::argReductionBetter<std::string>(*ex, op, dtype, value, index, best, bestIndex,
+                                                    tieBreak);
   }
 
   void renderReductionStage(const LoopNode &node, const Scope &outer) {
@@ -978,10 +927,11 @@ Expected<RenderedKernels> renderKernels(const loop::LoopProgram &program,
   RenderedKernels result;
   std::string kernels;
   bool flashAttention = false;
+  loop::LoopProgram legal = codegen::legalize(program, {/*nativeFloatPow=*/true});
   for (const sched::Kernel &kernel : schedule.kernels) {
     if (kernel.kind == sched::Kernel::Kind::Extern)
       continue;
-    KernelRenderer renderer(program, kernel);
+    KernelRenderer renderer(legal, kernel);
     Expected<LaunchConfig> config = renderer.render(kernels);
     if (!config)
       return config.takeError().withContext("kernel " + kernel.name);
