@@ -1,11 +1,8 @@
 // `tensorc opt` on loop IR text: parse (and verify), the named loop passes, then the schedule or a
 // backend's output.
 #include "tensorc/Pipeline/LoopOpt.h"
-#ifdef TENSORC_HAVE_NVRTC
-#include "tensorc/Codegen/CUDA/CudaCodegen.h"
-#endif
 
-#include "tensorc/Codegen/CPU/CpuCodegen.h"
+#include "tensorc/Codegen/Backend.h"
 #include "tensorc/Lowering/LoopParser.h"
 #include "tensorc/Pipeline/Pipeline.h"
 #include "tensorc/Scheduler/Schedule.h"
@@ -35,20 +32,18 @@ Expected<std::string> runLoopOpt(const std::string &path, const LoopOptOptions &
   TC_ASSIGN_OR_RETURN(sched::Schedule schedule, sched::schedule(program, scheduling));
   if (emit == "schedule")
     return sched::printSchedule(program, schedule);
+  std::unique_ptr<codegen::Backend> backend;
   if (emit == "cpu-ll") {
-    TC_ASSIGN_OR_RETURN(std::vector<cpu::CpuTarget> variants, cpu::targetsForArch("x86_64"));
-    TC_ASSIGN_OR_RETURN(cpu::CompiledKernels kernels,
-                        cpu::compileKernels(program, schedule, variants.front(), {}));
-    return kernels.llvmIR;
+    codegen::CpuBackendOptions cpu;
+    cpu.variants = {"x86_64"}; // the AVX2 baseline
+    TC_ASSIGN_OR_RETURN(backend, codegen::createCpuBackend(cpu));
+  } else if (emit == "cuda") {
+    codegen::CudaBackendOptions cuda;
+    cuda.validate = false; // rendering needs no NVRTC
+    TC_ASSIGN_OR_RETURN(backend, codegen::createCudaBackend(cuda));
   }
-  if (emit == "cuda") {
-#ifdef TENSORC_HAVE_NVRTC
-    TC_ASSIGN_OR_RETURN(cuda::RenderedKernels rendered, cuda::renderKernels(program, schedule));
-    return rendered.source;
-#else
-    return makeError("this tensorc was built without the CUDA backend");
-#endif
-  }
+  if (backend)
+    return backend->source(program, schedule);
   return makeError("unknown --emit '", options.emit, "' (auto, loop, schedule, cpu-ll, cuda)");
 }
 
