@@ -146,12 +146,12 @@ std::string ExprRenderer::index(const SymInt &value, const Scope &scope) {
         break;
       }
       case SymInt::Atom::Kind::FloorDiv:
-        factor = strCat("tc_floordiv(", index(atom->numerator, scope), ", ", atom->denominator,
-                        "ll)");
+        factor =
+            strCat("tc_floordiv(", index(atom->numerator, scope), ", ", atom->denominator, "ll)");
         break;
       case SymInt::Atom::Kind::Mod:
-        factor = strCat("tc_floormod(", index(atom->numerator, scope), ", ", atom->denominator,
-                        "ll)");
+        factor =
+            strCat("tc_floormod(", index(atom->numerator, scope), ", ", atom->denominator, "ll)");
         break;
       }
       term = term.empty() ? factor : term + " * " + factor;
