@@ -158,8 +158,8 @@ Expected<Manifest> buildManifest(const loop::LoopProgram &program, const sched::
     }
     case sched::Kernel::Kind::Template: {
       launch.kind = LaunchKind::Kernel;
-      TC_ASSIGN_OR_RETURN(launch.range, sizeExpr(sched::templateTileCount(
-                                            program.nodes[size_t(kernel.nodes[0])])));
+      TC_ASSIGN_OR_RETURN(
+          launch.range, sizeExpr(sched::templateTileCount(program.nodes[size_t(kernel.nodes[0])])));
       break;
     }
     case sched::Kernel::Kind::Extern: {

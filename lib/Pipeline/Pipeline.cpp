@@ -49,6 +49,7 @@ public:
 
   /// A stage on the graph.
   Status graph(const std::string &stage, Graph &graph, const std::function<Status(Graph &)> &fn) {
+    TC_RETURN_IF_ERROR(inOrder(stage));
     if (!wanted(stage))
       return Status::ok();
     bool show = log::enabled(stage) || options_.onStage;
@@ -65,6 +66,7 @@ public:
   /// A stage on the loop IR; `print` gives its output as text when someone reads it.
   Status loop(const std::string &stage, const std::function<Status()> &fn,
               const std::function<Expected<std::string>()> &print) {
+    TC_RETURN_IF_ERROR(inOrder(stage));
     if (!wanted(stage))
       return Status::ok();
     TC_RETURN_IF_ERROR(timed(stage, fn));
@@ -78,6 +80,15 @@ public:
   }
 
 private:
+  /// runStages and stageNames() list the same stages in the same order.
+  Status inOrder(const std::string &stage) {
+    if (next_ >= stageNames().size() || stageNames()[next_] != stage)
+      return makeError("internal error: pipeline stage '", stage,
+                       "' does not follow stageNames()'s order");
+    ++next_;
+    return Status::ok();
+  }
+
   bool wanted(const std::string &stage) const {
     size_t index = stageIndex(stage);
     return index >= first_ && index <= last_;
@@ -86,8 +97,8 @@ private:
   Status timed(const std::string &stage, const std::function<Status()> &fn) {
     auto start = std::chrono::steady_clock::now();
     Status status = fn();
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                    .count();
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (options_.timeStages)
       log::info(strCat("stage ", stage, ": ", ms, " ms"));
     return status;
@@ -95,6 +106,7 @@ private:
 
   const PipelineOptions &options_;
   size_t first_, last_;
+  size_t next_ = 0;
 };
 
 Status checkStopStage(const PipelineOptions &options) {
@@ -200,9 +212,8 @@ Status runStages(PipelineState state, const std::string &modelPath, const OpRegi
 } // namespace
 
 const std::vector<std::string> &stageNames() {
-  static const std::vector<std::string> names = {"import",    "verify",   "loss",
-                                                 "simplify",  "decompose", "autodiff",
-                                                 "lower",     "fuse",     "cuda"};
+  static const std::vector<std::string> names = {
+      "import", "verify", "loss", "simplify", "decompose", "autodiff", "lower", "fuse", "cuda"};
   return names;
 }
 

@@ -125,6 +125,12 @@ private:
   void storeElement(const LoopNode &node, const LoopNode *epilogue, int out, const std::string &acc,
                     const std::string &indent);
 
+  /// The 4 x 4 accumulators acc[outer][inner] of a thread, each stored through storeElement
+  /// where `rowCol` (statements declaring `row` and `col`) puts it inside the M x N output; closes
+  /// the tile loop.
+  void storeTile(const LoopNode &node, const LoopNode *epilogue, int out, const std::string &outer,
+                 const std::string &inner, const std::string &rowCol);
+
   /// Declares `tc_mask_base`, the offset of batch entry `bi`'s mask (over the attention's batch
   /// dims, 0 where the mask broadcasts), and returns its name; "0ll" when it broadcasts over all.
   std::string maskBase(const LoopNode::Attention &a, const std::string &bi,
