@@ -1,11 +1,10 @@
-// LoopIR constructors (dtype-checked), names and the human-readable dump.
+// LoopIR constructors (dtype-checked) and names.
 #include "tensorc/Lowering/LoopIR.h"
 
+#include "tensorc/Lowering/ExprVisitor.h"
+
 #include <cassert>
-#include <functional>
-#include <map>
 #include <set>
-#include <sstream>
 
 namespace tensorc::loop {
 
@@ -51,6 +50,21 @@ const char *reduceName(ReduceOp op) {
 
 std::string loopVar(size_t dim) { return "x" + std::to_string(dim); }
 std::string reductionVar(size_t dim) { return "r" + std::to_string(dim); }
+
+Expr::~Expr() {
+  std::vector<ExprRef> pending = std::move(operands);
+  while (!pending.empty()) {
+    ExprRef next = std::move(pending.back());
+    pending.pop_back();
+    // The last owner takes the operands out before the node dies, so its destructor has none.
+    if (next.use_count() == 1) {
+      std::vector<ExprRef> &inner = const_cast<Expr &>(*next).operands;
+      for (ExprRef &operand : inner)
+        pending.push_back(std::move(operand));
+      inner.clear();
+    }
+  }
+}
 
 ExprRef makeConstant(double value, DType dtype) {
   auto expr = std::make_shared<Expr>();
@@ -178,16 +192,10 @@ SymInt Buffer::numel() const {
 
 std::vector<int> LoopNode::reads() const {
   std::set<int> buffers;
-  std::set<const Expr *> seen;
-  std::function<void(const ExprRef &)> visit = [&](const ExprRef &expr) {
-    if (!expr || !seen.insert(expr.get()).second)
-      return;
-    if (expr->kind == ExprKind::Load || expr->kind == ExprKind::IndirectLoad)
-      buffers.insert(expr->buffer);
-    for (const ExprRef &operand : expr->operands)
-      visit(operand);
-  };
-  visit(body);
+  forEachExpr(body, [&](const Expr &expr) {
+    if (expr.kind == ExprKind::Load || expr.kind == ExprKind::IndirectLoad)
+      buffers.insert(expr.buffer);
+  });
   if (kind == Kind::Template && templateKind == TemplateKind::Gemm) {
     buffers.insert(gemm.a.buffer);
     buffers.insert(gemm.b.buffer);
@@ -204,172 +212,6 @@ std::vector<int> LoopNode::reads() const {
   for (int input : externInputs)
     buffers.insert(input);
   return {buffers.begin(), buffers.end()};
-}
-
-namespace {
-
-std::string joinDims(const std::vector<SymInt> &dims) {
-  std::string out = "[";
-  for (size_t i = 0; i < dims.size(); ++i)
-    out += (i ? ", " : "") + dims[i].str();
-  return out + "]";
-}
-
-/// Prints a body as numbered temporaries in operand order, sharing repeated subexpressions.
-class BodyPrinter {
-public:
-  explicit BodyPrinter(const LoopProgram &program) : program_(program) {}
-  std::string print(const ExprRef &expr) {
-    std::string result = visit(expr);
-    return lines_ + "      -> " + result;
-  }
-
-private:
-  std::string visit(const ExprRef &expr) {
-    if (auto it = names_.find(expr.get()); it != names_.end())
-      return it->second;
-    std::string text;
-    switch (expr->kind) {
-    case ExprKind::Constant:
-      if (isFloating(expr->dtype)) {
-        std::ostringstream os;
-        os.precision(9);
-        os << expr->value;
-        text = os.str();
-      } else {
-        text = std::to_string(expr->intValue);
-      }
-      return text; // constants print inline
-    case ExprKind::Load:
-      text = "load(" + program_.buffers[size_t(expr->buffer)].name + ", " + expr->index.str() + ")";
-      break;
-    case ExprKind::IndirectLoad: {
-      // load(emb, x1 + t2): the affine part, then the runtime offset's temporary.
-      std::string offset = visit(expr->operands[0]);
-      std::string affine = expr->index == SymInt(0) ? "" : expr->index.str() + " + ";
-      text = "load(" + program_.buffers[size_t(expr->buffer)].name + ", " + affine + offset + ")";
-      break;
-    }
-    case ExprKind::Index:
-      text = "index(" + expr->index.str() + ")";
-      break;
-    case ExprKind::Unary:
-      text = std::string(unaryName(expr->unary)) + "(" + visit(expr->operands[0]) + ")";
-      break;
-    case ExprKind::Binary:
-      text = std::string(binaryName(expr->binary)) + "(" + visit(expr->operands[0]) + ", " +
-             visit(expr->operands[1]) + ")";
-      break;
-    case ExprKind::Select:
-      text = "where(" + visit(expr->operands[0]) + ", " + visit(expr->operands[1]) + ", " +
-             visit(expr->operands[2]) + ")";
-      break;
-    case ExprKind::Cast:
-      text = "cast(" + visit(expr->operands[0]) + ")";
-      break;
-    }
-    std::string name = "t" + std::to_string(names_.size());
-    names_[expr.get()] = name;
-    lines_ += "      " + name + " : " + std::string(dtypeName(expr->dtype)) + " = " + text + "\n";
-    return name;
-  }
-
-  const LoopProgram &program_;
-  std::map<const Expr *, std::string> names_;
-  std::string lines_;
-};
-
-const char *bufferKindName(Buffer::Kind kind) {
-  switch (kind) {
-  case Buffer::Kind::Input:
-    return "input";
-  case Buffer::Kind::Weight:
-    return "weight";
-  case Buffer::Kind::Intermediate:
-    return "buffer";
-  }
-  return "?";
-}
-
-} // namespace
-
-std::string printExpr(const ExprRef &expr, const LoopProgram &program) {
-  return BodyPrinter(program).print(expr);
-}
-
-std::string printProgram(const LoopProgram &program) {
-  std::string out;
-  for (const Buffer &buffer : program.buffers)
-    out += std::string(bufferKindName(buffer.kind)) + " " + buffer.name + " : " +
-           std::string(dtypeName(buffer.dtype)) + joinDims(buffer.shape) + "\n";
-  for (const LoopNode &node : program.nodes) {
-    const std::string &output = program.buffers[size_t(node.output)].name;
-    switch (node.kind) {
-    case LoopNode::Kind::Pointwise:
-      out += "pointwise " + output + " over " + joinDims(node.ranges) + "\n";
-      out += printExpr(node.body, program) + "\n";
-      break;
-    case LoopNode::Kind::Reduction:
-      out += "reduction " + output + " over " + joinDims(node.ranges) + " reducing " +
-             joinDims(node.reductionRanges) + " with " + reduceName(node.reduceOp) + "\n";
-      out += printExpr(node.body, program) + "\n";
-      break;
-    case LoopNode::Kind::Template: {
-      if (node.templateKind == LoopNode::TemplateKind::Attention) {
-        const LoopNode::Attention &a = node.attention;
-        out += "template attention " + output + " batch=" + a.batch.str() + " l=" + a.l.str() +
-               " s=" + a.s.str() + " e=" + std::to_string(a.e) + " ev=" + std::to_string(a.ev) +
-               " scale=" + std::to_string(a.scale) + "\n";
-        out += "      q = " + program.buffers[size_t(a.q)].name +
-               ", k = " + program.buffers[size_t(a.k)].name +
-               ", v = " + program.buffers[size_t(a.v)].name;
-        if (a.mask.buffer >= 0)
-          out += ", mask = " + program.buffers[size_t(a.mask.buffer)].name + " strides " +
-                 joinDims(a.mask.strides);
-        out += "\n";
-        break;
-      }
-      if (node.templateKind == LoopNode::TemplateKind::Conv2d) {
-        const LoopNode::Conv &c = node.conv;
-        auto pair = [](int64_t a, int64_t b) {
-          return "[" + std::to_string(a) + ", " + std::to_string(b) + "]";
-        };
-        out += "template conv2d " + output + " n=" + c.n.str() + " c=" + std::to_string(c.c) +
-               " h=" + std::to_string(c.h) + " w=" + std::to_string(c.w) +
-               " oc=" + std::to_string(c.oc) + " kernel=" + pair(c.kh, c.kw) +
-               " out=" + pair(c.oh, c.ow) + " stride=" + pair(c.strideH, c.strideW) +
-               " padding=" + pair(c.padH, c.padW) + " dilation=" + pair(c.dilationH, c.dilationW) +
-               " groups=" + std::to_string(c.groups) + "\n";
-        out += "      input = " + program.buffers[size_t(c.input)].name + "\n";
-        out += "      weight = " + program.buffers[size_t(c.weight.buffer)].name + " offset " +
-               c.weight.offset.str() + " strides " + joinDims(c.weight.strides) + "\n";
-        break;
-      }
-      const LoopNode::Gemm &g = node.gemm;
-      out += "template gemm " + output + " batch=" + g.batch.str() + " m=" + g.m.str() +
-             " n=" + g.n.str() + " k=" + g.k.str() + "\n";
-      out += "      a = " + program.buffers[size_t(g.a.buffer)].name + " offset " +
-             g.a.offset.str() + " strides " + joinDims(g.a.strides) + "\n";
-      out += "      b = " + program.buffers[size_t(g.b.buffer)].name + " offset " +
-             g.b.offset.str() + " strides " + joinDims(g.b.strides) + "\n";
-      break;
-    }
-    case LoopNode::Kind::Extern: {
-      out += "extern " + node.externOp + " (";
-      for (size_t i = 0; i < node.externInputs.size(); ++i)
-        out += (i ? ", " : "") + program.buffers[size_t(node.externInputs[i])].name;
-      out += ") -> (";
-      for (size_t i = 0; i < node.externOutputs.size(); ++i)
-        out += (i ? ", " : "") + program.buffers[size_t(node.externOutputs[i])].name;
-      out += ")\n";
-      break;
-    }
-    }
-  }
-  out += "outputs (";
-  for (size_t i = 0; i < program.outputs.size(); ++i)
-    out += (i ? ", " : "") + program.buffers[size_t(program.outputs[i])].name;
-  return out + ")\n";
 }
 
 } // namespace tensorc::loop

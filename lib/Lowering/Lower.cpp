@@ -3,6 +3,9 @@
 // something needs memory (an output, a GEMM operand, a fallback) or recomputing it would cost.
 #include "tensorc/Lowering/Lower.h"
 
+#include "tensorc/Lowering/ExprVisitor.h"
+#include "tensorc/Lowering/LoopVerifier.h"
+
 #include "tensorc/IR/Printer.h"
 #include "tensorc/IR/Rewriter.h"
 
@@ -191,6 +194,10 @@ public:
     for (const Buffer &buffer : program_.buffers)
       if (buffer.kind == Buffer::Kind::Weight && !read.count(buffer.id))
         program_.weights.erase(buffer.name);
+#ifndef NDEBUG
+    if (Status verified = verifyProgram(program_); !verified)
+      return makeError("internal: lowering produced invalid loop IR: ", verified.message());
+#endif
     return std::move(program_);
   }
 
@@ -254,29 +261,22 @@ private:
       if (auto extent = reductionRanges[i].constant())
         bounds[reductionVar(i)] = *extent;
     // Structurally equal subexpressions (a value inlined into several users) become one node.
-    std::map<const Expr *, ExprRef> done;
     std::map<std::string, ExprRef> unique;
-    std::function<ExprRef(const ExprRef &)> visit = [&](const ExprRef &expr) -> ExprRef {
-      if (auto it = done.find(expr.get()); it != done.end())
-        return it->second;
-      auto copy = std::make_shared<Expr>(*expr);
+    return mutateWith(body, [&](const ExprRef &expr) {
+      ExprRef simplified = expr;
       if (expr->kind == ExprKind::Load || expr->kind == ExprKind::IndirectLoad ||
           expr->kind == ExprKind::Index)
-        copy->index = expr->index.simplify(bounds);
-      std::string key = std::to_string(int(copy->kind)) + "|" + std::to_string(int(copy->dtype)) +
-                        "|" + std::to_string(int(copy->unary)) + "|" +
-                        std::to_string(int(copy->binary)) + "|" + std::to_string(std::bit_cast<uint64_t>(copy->value)) +
-                        "|" + std::to_string(copy->intValue) + "|" + std::to_string(copy->buffer) +
-                        "|" + copy->index.str();
-      for (ExprRef &operand : copy->operands) {
-        operand = visit(operand);
+        simplified = withIndex(expr, expr->index.simplify(bounds));
+      const Expr &e = *simplified;
+      std::string key = std::to_string(int(e.kind)) + "|" + std::to_string(int(e.dtype)) + "|" +
+                        std::to_string(int(e.unary)) + "|" + std::to_string(int(e.binary)) + "|" +
+                        std::to_string(std::bit_cast<uint64_t>(e.value)) + "|" +
+                        std::to_string(e.intValue) + "|" + std::to_string(e.buffer) + "|" +
+                        e.index.str();
+      for (const ExprRef &operand : e.operands)
         key += "|" + std::to_string(reinterpret_cast<uintptr_t>(operand.get()));
-      }
-      auto [it, inserted] = unique.emplace(key, copy);
-      done[expr.get()] = it->second;
-      return it->second;
-    };
-    return visit(body);
+      return unique.emplace(key, simplified).first->second;
+    });
   }
 
   /// A loader for `value` read at an index of `outShape`, broadcasting (numpy rules).

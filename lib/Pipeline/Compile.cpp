@@ -1,4 +1,4 @@
-// `tensorc compile`: pipeline -> LoopIR -> schedule -> CPU code per target -> bundle directory.
+// `tensorc compile`: pipeline -> LoopIR -> schedule -> each target's backend -> bundle directory.
 #include "tensorc/Pipeline/Compile.h"
 
 #include "InjectBug.h"
@@ -6,10 +6,7 @@
 #include "tensorc/Bundle/BundleWriter.h"
 #include "tensorc/Bundle/LaunchCosts.h"
 #include "tensorc/Bundle/Manifest.h"
-#include "tensorc/Codegen/CPU/CpuCodegen.h"
-#ifdef TENSORC_HAVE_NVRTC
-#include "tensorc/Codegen/CUDA/CudaCodegen.h"
-#endif
+#include "tensorc/Codegen/Backend.h"
 #include "tensorc/Pipeline/ModelLibrary.h"
 #include "tensorc/Pipeline/Pipeline.h"
 #include "tensorc/Scheduler/KernelCost.h"
@@ -165,8 +162,8 @@ Expected<Manifest> buildManifest(const loop::LoopProgram &program, const sched::
     }
     case sched::Kernel::Kind::Template: {
       launch.kind = LaunchKind::Kernel;
-      TC_ASSIGN_OR_RETURN(launch.range, sizeExpr(sched::templateTileCount(
-                                            program.nodes[size_t(kernel.nodes[0])])));
+      TC_ASSIGN_OR_RETURN(
+          launch.range, sizeExpr(sched::templateTileCount(program.nodes[size_t(kernel.nodes[0])])));
       break;
     }
     case sched::Kernel::Kind::Extern: {
@@ -235,7 +232,7 @@ Expected<bundle::LaunchCosts> launchCosts(const loop::LoopProgram &program,
 /// `--emit=so`: the files a bundle needs at run time (not src/) in one library with the runtime.
 Status writeModelLibrary(const std::string &outPath, const std::string &manifestText,
                          const std::vector<std::pair<std::string, Tensor>> &weights,
-                         const std::map<std::string, cpu::CompiledKernels> &compiled) {
+                         const std::vector<codegen::BundleFile> &files) {
   // Support writes safetensors only to files: serialize through a temporary one.
   static std::atomic<int> counter{0};
   std::filesystem::path weightsPath =
@@ -251,11 +248,81 @@ Status writeModelLibrary(const std::string &outPath, const std::string &manifest
   if (!readOk)
     return makeError(weightsPath.string(), ": cannot read back the serialized weights");
 
-  std::vector<cpu::EmbedFile> files = {{"manifest.json", manifestText, 1},
-                                       {"weights.safetensors", weightBytes, 64}};
-  for (const auto &[name, kernels] : compiled)
-    files.push_back({"cpu/" + name + ".so", kernels.sharedObject, 1});
-  return linkModelLibrary(files, outPath, "");
+  std::vector<cpu::EmbedFile> embedded = {{"manifest.json", manifestText, 1},
+                                          {"weights.safetensors", weightBytes, 64}};
+  for (const codegen::BundleFile &file : files)
+    if (file.path.rfind("src/", 0) != 0)
+      embedded.push_back({file.path, file.bytes, 1});
+  return linkModelLibrary(embedded, outPath, "");
+}
+
+/// The manifest entries for what a backend made: its kernel images and launch shapes.
+Status describeOutput(const codegen::BackendOutput &output, Manifest &manifest) {
+  for (const codegen::KernelImage &image : output.images) {
+    switch (image.kind) {
+    case codegen::KernelImage::Kind::CpuLibrary: {
+      bundle::CpuVariant variant;
+      variant.name = image.name;
+      variant.arch = image.arch;
+      variant.file = image.file;
+      variant.requires_ = image.requires_;
+      variant.priority = image.priority;
+      manifest.cpu.push_back(std::move(variant));
+      break;
+    }
+    case codegen::KernelImage::Kind::CudaCubin:
+    case codegen::KernelImage::Kind::CudaPtx:
+      manifest.cuda.push_back(
+          {image.name, image.file, image.kind == codegen::KernelImage::Kind::CudaPtx});
+      break;
+    }
+  }
+  if (output.launches.empty())
+    return Status::ok();
+  for (Launch &launch : manifest.launches) {
+    if (launch.kind != LaunchKind::Kernel)
+      continue;
+    auto it = output.launches.find(launch.name);
+    if (it == output.launches.end())
+      return makeError("CUDA: no kernel rendered for launch ", launch.name);
+    Expected<SizeExpr> grid = sizeExpr(it->second.grid);
+    if (!grid)
+      return makeError("CUDA: kernel ", launch.name, ": ", grid.error().message());
+    launch.cudaGrid = std::move(*grid);
+    launch.cudaBlock = it->second.block;
+  }
+  return Status::ok();
+}
+
+/// A backend per --target, created before any work: a bad --cpu-arch or --cuda-arch fails first.
+Expected<std::vector<std::unique_ptr<codegen::Backend>>>
+createBackends(const TargetSet &targets, const CompileOptions &options) {
+  std::vector<std::unique_ptr<codegen::Backend>> backends;
+  if (targets.cpu) {
+    codegen::CpuBackendOptions cpu;
+    cpu.archs = options.cpuArchs;
+    cpu.variants = options.variants;
+    cpu.linker = options.linker;
+    cpu.quiet = options.quiet;
+    TC_ASSIGN_OR_RETURN(backends.emplace_back(), codegen::createCpuBackend(cpu));
+  }
+  if (targets.cuda) {
+    codegen::CudaBackendOptions cuda;
+    cuda.archs = options.cudaArchs;
+    cuda.cacheDir = options.cacheDir;
+    cuda.quiet = options.quiet;
+    TC_ASSIGN_OR_RETURN(backends.emplace_back(), codegen::createCudaBackend(cuda));
+  }
+  if (options.emit == CompileOptions::Emit::SharedObject) {
+    if (targets.cuda)
+      return makeError(
+          "--emit=so holds CPU kernels only; use a bundle directory for --target cuda");
+    for (const std::string &arch : options.cpuArchs)
+      if (arch != "x86_64" || codegen::hostCpuArch() != "x86_64")
+        return makeError("--emit=so builds for the host (x86_64); use a bundle directory for ",
+                         arch);
+  }
+  return backends;
 }
 
 } // namespace
@@ -282,46 +349,18 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
                                       const CompileOptions &options, const std::string &modelName,
                                       const std::string &sourceHash) {
   const std::string &modelPath = modelName; // for messages
-  TC_ASSIGN_OR_RETURN(TargetSet targetSet, parseTargets(options.target));
-  bool wantCpu = targetSet.cpu, wantCuda = targetSet.cuda;
-#ifndef TENSORC_HAVE_NVRTC
-  if (wantCuda)
-    return makeError("target cuda: this tensorc was built without the CUDA toolkit (NVRTC)");
-#else
-  if (wantCuda)
-    TC_RETURN_IF_ERROR(cuda::validateArchs(options.cudaArchs));
-  if (wantCuda && options.emit == CompileOptions::Emit::SharedObject)
-    return makeError("--emit=so holds CPU kernels only; use a bundle directory for --target cuda");
-#endif
-  std::vector<cpu::CpuTarget> targets;
-  for (const std::string &arch : wantCpu ? options.cpuArchs : std::vector<std::string>{}) {
-    TC_ASSIGN_OR_RETURN(std::vector<cpu::CpuTarget> archTargets, cpu::targetsForArch(arch));
-    for (const cpu::CpuTarget &target : archTargets)
-      if (options.variants.empty() || std::count(options.variants.begin(),
-                                                 options.variants.end(), target.name))
-        targets.push_back(target);
-  }
-  if (wantCpu && targets.empty())
-    return makeError("no CPU variant selected (--cpu-arch)");
-  if (options.emit == CompileOptions::Emit::SharedObject)
-    for (const cpu::CpuTarget &target : targets)
-      if (target.arch != "x86_64" || cpu::hostArch() != "x86_64")
-        return makeError("--emit=so builds for the host (x86_64); use a bundle directory for ",
-                         target.arch);
-
-  TC_ASSIGN_OR_RETURN(
-      PipelineOptions pipeline,
-      pipelineOptionsFor(targetSet, options.fuseAttention, options.train.has_value()));
+  TC_ASSIGN_OR_RETURN(TargetSet targets, parseTargets(options.target));
+  TC_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<codegen::Backend>> backends,
+                      createBackends(targets, options));
+  TC_ASSIGN_OR_RETURN(PipelineOptions pipeline, pipelineOptionsFor(targets, options.fuseAttention,
+                                                                   options.train.has_value()));
   pipeline.timeStages = options.timeStages;
   pipeline.train = options.train;
   pipeline.limits = options.limits;
+  LoweredModel lowered;
   autodiff::TrainingSignature training;
-  if (Status staged = runGraphStages(graph, registry, pipeline, &training); !staged)
+  if (Status staged = runCompileStages(graph, registry, pipeline, lowered, training); !staged)
     return makeError(modelPath, ": ", staged.message());
-  Expected<LoweredModel> loweredOr = lowerAndSchedule(graph, pipeline);
-  if (!loweredOr)
-    return makeError(modelPath, ": ", loweredOr.error().message());
-  LoweredModel &lowered = *loweredOr;
   // TEMPORARY (issue 18): moves into Codegen/Common.
   if (Status injected = injectBugForTesting(lowered.program, lowered.schedule); !injected)
     return makeError(modelPath, ": ", injected.message());
@@ -337,100 +376,44 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
   manifest.model = modelName;
   if (options.train)
     manifest.training = trainingInfo(training);
+  manifest.cudaGraphs = targets.cuda && options.cudaGraphs;
 
-  std::map<std::string, cpu::CompiledKernels> compiled;
-  cpu::CodegenOptions codegen;
-  codegen.linker = options.linker;
-  for (const cpu::CpuTarget &target : targets) {
-    if (!options.quiet)
-      log::info(strCat("generating ", lowered.schedule.kernels.size(), " kernels for ",
-                       target.name));
-    Expected<cpu::CompiledKernels> kernels =
-        cpu::compileKernels(lowered.program, lowered.schedule, target, codegen);
-    if (!kernels)
-      return makeError(modelPath, ": ", target.name, ": ", kernels.error().message());
-    compiled[target.name] = std::move(*kernels);
-    bundle::CpuVariant variant;
-    variant.name = target.name;
-    variant.arch = target.arch;
-    variant.file = "cpu/" + target.name + ".so";
-    variant.requires_ = target.requires_;
-    variant.priority = int64_t(target.vectorBits);
-    manifest.cpu.push_back(std::move(variant));
+  // Code generation: each target's backend on the schedule.
+  std::vector<codegen::BundleFile> files;
+  CompileSummary summary;
+  for (const std::unique_ptr<codegen::Backend> &backend : backends) {
+    Expected<codegen::BackendOutput> output = backend->compile(lowered.program, lowered.schedule);
+    if (!output)
+      return makeError(modelPath, ": ", backend->name() == std::string("cuda") ? "CUDA: " : "",
+                       output.error().message());
+    if (Status described = describeOutput(*output, manifest); !described)
+      return makeError(modelPath, ": ", described.message());
+    for (const codegen::KernelImage &image : output->images)
+      if (image.kind == codegen::KernelImage::Kind::CpuLibrary)
+        summary.variants.push_back(image.name);
+    std::move(output->files.begin(), output->files.end(), std::back_inserter(files));
   }
-
-#ifdef TENSORC_HAVE_NVRTC
-  std::string cudaSource;
-  cuda::CompiledModule cudaModule;
-  if (wantCuda) {
-    Expected<cuda::RenderedKernels> rendered =
-        cuda::renderKernels(lowered.program, lowered.schedule);
-    if (!rendered)
-      return makeError(modelPath, ": CUDA: ", rendered.error().message());
-    for (Launch &launch : manifest.launches) {
-      if (launch.kind != LaunchKind::Kernel)
-        continue;
-      auto it = rendered->configs.find(launch.name);
-      if (it == rendered->configs.end())
-        return makeError(modelPath, ": CUDA: no kernel rendered for launch ", launch.name);
-      Expected<SizeExpr> grid = sizeExpr(it->second.grid);
-      if (!grid)
-        return makeError(modelPath, ": CUDA: kernel ", launch.name, ": ", grid.error().message());
-      launch.cudaGrid = std::move(*grid);
-      launch.cudaBlock = it->second.block;
-    }
-    if (!options.quiet)
-      log::info(strCat("compiling ", rendered->configs.size(), " CUDA kernels for ",
-                       join(options.cudaArchs, ", "), " with NVRTC"));
-    cuda::CompileOptions nvrtc;
-    nvrtc.archs = options.cudaArchs;
-    nvrtc.cacheDir = options.cacheDir;
-    Expected<cuda::CompiledModule> module = cuda::compileSource(rendered->source, "kernels", nvrtc);
-    if (!module)
-      return makeError(modelPath, ": CUDA: ", module.error().message());
-    cudaModule = std::move(*module);
-    cudaSource = std::move(rendered->source);
-    for (const auto &[arch, cubin] : cudaModule.cubins)
-      manifest.cuda.push_back({arch, "cuda/" + arch + ".cubin", false});
-    manifest.cuda.push_back({cudaModule.ptxArch, "cuda/kernels.ptx", true});
-    manifest.cudaGraphs = options.cudaGraphs;
-  }
-#endif
 
   std::vector<std::pair<std::string, Tensor>> weights(lowered.program.weights.begin(),
                                                       lowered.program.weights.end());
   // A training bundle's parameters start from the model's values (manifest training.state).
   for (const auto &[name, tensor] : training.initialParams)
     weights.emplace_back(name, tensor);
-  std::string loopText = loop::printProgram(lowered.program);
-  std::string scheduleText = sched::printSchedule(lowered.program, lowered.schedule);
   std::string manifestText = manifest.toJson().dump(2) + "\n";
   Expected<bundle::LaunchCosts> costs = launchCosts(lowered.program, lowered.schedule, manifest);
   if (!costs)
     return makeError(modelPath, ": ", costs.error().message());
   if (options.emit == CompileOptions::Emit::SharedObject) {
-    if (Status written = writeModelLibrary(options.outDir, manifestText, weights, compiled);
-        !written)
+    if (Status written = writeModelLibrary(options.outDir, manifestText, weights, files); !written)
       return makeError(modelPath, ": ", written.message());
   } else {
+    files.push_back({"src/lower.txt", loop::printProgram(lowered.program)});
+    files.push_back({"src/fuse.txt", sched::printSchedule(lowered.program, lowered.schedule)});
     TC_RETURN_IF_ERROR(
         bundle::writeBundleDirectory(options.outDir, [&](const std::string &dir) -> Status {
           TC_RETURN_IF_ERROR(writeSafetensors(dir + "/weights.safetensors", weights));
-          for (const auto &[name, kernels] : compiled) {
-            TC_RETURN_IF_ERROR(
-                bundle::writeFile(dir + "/cpu/" + name + ".so", kernels.sharedObject));
-            TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/src/" + name + ".ll", kernels.llvmIR));
-          }
-#ifdef TENSORC_HAVE_NVRTC
-          if (wantCuda) {
-            for (const auto &[arch, cubin] : cudaModule.cubins)
-              TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/cuda/" + arch + ".cubin", cubin));
-            TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/cuda/kernels.ptx", cudaModule.ptx));
-            TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/src/kernels.cu", cudaSource));
-          }
-#endif
-          TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/src/lower.txt", loopText));
-          TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/src/fuse.txt", scheduleText));
+          for (const codegen::BundleFile &file : files)
+            TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/" + file.path, file.bytes));
           TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/" + bundle::kLaunchCostsFile,
                                                costs->toJson().dump(2) + "\n"));
           // The manifest goes last: a directory with one is complete.
@@ -438,15 +421,12 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
         }));
   }
 
-  CompileSummary summary;
   summary.kernels = lowered.schedule.kernels.size();
   for (const sched::Kernel &kernel : lowered.schedule.kernels)
     summary.generatedKernels += kernel.kind != sched::Kernel::Kind::Extern;
   summary.fallbacks = lowered.program.fallbacks.size();
   summary.peakBytes = lowered.schedule.plan.peakBytes;
-  for (const cpu::CpuTarget &target : targets)
-    summary.variants.push_back(target.name);
-  if (wantCuda)
+  if (targets.cuda)
     summary.cudaArchs = options.cudaArchs;
   return summary;
 }

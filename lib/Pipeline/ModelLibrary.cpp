@@ -1,6 +1,8 @@
 // The `--emit=so` link: embedded-bundle object + runtime archives -> one model library.
 #include "tensorc/Pipeline/ModelLibrary.h"
 
+#include "tensorc/Bundle/EmbeddedBundle.h"
+
 #include "tensorc/Codegen/CPU/Target.h"
 #include "tensorc/Support/StrCat.h"
 
@@ -122,7 +124,9 @@ Status linkModelLibrary(const std::vector<cpu::EmbedFile> &files, const std::str
   TC_ASSIGN_OR_RETURN(std::string driver, cxxDriver(cxx));
   TC_ASSIGN_OR_RETURN(std::vector<cpu::CpuTarget> hostTargets, cpu::targetsForArch("x86_64"));
   TC_ASSIGN_OR_RETURN(std::string object,
-                      cpu::emitEmbeddedBundleObject(files, hostTargets.front().triple));
+                      cpu::emitEmbeddedBundleObject(
+                          files, hostTargets.front().triple,
+                          {bundle::kEmbeddedBundleSymbol, bundle::kEmbeddedBundleVersion}));
 
   TempFiles temps;
   TC_ASSIGN_OR_RETURN(std::string objectPath, temps.create("o"));

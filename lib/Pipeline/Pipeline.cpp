@@ -1,9 +1,7 @@
-// The compilation pipeline: each stage one line, logged and dumped by name.
+// The compilation pipeline: every stage one line of runStages, logged, timed and dumped by name.
 #include "tensorc/Pipeline/Pipeline.h"
-#ifdef TENSORC_HAVE_NVRTC
-#include "tensorc/Codegen/CUDA/CudaCodegen.h"
-#endif
 
+#include "tensorc/Codegen/Backend.h"
 #include "tensorc/Frontend/FX/FxParser.h"
 #include "tensorc/Frontend/ONNX/OnnxImporter.h"
 #include "tensorc/IR/Printer.h"
@@ -25,40 +23,214 @@ bool endsWith(const std::string &text, const std::string &suffix) {
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-/// Runs one stage: times it, logs the IR under the stage's category when it changed, and tells
-/// the caller (inspect dumps).
+size_t stageIndex(const std::string &stage) {
+  const std::vector<std::string> &stages = stageNames();
+  return size_t(std::find(stages.begin(), stages.end(), stage) - stages.begin());
+}
+
+/// What the stages read and write: the graph (import .. autodiff), then the loop IR and its
+/// schedule (lower, fuse).
+struct PipelineState {
+  Graph &graph;
+  LoweredModel &lowered;
+  autodiff::TrainingSignature &training;
+};
+
+/// Runs the stages from `first` to `last` (stage names) that the options do not stop before:
+/// times each, logs its output under the stage's category (graph stages: only when it changed)
+/// and tells the caller (inspect dumps).
 class StageRunner {
 public:
-  StageRunner(Graph &graph, const PipelineOptions &options) : graph_(graph), options_(options) {}
+  StageRunner(const PipelineOptions &options, const std::string &first, const std::string &last)
+      : options_(options), first_(stageIndex(first)),
+        last_(std::min(stageIndex(last), options.stopAfter == "all"
+                                             ? stageNames().size() - 1
+                                             : stageIndex(options.stopAfter))) {}
 
-  /// Returns false once the stop stage has run.
-  template <typename Fn> Expected<bool> run(const std::string &stage, Fn &&fn) {
-    std::string before = log::enabled(stage) || options_.onStage ? printGraph(graph_) : "";
-    auto start = std::chrono::steady_clock::now();
-    TC_RETURN_IF_ERROR(fn(graph_));
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                    .count();
-    if (options_.timeStages)
-      log::info(strCat("stage ", stage, ": ", ms, " ms"));
-    std::string after = log::enabled(stage) || options_.onStage ? printGraph(graph_) : "";
+  /// A stage on the graph.
+  Status graph(const std::string &stage, Graph &graph, const std::function<Status(Graph &)> &fn) {
+    TC_RETURN_IF_ERROR(inOrder(stage));
+    if (!wanted(stage))
+      return Status::ok();
+    bool show = log::enabled(stage) || options_.onStage;
+    std::string before = show ? printGraph(graph) : "";
+    TC_RETURN_IF_ERROR(timed(stage, [&] { return fn(graph); }));
+    std::string after = show ? printGraph(graph) : "";
     bool changed = stage == stageNames().front() || before != after;
     log::debug(stage, changed ? "\n" + after : "(unchanged)");
     if (options_.onStage)
-      options_.onStage(stage, graph_, changed);
-    return options_.stopAfter != stage;
+      options_.onStage(stage, graph, changed);
+    return Status::ok();
+  }
+
+  /// A stage on the loop IR; `print` gives its output as text when someone reads it.
+  Status loop(const std::string &stage, const std::function<Status()> &fn,
+              const std::function<Expected<std::string>()> &print) {
+    TC_RETURN_IF_ERROR(inOrder(stage));
+    if (!wanted(stage))
+      return Status::ok();
+    TC_RETURN_IF_ERROR(timed(stage, fn));
+    if (!log::enabled(stage) && !options_.onLoopStage)
+      return Status::ok();
+    TC_ASSIGN_OR_RETURN(std::string text, print());
+    log::debug(stage, "\n" + text);
+    if (options_.onLoopStage)
+      options_.onLoopStage(stage, text);
+    return Status::ok();
   }
 
 private:
-  Graph &graph_;
+  /// runStages and stageNames() list the same stages in the same order.
+  Status inOrder(const std::string &stage) {
+    if (next_ >= stageNames().size() || stageNames()[next_] != stage)
+      return makeError("internal error: pipeline stage '", stage,
+                       "' does not follow stageNames()'s order");
+    ++next_;
+    return Status::ok();
+  }
+
+  bool wanted(const std::string &stage) const {
+    size_t index = stageIndex(stage);
+    return index >= first_ && index <= last_;
+  }
+
+  Status timed(const std::string &stage, const std::function<Status()> &fn) {
+    auto start = std::chrono::steady_clock::now();
+    Status status = fn();
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (options_.timeStages)
+      log::info(strCat("stage ", stage, ": ", ms, " ms"));
+    return status;
+  }
+
   const PipelineOptions &options_;
+  size_t first_, last_;
+  size_t next_ = 0;
 };
+
+/// `passes` without those the debugging limits disable.
+std::string enabledPasses(const std::string &passes, const DebugLimits &limits) {
+  std::vector<std::string> kept;
+  for (size_t start = 0; start < passes.size();) {
+    size_t end = std::min(passes.find(',', start), passes.size());
+    std::string pass = passes.substr(start, end - start);
+    if (!limits.disabledPasses.count(pass))
+      kept.push_back(pass);
+    start = end + 1;
+  }
+  return join(kept, ",");
+}
+
+Status checkStopStage(const PipelineOptions &options) {
+  TC_RETURN_IF_ERROR(options.limits.validate());
+  const std::vector<std::string> &stages = stageNames();
+  if (options.stopAfter != "all" &&
+      std::find(stages.begin(), stages.end(), options.stopAfter) == stages.end())
+    return makeError("unknown stage '", options.stopAfter, "' (stages: ", join(stages, ", "),
+                     ", all)");
+  return Status::ok();
+}
+
+/// The simplify stage's passes: attention ops form before decompose splits softmax apart.
+const char *simplifyPasses(AttentionFusion fusion) {
+  switch (fusion) {
+  case AttentionFusion::None:
+    return "constant-fold,fold-batchnorm,cse,dce";
+  case AttentionFusion::TensorCore:
+    return "constant-fold,fold-batchnorm,cse,dce,fuse-tensor-core-attention,dce";
+  case AttentionFusion::All:
+    return "constant-fold,fold-batchnorm,cse,dce,fuse-attention,dce";
+  }
+  return "";
+}
+
+/// The pipeline, in order: one line per stage (stageNames() lists the same names). Stages
+/// outside [first, last] and after options.stopAfter are skipped.
+Status runStages(PipelineState state, const std::string &modelPath, const OpRegistry *registry,
+                 const PipelineOptions &options, const std::string &first,
+                 const std::string &last) {
+  TC_RETURN_IF_ERROR(checkStopStage(options));
+  StageRunner run(options, first, last);
+  auto passes = [&](Graph &g, const char *list) {
+    PassContext context{*registry};
+    return runPasses(g, enabledPasses(list, options.limits), context);
+  };
+  Graph &graph = state.graph;
+  TC_RETURN_IF_ERROR(run.graph("import", graph, [&](Graph &g) -> Status {
+    TC_ASSIGN_OR_RETURN(g, importModel(modelPath, *registry));
+    return Status::ok();
+  }));
+  TC_RETURN_IF_ERROR(run.graph("verify", graph, verifyGraph));
+  // Training: parameters become inputs before anything could fold them into constants.
+  TC_RETURN_IF_ERROR(run.graph("loss", graph, [&](Graph &g) -> Status {
+    if (!options.train)
+      return Status::ok();
+    TC_ASSIGN_OR_RETURN(state.training, autodiff::attachLoss(g, *options.train, *registry));
+    return verifyGraph(g);
+  }));
+  TC_RETURN_IF_ERROR(run.graph("simplify", graph, [&](Graph &g) {
+    return passes(g, simplifyPasses(options.attentionFusion));
+  }));
+  TC_RETURN_IF_ERROR(run.graph(
+      "decompose", graph, [&](Graph &g) { return passes(g, "decompose,constant-fold,cse,dce"); }));
+  // No CSE after autodiff: it would merge the min-cut partition's recomputed nodes back into
+  // the forward ones they copy.
+  TC_RETURN_IF_ERROR(run.graph("autodiff", graph, [&](Graph &g) -> Status {
+    if (!options.train)
+      return Status::ok();
+    TC_ASSIGN_OR_RETURN(autodiff::AutodiffReport report,
+                        autodiff::buildTrainingStep(g, *options.train, *registry, state.training));
+    log::info(autodiff::describeReport(report));
+    if (options.onAutodiff)
+      options.onAutodiff(report);
+    PassContext context{*registry};
+    TC_RETURN_IF_ERROR(runPasses(g, "dce", context)); // not a debugging limit's to skip
+    return verifyGraph(g);
+  }));
+  LoweredModel &lowered = state.lowered;
+  TC_RETURN_IF_ERROR(run.loop(
+      "lower",
+      [&]() -> Status {
+        loop::LowerOptions lowering;
+        lowering.halfPrecisionTemplates = options.gpuOnly;
+        lowering.attentionTemplates = options.gpuOnly;
+        TC_ASSIGN_OR_RETURN(lowered.program, loop::lower(graph, lowering));
+        return Status::ok();
+      },
+      [&]() -> Expected<std::string> { return loop::printProgram(lowered.program); }));
+  TC_RETURN_IF_ERROR(run.loop(
+      "fuse",
+      [&]() -> Status {
+        sched::ScheduleOptions scheduling;
+        scheduling.anyFloatEpilogue = options.gpuOnly;
+        scheduling.maxFusions = options.limits.maxFusions;
+        scheduling.disabledFusions = options.limits.disabledFusions;
+        TC_ASSIGN_OR_RETURN(lowered.schedule, sched::schedule(lowered.program, scheduling));
+        return Status::ok();
+      },
+      [&]() -> Expected<std::string> {
+        return sched::printSchedule(lowered.program, lowered.schedule);
+      }));
+  // What `compile --target cuda` hands NVRTC, for people (inspect); compile runs every target's
+  // backend on the schedule itself (compileGraph).
+  TC_RETURN_IF_ERROR(run.loop(
+      "cuda", []() { return Status::ok(); },
+      [&]() -> Expected<std::string> {
+        codegen::CudaBackendOptions cuda;
+        cuda.validate = false;
+        TC_ASSIGN_OR_RETURN(std::unique_ptr<codegen::Backend> backend,
+                            codegen::createCudaBackend(cuda));
+        return backend->source(lowered.program, lowered.schedule);
+      }));
+  return Status::ok();
+}
 
 } // namespace
 
 const std::vector<std::string> &stageNames() {
-  static const std::vector<std::string> names = {"import",    "verify",   "loss",
-                                                 "simplify",  "decompose", "autodiff",
-                                                 "lower",     "fuse",     "cuda"};
+  static const std::vector<std::string> names = {
+      "import", "verify", "loss", "simplify", "decompose", "autodiff", "lower", "fuse", "cuda"};
   return names;
 }
 
@@ -80,60 +252,17 @@ Status DebugLimits::validate() const {
 }
 
 bool isLoopStage(const std::string &stage) {
-  return stage == "lower" || stage == "fuse" || stage == "cuda";
+  size_t index = stageIndex(stage);
+  return index >= stageIndex("lower") && index < stageNames().size();
 }
 
 Expected<LoweredModel> lowerAndSchedule(const Graph &graph, const PipelineOptions &options) {
-  auto timed = [&](const std::string &stage, auto &&fn) -> Status {
-    auto start = std::chrono::steady_clock::now();
-    Status status = fn();
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                    .count();
-    if (options.timeStages)
-      log::info(strCat("stage ", stage, ": ", ms, " ms"));
-    return status;
-  };
-  LoweredModel model;
-  TC_RETURN_IF_ERROR(timed("lower", [&]() -> Status {
-    loop::LowerOptions lowering;
-    lowering.halfPrecisionTemplates = options.gpuOnly;
-    lowering.attentionTemplates = options.gpuOnly;
-    TC_ASSIGN_OR_RETURN(model.program, loop::lower(graph, lowering));
-    return Status::ok();
-  }));
-  std::string text = log::enabled("lower") || options.onLoopStage
-                         ? loop::printProgram(model.program)
-                         : "";
-  log::debug("lower", "\n" + text);
-  if (options.onLoopStage)
-    options.onLoopStage("lower", text);
-  if (options.stopAfter == "lower")
-    return model;
-  TC_RETURN_IF_ERROR(timed("fuse", [&]() -> Status {
-    sched::ScheduleOptions scheduling;
-    scheduling.anyFloatEpilogue = options.gpuOnly;
-    scheduling.maxFusions = options.limits.maxFusions;
-    scheduling.disabledFusions = options.limits.disabledFusions;
-    TC_ASSIGN_OR_RETURN(model.schedule, sched::schedule(model.program, scheduling));
-    return Status::ok();
-  }));
-  text = log::enabled("fuse") || options.onLoopStage
-             ? sched::printSchedule(model.program, model.schedule)
-             : "";
-  log::debug("fuse", "\n" + text);
-  if (options.onLoopStage)
-    options.onLoopStage("fuse", text);
-  if (options.stopAfter == "fuse" || !options.onLoopStage)
-    return model;
-  // The CUDA kernels the schedule renders to (what `compile --target cuda` hands to NVRTC).
-#ifdef TENSORC_HAVE_NVRTC
-  TC_ASSIGN_OR_RETURN(cuda::RenderedKernels rendered,
-                      cuda::renderKernels(model.program, model.schedule));
-  options.onLoopStage("cuda", rendered.source);
-#else
-  options.onLoopStage("cuda", "// this tensorc was built without the CUDA backend\n");
-#endif
-  return model;
+  LoweredModel lowered;
+  autodiff::TrainingSignature training;
+  // Only the loop stages run: the graph is read, never written.
+  TC_RETURN_IF_ERROR(runStages({const_cast<Graph &>(graph), lowered, training}, "", nullptr,
+                               options, "lower", stageNames().back()));
+  return lowered;
 }
 
 Expected<TargetSet> parseTargets(const std::string &targets) {
@@ -176,107 +305,34 @@ Expected<Graph> importModel(const std::string &path, const OpRegistry &registry)
   return makeError(path, ": unknown model format (expected .fx or .onnx)");
 }
 
-namespace {
-
-/// `passes` without those the debugging limits disable.
-std::string enabledPasses(const std::string &passes, const DebugLimits &limits) {
-  std::vector<std::string> kept;
-  for (size_t start = 0; start < passes.size();) {
-    size_t end = std::min(passes.find(',', start), passes.size());
-    std::string pass = passes.substr(start, end - start);
-    if (!limits.disabledPasses.count(pass))
-      kept.push_back(pass);
-    start = end + 1;
-  }
-  return join(kept, ",");
-}
-
-Status checkStopStage(const PipelineOptions &options) {
-  TC_RETURN_IF_ERROR(options.limits.validate());
-  const std::vector<std::string> &stages = stageNames();
-  if (options.stopAfter != "all" &&
-      std::find(stages.begin(), stages.end(), options.stopAfter) == stages.end())
-    return makeError("unknown stage '", options.stopAfter, "' (stages: ", join(stages, ", "),
-                     ", all)");
-  return Status::ok();
-}
-
-/// The graph stages after import, in order; false once the stop stage has run.
-Expected<bool> runGraphStagesWith(StageRunner &runner, const OpRegistry &registry,
-                                  const PipelineOptions &options,
-                                  autodiff::TrainingSignature *training) {
-  TC_ASSIGN_OR_RETURN(bool more, runner.run("verify", [](Graph &g) { return verifyGraph(g); }));
-  if (!more)
-    return false;
+Expected<Graph> runPipeline(const std::string &modelPath, const OpRegistry &registry,
+                            const PipelineOptions &options, autodiff::TrainingSignature *training) {
+  Graph graph;
+  LoweredModel lowered;
   autodiff::TrainingSignature signature;
-  // Training: parameters become inputs before anything could fold them into constants.
-  TC_ASSIGN_OR_RETURN(more, runner.run("loss", [&](Graph &g) -> Status {
-    if (!options.train)
-      return Status::ok();
-    TC_ASSIGN_OR_RETURN(signature, autodiff::attachLoss(g, *options.train, registry));
-    return verifyGraph(g);
-  }));
-  if (!more)
-    return false;
-  PassContext context{registry};
-  // Attention ops form before decompose splits softmax apart.
-  const char *simplify = "constant-fold,fold-batchnorm,cse,dce";
-  if (options.attentionFusion == AttentionFusion::TensorCore)
-    simplify = "constant-fold,fold-batchnorm,cse,dce,fuse-tensor-core-attention,dce";
-  else if (options.attentionFusion == AttentionFusion::All)
-    simplify = "constant-fold,fold-batchnorm,cse,dce,fuse-attention,dce";
-  TC_ASSIGN_OR_RETURN(more, runner.run("simplify", [&](Graph &g) {
-    return runPasses(g, enabledPasses(simplify, options.limits), context);
-  }));
-  if (!more)
-    return false;
-  TC_ASSIGN_OR_RETURN(more, runner.run("decompose", [&](Graph &g) {
-    return runPasses(g, enabledPasses("decompose,constant-fold,cse,dce", options.limits), context);
-  }));
-  if (!more)
-    return false;
-  // No CSE after autodiff: it would merge the min-cut partition's recomputed nodes back into
-  // the forward ones they copy.
-  TC_ASSIGN_OR_RETURN(more, runner.run("autodiff", [&](Graph &g) -> Status {
-    if (!options.train)
-      return Status::ok();
-    TC_ASSIGN_OR_RETURN(autodiff::AutodiffReport report,
-                        autodiff::buildTrainingStep(g, *options.train, registry, signature));
-    log::info(autodiff::describeReport(report));
-    if (options.onAutodiff)
-      options.onAutodiff(report);
-    TC_RETURN_IF_ERROR(runPasses(g, "dce", context));
-    return verifyGraph(g);
-  }));
+  TC_RETURN_IF_ERROR(
+      runStages({graph, lowered, signature}, modelPath, &registry, options, "import", "autodiff"));
   if (training)
     *training = std::move(signature);
-  return more;
-}
-
-} // namespace
-
-Expected<Graph> runPipeline(const std::string &modelPath, const OpRegistry &registry,
-                            const PipelineOptions &options,
-                            autodiff::TrainingSignature *training) {
-  TC_RETURN_IF_ERROR(checkStopStage(options));
-  Graph graph;
-  StageRunner runner(graph, options);
-  // The pipeline, in order: import, then the graph stages; lower and fuse follow in
-  // lowerAndSchedule.
-  TC_ASSIGN_OR_RETURN(bool more, runner.run("import", [&](Graph &g) -> Status {
-    TC_ASSIGN_OR_RETURN(g, importModel(modelPath, registry));
-    return Status::ok();
-  }));
-  if (more)
-    TC_RETURN_IF_ERROR(runGraphStagesWith(runner, registry, options, training).status());
   return graph;
 }
 
 Status runGraphStages(Graph &graph, const OpRegistry &registry, const PipelineOptions &options,
                       autodiff::TrainingSignature *training) {
-  TC_RETURN_IF_ERROR(checkStopStage(options));
-  StageRunner runner(graph, options);
-  return runGraphStagesWith(runner, registry, options, training).status();
+  LoweredModel lowered;
+  autodiff::TrainingSignature signature;
+  TC_RETURN_IF_ERROR(
+      runStages({graph, lowered, signature}, "", &registry, options, "verify", "autodiff"));
+  if (training)
+    *training = std::move(signature);
+  return Status::ok();
+}
+
+Status runCompileStages(Graph &graph, const OpRegistry &registry, const PipelineOptions &options,
+                        LoweredModel &lowered, autodiff::TrainingSignature &training) {
+  PipelineOptions untilFuse = options;
+  untilFuse.stopAfter = "fuse";
+  return runStages({graph, lowered, training}, "", &registry, untilFuse, "verify", "fuse");
 }
 
 } // namespace tensorc

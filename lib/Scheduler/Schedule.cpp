@@ -2,6 +2,7 @@
 // lifetime-based buffer plan. Every fusion decision and rejection is logged under `schedule`.
 #include "tensorc/Scheduler/Schedule.h"
 
+#include "tensorc/Lowering/ExprVisitor.h"
 #include "tensorc/Support/Log.h"
 
 #include <algorithm>
@@ -65,18 +66,10 @@ std::string dims(const std::vector<SymInt> &shape) {
 /// Every Load and IndirectLoad of `body` with its index (an IndirectLoad reads its buffer
 /// anywhere: its index is only the affine part).
 void collectLoads(const ExprRef &body, std::vector<const loop::Expr *> &loads) {
-  std::set<const loop::Expr *> seen;
-  std::vector<const loop::Expr *> stack{body.get()};
-  while (!stack.empty()) {
-    const loop::Expr *expr = stack.back();
-    stack.pop_back();
-    if (!expr || !seen.insert(expr).second)
-      continue;
-    if (expr->kind == ExprKind::Load || expr->kind == ExprKind::IndirectLoad)
-      loads.push_back(expr);
-    for (const ExprRef &operand : expr->operands)
-      stack.push_back(operand.get());
-  }
+  loop::forEachExpr(body, [&](const loop::Expr &expr) {
+    if (expr.kind == ExprKind::Load || expr.kind == ExprKind::IndirectLoad)
+      loads.push_back(&expr);
+  });
 }
 
 SymInt rowMajorFlat(const std::vector<SymInt> &ranges, size_t count) {

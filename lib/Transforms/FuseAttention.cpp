@@ -193,14 +193,6 @@ Status fuseAttentionWhere(Graph &graph, const PassContext &context, bool tensorC
 
 } // namespace
 
-bool tensorCoreAttentionShape(DType dtype, const SymInt &e, const SymInt &ev) {
-  auto fits = [](const SymInt &dim) {
-    std::optional<int64_t> value = dim.constant();
-    return value && *value >= 16 && *value <= 128 && *value % 16 == 0;
-  };
-  return (dtype == DType::F16 || dtype == DType::BF16) && fits(e) && fits(ev);
-}
-
 Status fuseAttention(Graph &graph, const PassContext &context) {
   return fuseAttentionWhere(graph, context, false);
 }

@@ -24,8 +24,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "models"))
 import safetensors_np  # noqa: E402
 
-MEMORY_TYPES = {"f32": "float", "f16": "unsigned short", "bf16": "unsigned short",
-                "bool": "unsigned char", "i64": "long long", "i32": "int"}
+MEMORY_TYPES = {"f64": "double", "f32": "float", "f16": "unsigned short",
+                "bf16": "unsigned short", "bool": "unsigned char", "i64": "long long", "i32": "int",
+                "i16": "short", "i8": "signed char", "u8": "unsigned char",
+                "u16": "unsigned short", "u32": "unsigned int", "u64": "unsigned long long"}
+SIZES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "bool": 1, "i64": 8, "i32": 4, "i16": 2,
+         "i8": 1, "u8": 1, "u16": 2, "u32": 4, "u64": 8}
 
 
 def attention_fx(dtype, b, h, l, s, e, ev, mask):
@@ -132,7 +136,7 @@ def emulation_source(kernels_cu, manifest, symbols):
             f"  std::vector<size_t> sizes({len(buffers)});"]
     for b in buffers:
         numel = int(np.prod([evaluate(d, symbols) for d in b["shape"]])) if b["shape"] else 1
-        size = numel * {"f32": 4, "f16": 2, "bf16": 2, "bool": 1, "i64": 8, "i32": 4}[b["dtype"]]
+        size = numel * SIZES[b["dtype"]]
         main.append(f"  sizes[{b['id']}] = {size};")
         main.append(f"  buffers[{b['id']}] = std::aligned_alloc(256, ({size} + 255) / 256 * 256 + 256);")
         main.append(f"  std::memset(buffers[{b['id']}], 0, {size});")

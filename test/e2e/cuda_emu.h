@@ -25,6 +25,28 @@ struct uint4 {
   unsigned x, y, z, w;
 };
 inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
+// The other 4-wide vector types of the elementwise kernels' 128-bit (or narrower) accesses.
+struct float4 {
+  float x, y, z, w;
+};
+struct int4 {
+  int x, y, z, w;
+};
+struct short4 {
+  short x, y, z, w;
+};
+struct ushort4 {
+  unsigned short x, y, z, w;
+};
+struct char4 {
+  signed char x, y, z, w;
+};
+struct uchar4 {
+  unsigned char x, y, z, w;
+};
+// CUDA math functions the host's <cmath> lacks.
+inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 
 namespace tc_emu {
 

@@ -6,15 +6,15 @@
 # bundle matches the interpreter.
 # LOWER-NOT: extern
 # LOWER: pointwise t over [s0, 6, 3]
-# LOWER-NEXT: t0 : i64 = load(i, 3*x0 + x2)
-# LOWER-NEXT: t1 : f32 = cast(t0)
-# LOWER-NEXT: t2 : f32 = load(mm, 3*((x1 + 1)%2) + 6*x0 + x2)
-# LOWER-NEXT: t3 : i64 = index(x1)
-# LOWER-NEXT: t4 : bool = lt(t3, 5)
-# LOWER-NEXT: t5 : f32 = where(t4, t2, t1)
-# LOWER-NEXT: t6 : f32 = load(p, 9*x0 + 3*(x1%3) + x2)
-# LOWER-NEXT: t7 : bool = lt(t3, 3)
-# LOWER-NEXT: t8 : f32 = where(t7, t6, t5)
+# LOWER-NEXT: t0 : i64 = index(x1)
+# LOWER-NEXT: t1 : bool = lt(t0, 3)
+# LOWER-NEXT: t2 : f32 = load(p, 9*x0 + 3*(x1%3) + x2)
+# LOWER-NEXT: t3 : bool = lt(t0, 5)
+# LOWER-NEXT: t4 : f32 = load(mm, 3*((x1 + 1)%2) + 6*x0 + x2)
+# LOWER-NEXT: t5 : i64 = load(i, 3*x0 + x2)
+# LOWER-NEXT: t6 : f32 = cast(t5)
+# LOWER-NEXT: t7 : f32 = where(t3, t4, t6)
+# LOWER-NEXT: t8 : f32 = where(t1, t2, t7)
 # LOWER-NEXT: t9 : f32 = tanh(t8)
 # LOWER-NOT: extern
 # COMPILE: 0 fallback op types

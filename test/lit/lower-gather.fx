@@ -5,17 +5,17 @@
 # loaded index, wrapped (+ size when negative) and clamped into range, times the dim's stride.
 # They fuse like other pointwise ops; compiled and interpreted runs agree (symbolic batch s0).
 # LOWER-LABEL: pointwise r over [s0, 5, 16]
-# LOWER: t1 : i64 = load(ids, 5*x0 + x1)
-# LOWER-NEXT: t2 : i64 = add(t1, 10)
-# LOWER-NEXT: t3 : bool = lt(t1, 0)
-# LOWER-NEXT: t4 : i64 = where(t3, t2, t1)
-# LOWER-NEXT: t5 : i64 = maximum(t4, 0)
-# LOWER-NEXT: t6 : i64 = minimum(t5, 9)
-# LOWER-NEXT: t7 : i64 = mul(t6, 16)
-# LOWER-NEXT: t8 : f32 = load(w, x2 + t7)
+# LOWER-NEXT: t0 : i64 = load(ids, 5*x0 + x1)
+# LOWER-NEXT: t1 : bool = lt(t0, 0)
+# LOWER-NEXT: t2 : i64 = add(t0, 10)
+# LOWER-NEXT: t3 : i64 = where(t1, t2, t0)
+# LOWER-NEXT: t4 : i64 = maximum(t3, 0)
+# LOWER-NEXT: t5 : i64 = minimum(t4, 9)
+# LOWER-NEXT: t6 : i64 = mul(t5, 16)
+# LOWER-NEXT: t7 : f32 = load(w, x2 + t6)
 # LOWER-LABEL: pointwise s over [10, 4]
 # LOWER: t0 : i32 = load(sel, x1)
-# LOWER: load(t, 12*x0 + t6)
+# LOWER: t7 : f32 = load(t, 12*x0 + t6)
 # index_select on a transposed view reads the untransposed buffer (stride 1 in the picked dim).
 # LOWER-LABEL: pointwise s2 over [4, 10]
 # LOWER: t6 : i64 = minimum(t5, 11)

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """A small lit-style runner: `# RUN:` lines run in bash, `# CHECK:` lines are checked by FileCheck.
+Test files are FX-text (.fx) or loop IR (.loop); both take `#` comment lines.
 
 A file may hold several cases separated by a line `# -----`; each case is written to its own
 file and the file's RUN lines run once per case with %s naming that case. Substitutions:
@@ -24,7 +25,7 @@ def run_file(path, tensorc, filecheck):
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
         for index, case in enumerate(cases):
-            case_path = os.path.join(tmp, f"case{index}.fx")
+            case_path = os.path.join(tmp, f"case{index}{os.path.splitext(path)[1]}")
             with open(case_path, "w") as f:
                 f.write(case)
             for run in runs:

@@ -7,7 +7,10 @@
 #include "tensorc/Frontend/FX/FxParser.h"
 #include "tensorc/Frontend/ONNX/OnnxImporter.h"
 #include "tensorc/IR/Printer.h"
+#include "tensorc/IR/Rewriter.h"
+#include "tensorc/Lowering/LoopParser.h"
 #include "tensorc/Ops/Registry.h"
+#include "tensorc/Pipeline/Pipeline.h"
 #include "tensorc/Support/Json.h"
 #include "tensorc/Support/StrCat.h"
 #include "tensorc/Transforms/PassRegistry.h"
@@ -158,6 +161,38 @@ std::optional<std::string> roundTripProblem(const Graph &graph, const OpRegistry
   return std::nullopt;
 }
 
+/// For a compiled target: the graph's loop IR (after the graph stages and lowering for that
+/// target) must print and parse back to an equal program that prints the same. A graph the
+/// pipeline rejects is left to the compile step to report.
+std::optional<std::string> loopRoundTripProblem(const Graph &graph, const OpRegistry &registry,
+                                                const std::string &targetName) {
+  RewriteFn keepEveryNode = [](RewriteContext &) -> Expected<std::optional<std::vector<Value *>>> {
+    return std::optional<std::vector<Value *>>();
+  };
+  Expected<Graph> copy = rewriteGraph(graph, keepEveryNode);
+  Expected<TargetSet> targets = parseTargets(targetName);
+  if (!copy || !targets)
+    return std::nullopt;
+  Expected<PipelineOptions> options = pipelineOptionsFor(*targets, std::nullopt, false);
+  if (!options || !runGraphStages(*copy, registry, *options))
+    return std::nullopt;
+  options->stopAfter = "lower";
+  Expected<LoweredModel> lowered = lowerAndSchedule(*copy, *options);
+  if (!lowered)
+    return std::nullopt;
+  std::string text = loop::printProgram(lowered->program);
+  Expected<loop::LoopProgram> parsed =
+      loop::parseProgram(text, "<printed loop IR>", lowered->program.weights);
+  if (!parsed)
+    return parsed.error().message();
+  std::string difference;
+  if (!loop::equalPrograms(lowered->program, *parsed, &difference))
+    return "loop IR: " + difference;
+  if (loop::printProgram(*parsed) != text)
+    return "loop IR prints differently after parsing";
+  return std::nullopt;
+}
+
 /// Checks the round trip and runs --passes on a freshly imported `graph`, then hands it to the
 /// target; a failed result if any step fails.
 std::optional<TestResult> prepareTarget(ConformanceTarget &target, Graph &graph,
@@ -165,6 +200,9 @@ std::optional<TestResult> prepareTarget(ConformanceTarget &target, Graph &graph,
                                         const std::string &where) {
   if (options.roundTrip)
     if (std::optional<std::string> problem = roundTripProblem(graph, registry))
+      return failed("roundtrip: ", *problem, where);
+  if (options.roundTrip && options.target != "interp")
+    if (std::optional<std::string> problem = loopRoundTripProblem(graph, registry, options.target))
       return failed("roundtrip: ", *problem, where);
   if (!options.passes.empty()) {
     PassContext context{registry};
@@ -721,7 +759,8 @@ int main(int argc, char **argv) {
                  "Graph passes to run on each imported model before the target runs it, e.g. "
                  "constant-fold,cse,dce,decompose");
   app.add_flag("--check-roundtrip", options.roundTrip,
-               "Also check that each imported graph prints as FX-text and parses back equal");
+               "Also check that each imported graph prints as FX-text and parses back equal and, "
+               "for compiled targets, that its loop IR prints and parses back equal");
   app.add_flag("-v,--verbose", options.verbose,
                "Print each failure's reason and a histogram of the most common reasons");
   CLI11_PARSE(app, argc, argv);

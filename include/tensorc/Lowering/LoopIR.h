@@ -69,6 +69,12 @@ struct Expr {
   int buffer = -1;
   SymInt index;
   std::vector<ExprRef> operands;
+
+  Expr() = default;
+  Expr(const Expr &) = default;
+  Expr &operator=(const Expr &) = default;
+  /// Releases a deep chain of sole-owned operands iteratively, not one C++ frame per level.
+  ~Expr();
 };
 
 ExprRef makeConstant(double value, DType dtype);

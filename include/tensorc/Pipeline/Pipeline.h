@@ -14,7 +14,9 @@
 
 namespace tensorc {
 
-/// The stages in order; their names are also dump-file names and log categories.
+/// The stages in order (runStages in Pipeline.cpp runs them, one line each); their names are also
+/// dump-file names and log categories. The last, `cuda`, renders the CUDA source for `inspect`;
+/// `compile` hands the schedule to each target's backend instead (compileGraph).
 const std::vector<std::string> &stageNames();
 
 /// Which softmax(Q.K^T [+ mask]).V patterns the simplify stage makes one attention op.
@@ -72,6 +74,8 @@ Expected<TargetSet> parseTargets(const std::string &targets);
 Expected<PipelineOptions> pipelineOptionsFor(const TargetSet &targets,
                                              std::optional<bool> fuseAttention, bool training);
 
+// Windows onto the one pipeline: each runs a span of its stages, up to options.stopAfter.
+
 /// Runs the stages after import (verify, loss, simplify, decompose, autodiff) on an already
 /// imported graph. With options.train, `training` (if given) receives how the step's inputs and
 /// outputs carry state between steps.
@@ -81,17 +85,22 @@ Status runGraphStages(Graph &graph, const OpRegistry &registry, const PipelineOp
 /// Graph stages end at "autodiff"; the stages after it work on LoopIR.
 bool isLoopStage(const std::string &stage);
 
-/// The LoopIR stages: lower the decomposed graph, then fuse and plan buffers.
+/// The LoopIR stages: lower the decomposed graph, then fuse and plan buffers (and, for a caller
+/// of onLoopStage, render the CUDA source).
 struct LoweredModel {
   loop::LoopProgram program;
   sched::Schedule schedule;
 };
 Expected<LoweredModel> lowerAndSchedule(const Graph &graph, const PipelineOptions &options);
 
+/// What `compile` runs before code generation: verify .. fuse on an imported graph.
+Status runCompileStages(Graph &graph, const OpRegistry &registry, const PipelineOptions &options,
+                        LoweredModel &lowered, autodiff::TrainingSignature &training);
+
 /// Loads a model by its extension: .fx (with side .safetensors weights) or .onnx.
 Expected<Graph> importModel(const std::string &path, const OpRegistry &registry);
 
-/// Imports `modelPath` and runs the stages up to `options.stopAfter`.
+/// Imports `modelPath` and runs the graph stages up to `options.stopAfter`.
 Expected<Graph> runPipeline(const std::string &modelPath, const OpRegistry &registry,
                             const PipelineOptions &options,
                             autodiff::TrainingSignature *training = nullptr);

@@ -1,6 +1,7 @@
 // The fuse-attention pass (and its variant for tensor-core shapes).
 #pragma once
 
+#include "tensorc/Ops/AttentionShapes.h"
 #include "tensorc/Transforms/PassRegistry.h"
 
 namespace tensorc {
@@ -15,10 +16,5 @@ Status fuseAttention(Graph &graph, const PassContext &context);
 /// fuseAttention for the heads the CUDA backend runs on tensor cores (tensorCoreAttentionShape):
 /// what GPU compiles run by default, as the unfused kernels beat the scalar attention kernel.
 Status fuseTensorCoreAttention(Graph &graph, const PassContext &context);
-
-/// Whether attention of this dtype and head dims (query and key: e, value: ev) runs on the CUDA
-/// backend's tensor-core (flash) kernel: f16 or bf16, constant head dims that are multiples of 16
-/// from 16 to 128.
-bool tensorCoreAttentionShape(DType dtype, const SymInt &e, const SymInt &ev);
 
 } // namespace tensorc

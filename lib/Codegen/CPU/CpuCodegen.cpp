@@ -5,6 +5,9 @@
 #include "ExprEmitter.h"
 #include "ObjectLinker.h"
 #include "tensorc/Codegen/CPU/Gemm.h"
+#include "tensorc/Codegen/Common/KernelWalker.h"
+#include "tensorc/Codegen/Common/Legalize.h"
+#include "tensorc/Lowering/ExprVisitor.h"
 
 #include <llvm/ADT/STLFunctionalExtras.h>
 #include <llvm/IR/Constants.h>
@@ -34,7 +37,7 @@ unsigned lanesOf(Value *value) {
 
 /// Emits one Loop or Template kernel: an exported entry that unpacks the argument arrays and an
 /// always-inlined body whose buffer parameters are noalias (a kernel's buffers are distinct).
-class KernelEmitter {
+class KernelEmitter : public codegen::KernelVisitor {
 public:
   KernelEmitter(llvm::Module &module, const loop::LoopProgram &program, const CpuTarget &target,
                 const sched::Kernel &kernel)
@@ -42,6 +45,11 @@ public:
         lanes(std::max(1u, target.f32Lanes())) {}
 
   Status emit();
+
+  Status loopKernel(const codegen::LoopKernel &loopKernel) override;
+  Status gemmKernel(const codegen::TemplateKernel &t) override;
+  Status convKernel(const codegen::TemplateKernel &t) override;
+  Status attentionKernel(const codegen::TemplateKernel &t) override;
 
 private:
   Value *i64(int64_t v) { return b.getInt64(v); }
@@ -61,22 +69,19 @@ private:
   /// Binds x0..x(n-1) to the row-major decomposition of `flat` over `ranges`.
   void decompose(Value *flat, const std::vector<Value *> &ranges, size_t count, EmitScope &scope);
 
-  Status emitLoopKernel();
   void emitPointwiseStage(const LoopNode &node, const EmitScope &outer, Value *o);
   void emitReductionStage(const LoopNode &node, const EmitScope &outer, Value *o);
-  Status emitTemplateKernel();
-  Status emitGemmKernel(const LoopNode &gemmNode, const LoopNode *epilogueNode, int outBuffer);
-  Status emitConvKernel(const LoopNode &convNode, const LoopNode *epilogueNode, int outBuffer);
+  /// Template buffers must be f32 kernel arguments (the CPU GEMM is f32-only).
+  Status checkTemplateBuffers(const codegen::TemplateKernel &t, std::vector<int> buffers);
   /// The epilogue callback of a template whose output element (outer, rowBase + row, col) is at
   /// `outer` over the dims before the row dim and `col` over the last `columnDims` dims.
   GemmEpilogue templateEpilogue(const LoopNode &templateNode, const LoopNode &epilogueNode,
                                 size_t columnDims, Value *outer, Value *rowBase);
 
-  // Reduction helpers: values are register form (scalar or vector), indices i64 alike.
+  // Reductions (codegen::reductionIdentity and friends): values are register form (scalar or
+  // vector), indices i64 alike.
   Value *identity(ReduceOp op, DType dtype, unsigned width);
   Value *combine(ReduceOp op, DType dtype, Value *acc, Value *value);
-  /// Whether (value, index) replaces (best, bestIndex) for ArgMax/ArgMin; with `tieBreak`, equal
-  /// values (or two NaNs) go to the lower index, for merging partial results.
   Value *argBetter(ReduceOp op, DType dtype, Value *value, Value *index, Value *best,
                    Value *bestIndex, bool tieBreak);
   llvm::AllocaInst *entryAlloca(llvm::Type *type, const llvm::Twine &name);
@@ -222,23 +227,13 @@ llvm::AllocaInst *KernelEmitter::entryAlloca(llvm::Type *type, const llvm::Twine
 
 // ---- Loop kernels -----------------------------------------------------------------------------
 
-Status KernelEmitter::emitLoopKernel() {
+Status KernelEmitter::loopKernel(const codegen::LoopKernel &loopKernel) {
+  createFunctions();
   size_t k = kernel.outerRanges.size();
   for (const SymInt &range : kernel.outerRanges)
     outerRanges.push_back(ex->emitIndex(range, symbols));
-  std::vector<const LoopNode *> stages;
-  bool rowMode = k > 0;
-  for (int id : kernel.nodes) {
-    const LoopNode &node = program.nodes[size_t(id)];
-    if (node.kind != LoopNode::Kind::Pointwise && node.kind != LoopNode::Kind::Reduction)
-      return makeError("kernel ", kernel.name, ": node ", node.name,
-                       " is neither pointwise nor a reduction");
-    if (node.ranges.size() < k)
-      return makeError("kernel ", kernel.name, ": node ", node.name,
-                       " has fewer dims than the kernel's outer ranges");
-    rowMode = rowMode && node.kind == LoopNode::Kind::Pointwise && node.ranges.size() == k;
-    stages.push_back(&node);
-  }
+  const std::vector<const LoopNode *> &stages = loopKernel.stages;
+  bool rowMode = k > 0 && loopKernel.elementwise;
 
   if (!rowMode) {
     // Per outer index: each stage's own loop nest (a reduction, or inner pointwise dims).
@@ -314,72 +309,22 @@ void KernelEmitter::emitPointwiseStage(const LoopNode &node, const EmitScope &ou
 }
 
 Value *KernelEmitter::identity(ReduceOp op, DType dtype, unsigned width) {
-  llvm::Type *type = ex->registerType(dtype, width);
-  bool isFloat = isFloating(dtype);
-  bool isMax = op == ReduceOp::Max || op == ReduceOp::ArgMax;
-  unsigned bits = type->getScalarSizeInBits();
-  switch (op) {
-  case ReduceOp::Sum:
-    return llvm::Constant::getNullValue(type);
-  case ReduceOp::Prod:
-    return isFloat ? llvm::ConstantFP::get(type, 1.0) : llvm::ConstantInt::get(type, 1);
-  case ReduceOp::Max:
-  case ReduceOp::Min:
-  case ReduceOp::ArgMax:
-  case ReduceOp::ArgMin:
-    if (isFloat)
-      return llvm::ConstantFP::getInfinity(type, /*Negative=*/isMax);
-    if (dtype == DType::Bool || !isSignedInteger(dtype))
-      return isMax ? llvm::Constant::getNullValue(type) : llvm::Constant::getAllOnesValue(type);
-    return llvm::ConstantInt::get(type, isMax ? llvm::APInt::getSignedMinValue(bits)
-                                              : llvm::APInt::getSignedMaxValue(bits));
-  }
-  return llvm::Constant::getNullValue(type);
+  EmitScope scope;
+  scope.lanes = width;
+  ex->setScope(&scope);
+  Value *value = ex->constant(*codegen::reductionIdentity(op, dtype));
+  ex->setScope(nullptr);
+  return value;
 }
 
 Value *KernelEmitter::combine(ReduceOp op, DType dtype, Value *acc, Value *value) {
-  bool isFloat = isFloating(dtype), isSigned = isSignedInteger(dtype);
-  switch (op) {
-  case ReduceOp::Sum:
-    return isFloat ? b.CreateFAdd(acc, value) : b.CreateAdd(acc, value);
-  case ReduceOp::Prod:
-    return isFloat ? b.CreateFMul(acc, value) : b.CreateMul(acc, value);
-  case ReduceOp::Max:
-    if (isFloat) // NaN wins, as in torch
-      return b.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, acc, value);
-    return b.CreateBinaryIntrinsic(isSigned ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, acc,
-                                   value);
-  case ReduceOp::Min:
-    if (isFloat)
-      return b.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, acc, value);
-    return b.CreateBinaryIntrinsic(isSigned ? llvm::Intrinsic::smin : llvm::Intrinsic::umin, acc,
-                                   value);
-  case ReduceOp::ArgMax:
-  case ReduceOp::ArgMin:
-    break;
-  }
-  return acc;
+  return codegen::combineReduction<Value *>(*ex, op, dtype, acc, value);
 }
 
 Value *KernelEmitter::argBetter(ReduceOp op, DType dtype, Value *value, Value *index, Value *best,
                                 Value *bestIndex, bool tieBreak) {
-  bool isMax = op == ReduceOp::ArgMax;
-  Value *better = nullptr, *same = nullptr;
-  if (isFloating(dtype)) {
-    // NaN counts as the extreme; the first NaN wins.
-    Value *valueNan = b.CreateFCmpUNO(value, value), *bestNan = b.CreateFCmpUNO(best, best);
-    better = isMax ? b.CreateFCmpOGT(value, best) : b.CreateFCmpOLT(value, best);
-    better = b.CreateOr(better, b.CreateAnd(valueNan, b.CreateNot(bestNan)));
-    same = b.CreateOr(b.CreateFCmpOEQ(value, best), b.CreateAnd(valueNan, bestNan));
-  } else {
-    bool isSigned = isSignedInteger(dtype);
-    better = isMax ? (isSigned ? b.CreateICmpSGT(value, best) : b.CreateICmpUGT(value, best))
-                   : (isSigned ? b.CreateICmpSLT(value, best) : b.CreateICmpULT(value, best));
-    same = b.CreateICmpEQ(value, best);
-  }
-  if (tieBreak)
-    better = b.CreateOr(better, b.CreateAnd(same, b.CreateICmpSLT(index, bestIndex)));
-  return better;
+  return codegen::argReductionBetter<Value *>(*ex, op, dtype, value, index, best, bestIndex,
+                                              tieBreak);
 }
 
 void KernelEmitter::emitReductionStage(const LoopNode &node, const EmitScope &outer, Value *o) {
@@ -490,55 +435,19 @@ void KernelEmitter::emitReductionStage(const LoopNode &node, const EmitScope &ou
 
 // ---- Template (GEMM, convolution) kernels ---------------------------------------------------
 
-/// Every Load, IndirectLoad and Index expression of `body` (the expressions that carry an index).
-void collectIndexed(const loop::ExprRef &body, std::vector<const loop::Expr *> &out) {
-  std::set<const loop::Expr *> seen;
-  std::vector<const loop::Expr *> stack{body.get()};
-  while (!stack.empty()) {
-    const loop::Expr *expr = stack.back();
-    stack.pop_back();
-    if (!expr || !seen.insert(expr).second)
-      continue;
-    if (expr->kind == loop::ExprKind::Load || expr->kind == loop::ExprKind::IndirectLoad ||
-        expr->kind == loop::ExprKind::Index)
-      out.push_back(expr);
-    for (const loop::ExprRef &operand : expr->operands)
-      stack.push_back(operand.get());
-  }
-}
-
-bool isUnitDim(const SymInt &dim) { return dim.constant() == std::optional<int64_t>(1); }
-
 GemmEpilogue KernelEmitter::templateEpilogue(const LoopNode &templateNode,
                                              const LoopNode &epilogueNode, size_t columnDims,
                                              Value *outer, Value *rowBase) {
-  // The template's output dims are [outer..., row, columns...]; the epilogue's loop variables are
-  // those dims, in order, either all of them or without the size-1 ones (the lowering drops them).
-  const std::vector<SymInt> &dims = templateNode.ranges;
-  size_t rowDim = dims.size() - 1 - columnDims;
-  bool keepsUnitDims = epilogueNode.ranges.size() == dims.size();
-  auto isUnit = [&](const SymInt &dim) { return !keepsUnitDims && isUnitDim(dim); };
-  std::vector<Value *> outerRanges;
-  std::vector<std::string> columnVars;
-  std::vector<Value *> columnRanges;
-  std::string rowVar;
-  size_t var = 0, outerVars = 0;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    if (isUnit(dims[d]))
-      continue;
-    if (d < rowDim) {
-      outerRanges.push_back(ex->emitIndex(dims[d], symbols));
-      ++outerVars;
-    } else if (d == rowDim) {
-      rowVar = loop::loopVar(var);
-    } else {
-      columnVars.push_back(loop::loopVar(var));
-      columnRanges.push_back(ex->emitIndex(dims[d], symbols));
-    }
-    ++var;
-  }
+  codegen::EpilogueLayout layout = codegen::epilogueLayout(templateNode, epilogueNode, columnDims);
+  std::vector<Value *> outerRanges, columnRanges;
+  for (const SymInt &range : layout.outerRanges)
+    outerRanges.push_back(ex->emitIndex(range, symbols));
+  for (const SymInt &range : layout.columnRanges)
+    columnRanges.push_back(ex->emitIndex(range, symbols));
+  const std::vector<std::string> &columnVars = layout.columnVars;
+  const std::string &rowVar = layout.rowVar;
   EmitScope base = symbols;
-  decompose(outer, outerRanges, outerVars, base);
+  decompose(outer, outerRanges, layout.outerVars.size(), base);
 
   // Vector epilogues bind the column dims by their flat position (all but the last at 0, the last
   // to the column); that is exact when every index reads the column dims only through it.
@@ -548,17 +457,16 @@ GemmEpilogue KernelEmitter::templateEpilogue(const LoopNode &templateNode,
     for (const std::string &name : columnVars)
       flat[name] = SymInt(0);
     SymInt position(0), stride(1);
-    for (size_t d = dims.size(), i = columnVars.size(); d-- > rowDim + 1;) {
-      if (isUnit(dims[d]))
-        continue;
-      position = position + SymInt::symbol(columnVars[--i]) * stride;
-      stride = stride * dims[d];
+    for (size_t i = columnVars.size(); i-- > 0;) {
+      position = position + SymInt::symbol(columnVars[i]) * stride;
+      stride = stride * layout.columnRanges[i];
     }
     flat[columnVars.back()] = position;
-    std::vector<const loop::Expr *> indexed;
-    collectIndexed(epilogueNode.body, indexed);
-    for (const loop::Expr *expr : indexed)
-      flatColumns = flatColumns && expr->index.substitute(flat) == expr->index;
+    loop::forEachExpr(epilogueNode.body, [&](const loop::Expr &expr) {
+      if (expr.kind == loop::ExprKind::Load || expr.kind == loop::ExprKind::IndirectLoad ||
+          expr.kind == loop::ExprKind::Index)
+        flatColumns = flatColumns && expr.index.substitute(flat) == expr.index;
+    });
   }
 
   int result = templateNode.output;
@@ -607,26 +515,9 @@ GemmEpilogue KernelEmitter::templateEpilogue(const LoopNode &templateNode,
   };
 }
 
-Status KernelEmitter::emitTemplateKernel() {
-  if (kernel.nodes.empty() || kernel.nodes.size() > 2)
-    return makeError("kernel ", kernel.name, ": a template kernel has a GEMM and at most one ",
-                     "epilogue, not ", kernel.nodes.size(), " nodes");
-  const LoopNode &templateNode = program.nodes[size_t(kernel.nodes[0])];
-  const LoopNode *epilogueNode =
-      kernel.nodes.size() == 2 ? &program.nodes[size_t(kernel.nodes[1])] : nullptr;
-  if (templateNode.kind != LoopNode::Kind::Template)
-    return makeError("kernel ", kernel.name, ": first node ", templateNode.name,
-                     " is not a template");
-  if (templateNode.templateKind == LoopNode::TemplateKind::Attention)
-    return makeError("kernel ", kernel.name, ": attention templates exist for CUDA only "
-                     "(--target cuda); CPU bundles run attention on its reference kernel");
-  int outBuffer = epilogueNode ? epilogueNode->output : templateNode.output;
-  bool conv = templateNode.templateKind == LoopNode::TemplateKind::Conv2d;
-  std::vector<int> buffers = {outBuffer};
-  if (conv)
-    buffers.insert(buffers.end(), {templateNode.conv.input, templateNode.conv.weight.buffer});
-  else
-    buffers.insert(buffers.end(), {templateNode.gemm.a.buffer, templateNode.gemm.b.buffer});
+Status KernelEmitter::checkTemplateBuffers(const codegen::TemplateKernel &t,
+                                           std::vector<int> buffers) {
+  buffers.insert(buffers.begin(), t.output);
   for (int buffer : buffers) {
     const loop::Buffer &desc = program.buffers[size_t(buffer)];
     if (desc.dtype != DType::F32)
@@ -636,19 +527,22 @@ Status KernelEmitter::emitTemplateKernel() {
       return makeError("kernel ", kernel.name, ": template buffer ", desc.name,
                        " is not among its args");
   }
-  return conv ? emitConvKernel(templateNode, epilogueNode, outBuffer)
-              : emitGemmKernel(templateNode, epilogueNode, outBuffer);
+  return Status::ok();
 }
 
-Status KernelEmitter::emitGemmKernel(const LoopNode &gemmNode, const LoopNode *epilogueNode,
-                                     int outBuffer) {
+Status KernelEmitter::attentionKernel(const codegen::TemplateKernel &) {
+  return makeError("kernel ", kernel.name,
+                   ": attention templates exist for CUDA only "
+                   "(--target cuda); CPU bundles run attention on its reference kernel");
+}
+
+Status KernelEmitter::gemmKernel(const codegen::TemplateKernel &t) {
+  createFunctions();
+  const LoopNode &gemmNode = *t.node;
+  const LoopNode *epilogueNode = t.epilogue;
+  int outBuffer = t.output;
   const LoopNode::Gemm &gemm = gemmNode.gemm;
-  if (gemmNode.ranges.size() < 2)
-    return makeError("kernel ", kernel.name, ": GEMM ", gemmNode.name,
-                     " must range over [..., m, n]");
-  for (const loop::StridedView *view : {&gemm.a, &gemm.b})
-    if (view->strides.size() != 2 && view->strides.size() != 3)
-      return makeError("kernel ", kernel.name, ": GEMM operand views need 2 or 3 strides");
+  TC_RETURN_IF_ERROR(checkTemplateBuffers(t, {gemm.a.buffer, gemm.b.buffer}));
 
   auto eval = [&](const SymInt &value) { return ex->emitIndex(value, symbols); };
   Value *m = eval(gemm.m), *n = eval(gemm.n), *k = eval(gemm.k), *batch = eval(gemm.batch);
@@ -697,12 +591,13 @@ Status KernelEmitter::emitGemmKernel(const LoopNode &gemmNode, const LoopNode *e
 // Implicit GEMM: per image and group, C (OC/groups x OH*OW, rows of the dense NCHW output) is
 // the group's weights (OC/groups x C/groups*KH*KW) times the patch matrix, which packing reads
 // straight from the input through a loader (zero outside it), so no im2col buffer exists.
-Status KernelEmitter::emitConvKernel(const LoopNode &convNode, const LoopNode *epilogueNode,
-                                     int outBuffer) {
+Status KernelEmitter::convKernel(const codegen::TemplateKernel &t) {
+  createFunctions();
+  const LoopNode &convNode = *t.node;
+  const LoopNode *epilogueNode = t.epilogue;
+  int outBuffer = t.output;
   const LoopNode::Conv &cv = convNode.conv;
-  if (convNode.ranges.size() != 4 || cv.weight.strides.size() != 4)
-    return makeError("kernel ", kernel.name, ": convolution ", convNode.name,
-                     " needs a 4-D output and weight");
+  TC_RETURN_IF_ERROR(checkTemplateBuffers(t, {cv.input, cv.weight.buffer}));
   int64_t cg = cv.c / cv.groups, ocg = cv.oc / cv.groups, taps = cv.kh * cv.kw;
   int64_t plane = cv.h * cv.w, positions = cv.oh * cv.ow;
   Value *images = ex->emitIndex(cv.n, symbols);
@@ -788,16 +683,7 @@ Status KernelEmitter::emitConvKernel(const LoopNode &convNode, const LoopNode *e
 }
 
 Status KernelEmitter::emit() {
-  std::set<int> argSet(kernel.args.begin(), kernel.args.end());
-  if (argSet.size() != kernel.args.size())
-    return makeError("kernel ", kernel.name, ": a buffer appears twice in its args");
-  for (int buffer : kernel.args)
-    if (buffer < 0 || size_t(buffer) >= program.buffers.size())
-      return makeError("kernel ", kernel.name, ": arg buffer ", buffer, " does not exist");
-  createFunctions();
-  Status status =
-      kernel.kind == sched::Kernel::Kind::Template ? emitTemplateKernel() : emitLoopKernel();
-  TC_RETURN_IF_ERROR(status);
+  TC_RETURN_IF_ERROR(codegen::walkKernel(program, kernel, *this));
   TC_RETURN_IF_ERROR(ex->status());
   b.CreateRetVoid();
   return Status::ok();
@@ -813,13 +699,15 @@ Expected<CompiledKernels> compileKernels(const loop::LoopProgram &program,
   llvm::Module module("tensorc_kernels", context);
   module.setTargetTriple(target.triple);
   module.setDataLayout(machine->createDataLayout());
+  // The CPU has no libm: pow is expanded into exp and log.
+  loop::LoopProgram legal = codegen::legalize(program, {/*nativeFloatPow=*/false});
   std::set<std::string> exported;
   for (const sched::Kernel &kernel : schedule.kernels) {
     if (kernel.kind == sched::Kernel::Kind::Extern)
       continue;
     if (!exported.insert(kernel.name).second)
       return makeError("two kernels are named ", kernel.name);
-    Status status = KernelEmitter(module, program, target, kernel).emit();
+    Status status = KernelEmitter(module, legal, target, kernel).emit();
     if (!status)
       return status.takeError().withContext("CPU codegen for " + target.name);
   }

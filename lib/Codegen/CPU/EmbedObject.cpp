@@ -3,8 +3,6 @@
 
 #include "ObjectLinker.h"
 
-#include "tensorc/Bundle/EmbeddedBundle.h"
-
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/DerivedTypes.h>
 #include <llvm/IR/IRBuilder.h>
@@ -36,7 +34,8 @@ llvm::GlobalVariable *addBlob(llvm::Module &module, std::string_view bytes, unsi
 } // namespace
 
 Expected<std::string> emitEmbeddedBundleObject(const std::vector<EmbedFile> &files,
-                                               const std::string &triple) {
+                                               const std::string &triple,
+                                               const EmbedTable &embedTable) {
   CpuTarget target;
   target.name = "embedded-bundle";
   target.triple = triple;
@@ -51,7 +50,7 @@ Expected<std::string> emitEmbeddedBundleObject(const std::vector<EmbedFile> &fil
   llvm::Type *i64 = llvm::Type::getInt64Ty(context);
   llvm::PointerType *ptr = llvm::PointerType::getUnqual(context);
 
-  // Mirrors bundle::EmbeddedFile and bundle::EmbeddedBundle (their static_asserts pin the layout).
+  // The layout EmbedTable describes (bundle::EmbeddedFile and bundle::EmbeddedBundle).
   llvm::StructType *fileType = llvm::StructType::get(context, {ptr, ptr, i64});
   llvm::StructType *bundleType = llvm::StructType::get(context, {i32, i32, ptr});
   std::vector<llvm::Constant *> entries;
@@ -76,14 +75,14 @@ Expected<std::string> emitEmbeddedBundleObject(const std::vector<EmbedFile> &fil
   auto *table = new llvm::GlobalVariable(
       module, bundleType, true, llvm::GlobalValue::PrivateLinkage,
       llvm::ConstantStruct::get(bundleType,
-                                {llvm::ConstantInt::get(i32, bundle::kEmbeddedBundleVersion),
+                                {llvm::ConstantInt::get(i32, embedTable.version),
                                  llvm::ConstantInt::get(i32, entries.size()), fileTable}),
       "tensorc_embedded_table");
 
   // Hidden: the runtime linked beside it binds to it, but the library never exports it.
-  auto *accessor = llvm::Function::Create(llvm::FunctionType::get(ptr, false),
-                                          llvm::GlobalValue::ExternalLinkage,
-                                          bundle::kEmbeddedBundleSymbol, module);
+  auto *accessor =
+      llvm::Function::Create(llvm::FunctionType::get(ptr, false),
+                             llvm::GlobalValue::ExternalLinkage, embedTable.symbol, module);
   accessor->setVisibility(llvm::GlobalValue::HiddenVisibility);
   accessor->addFnAttr(llvm::Attribute::NoUnwind);
   llvm::IRBuilder<> builder(llvm::BasicBlock::Create(context, "entry", accessor));

@@ -133,9 +133,9 @@ Type *ExprEmitter::registerType(DType dtype, unsigned lanes) {
   return withLanes(scalar, lanes);
 }
 
-Value *ExprEmitter::unsupported(const Expr &expr, const std::string &what) {
-  fail(makeError("CPU codegen: ", what, " is not supported for dtype ", dtypeName(expr.dtype)));
-  return llvm::PoisonValue::get(registerType(expr.dtype, 1));
+Value *ExprEmitter::unsupported(DType dtype, const std::string &what) {
+  fail(makeError("CPU codegen: ", what, " is not supported for dtype ", dtypeName(dtype)));
+  return llvm::PoisonValue::get(registerType(dtype, lanes()));
 }
 
 // ---- Index arithmetic -------------------------------------------------------------------------
@@ -265,7 +265,9 @@ void ExprEmitter::store(int buffer, DType from, Value *value, Value *index) {
     fail(makeError("CPU codegen: buffer ", buf.name, " is written but not a kernel argument"));
     return;
   }
-  value = convert(value, from, buf.dtype);
+  // Floats go into f16/bf16 memory with one rounding, the store's.
+  bool half = buf.dtype == DType::F16 || buf.dtype == DType::BF16;
+  value = convert(value, from, half && isFloating(from) ? DType::F32 : buf.dtype);
   switch (buf.dtype) {
   case DType::F16:
     value = b.CreateFPTrunc(value, withLanes(mem, lanes));
@@ -337,61 +339,36 @@ Value *ExprEmitter::convert(Value *value, DType from, DType to) {
 
 Value *ExprEmitter::emitBody(const ExprRef &expr, const EmitScope &scope) {
   memo_.clear();
-  return emit(expr, scope);
+  scope_ = &scope;
+  Value *value = codegen::emitBody<Value *>(expr, *this, memo_);
+  scope_ = nullptr;
+  return value;
 }
 
-Value *ExprEmitter::emit(const ExprRef &expr, const EmitScope &scope) {
-  if (auto it = memo_.find(expr.get()); it != memo_.end())
-    return it->second;
+Value *ExprEmitter::constant(const Expr &expr) {
+  Type *type = registerType(expr.dtype, 1);
   Value *result = nullptr;
-  switch (expr->kind) {
-  case ExprKind::Constant: {
-    Type *type = registerType(expr->dtype, 1);
-    if (isFloating(expr->dtype))
-      result = llvm::ConstantFP::get(type, expr->value);
-    else if (expr->dtype == DType::Bool)
-      result = b.getInt1(expr->intValue != 0 || expr->value != 0);
-    else
-      result = llvm::ConstantInt::get(type, uint64_t(expr->intValue), true);
-    if (scope.lanes > 1)
-      result = b.CreateVectorSplat(scope.lanes, result);
-    break;
-  }
-  case ExprKind::Load:
-    result = emitLoad(*expr, scope);
-    break;
-  case ExprKind::IndirectLoad:
-    result = emitIndirectLoad(*expr, scope);
-    break;
-  case ExprKind::Index:
-    result = emitIndexExpr(*expr, scope);
-    break;
-  case ExprKind::Unary:
-    result = emitUnary(*expr, emit(expr->operands[0], scope));
-    break;
-  case ExprKind::Binary: {
-    Value *x = emit(expr->operands[0], scope);
-    result = emitBinary(*expr, x, emit(expr->operands[1], scope));
-    break;
-  }
-  case ExprKind::Select: {
-    Value *cond = emit(expr->operands[0], scope);
-    Value *x = emit(expr->operands[1], scope);
-    result = b.CreateSelect(cond, x, emit(expr->operands[2], scope));
-    break;
-  }
-  case ExprKind::Cast:
-    result = convert(emit(expr->operands[0], scope), expr->operands[0]->dtype, expr->dtype);
-    break;
-  }
-  memo_[expr.get()] = result;
-  return result;
+  if (isFloating(expr.dtype))
+    result = llvm::ConstantFP::get(type, expr.value);
+  else if (expr.dtype == DType::Bool)
+    result = b.getInt1(expr.intValue != 0 || expr.value != 0);
+  else
+    result = llvm::ConstantInt::get(type, uint64_t(expr.intValue), true);
+  return lanes() > 1 ? b.CreateVectorSplat(lanes(), result) : result;
 }
 
-Value *ExprEmitter::emitLoad(const Expr &expr, const EmitScope &scope) {
+Value *ExprEmitter::select(DType, Value *cond, Value *x, Value *y) {
+  return b.CreateSelect(cond, x, y);
+}
+
+Value *ExprEmitter::cast(DType from, DType to, Value *x) { return convert(x, from, to); }
+
+Value *ExprEmitter::load(const Expr &expr) {
+  const EmitScope &scope = *scope_;
   DType stored = program_.buffers[size_t(expr.buffer)].dtype;
+  // The accumulator as the template would have stored it, then as this load reads it.
   if (expr.buffer == overrideBuffer_ && overrideValue_)
-    return convert(overrideValue_, DType::F32, expr.dtype);
+    return convert(convert(overrideValue_, DType::F32, stored), stored, expr.dtype);
   VarUse use;
   if (scope.lanes > 1)
     use = analyzeVarUse(expr.index, scope.vectorVar);
@@ -429,8 +406,8 @@ Value *ExprEmitter::emitLaneIndices(const SymInt &index, const EmitScope &scope)
   return value;
 }
 
-Value *ExprEmitter::emitIndexExpr(const Expr &expr, const EmitScope &scope) {
-  return convert(emitLaneIndices(expr.index, scope), DType::I64, expr.dtype);
+Value *ExprEmitter::index(const Expr &expr) {
+  return convert(emitLaneIndices(expr.index, *scope_), DType::I64, expr.dtype);
 }
 
 namespace {
@@ -453,11 +430,11 @@ bool variesAlong(const ExprRef &expr, const std::string &var, std::map<const Exp
 // The offset is computed like any value (one per lane in vector mode). When it is the same in
 // every lane and the affine part is contiguous or invariant, the lanes read consecutive elements
 // (embedding rows) or one element; otherwise each lane's address goes into a gather.
-Value *ExprEmitter::emitIndirectLoad(const Expr &expr, const EmitScope &scope) {
+Value *ExprEmitter::indirectLoad(const Expr &expr, Value *offset) {
+  const EmitScope &scope = *scope_;
   DType stored = program_.buffers[size_t(expr.buffer)].dtype;
   if (expr.buffer == overrideBuffer_)
-    return unsupported(expr, "a gather from a GEMM epilogue's accumulator");
-  Value *offset = emit(expr.operands[0], scope);
+    return unsupported(expr.dtype, "a gather from a GEMM epilogue's accumulator");
   Value *value = nullptr;
   if (scope.lanes == 1) {
     value = load(expr.buffer, b.CreateAdd(emitIndex(expr.index, scope), offset), 1);
@@ -480,24 +457,24 @@ Value *ExprEmitter::emitIndirectLoad(const Expr &expr, const EmitScope &scope) {
   return convert(value, stored, expr.dtype);
 }
 
-Value *ExprEmitter::emitUnary(const Expr &expr, Value *x) {
-  DType dtype = expr.operands[0]->dtype;
+Value *ExprEmitter::unary(UnaryOp op, DType dtype, Value *x) {
   Type *type = x->getType();
   bool isFloat = isFloating(dtype);
   bool isSigned = isSignedInteger(dtype);
-  auto fconst = [&](double v) { return llvm::ConstantFP::get(type, v); };
-  auto iconst = [&](int64_t v) { return llvm::ConstantInt::get(type, uint64_t(v), true); };
-  Value *zero = llvm::Constant::getNullValue(type);
+  std::string name = loop::unaryName(op);
   // Vector math is single precision: f64 goes through float (a documented accuracy limit).
   auto vecMath = [&](Value *(*fn)(llvm::IRBuilderBase &, Value *)) -> Value * {
     if (!isFloat)
-      return unsupported(expr, std::string(loop::unaryName(expr.unary)) + " of an integer");
+      return unsupported(dtype, name + " of an integer");
     if (dtype != DType::F64)
       return fn(b, x);
     Type *f32 = registerType(DType::F32, lanesOf(x));
     return b.CreateFPExt(fn(b, b.CreateFPTrunc(x, f32)), type);
   };
-  switch (expr.unary) {
+  auto floatOnly = [&](llvm::Intrinsic::ID id) {
+    return isFloat ? b.CreateUnaryIntrinsic(id, x) : unsupported(dtype, name + " of an integer");
+  };
+  switch (op) {
   case UnaryOp::Neg:
     return isFloat ? b.CreateFNeg(x) : b.CreateNeg(x);
   case UnaryOp::Abs:
@@ -505,7 +482,7 @@ Value *ExprEmitter::emitUnary(const Expr &expr, Value *x) {
       return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
     if (isSigned)
       return b.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, b.getFalse());
-    return x;
+    break;
   case UnaryOp::Exp:
     return vecMath(emitExp);
   case UnaryOp::Log:
@@ -517,50 +494,33 @@ Value *ExprEmitter::emitUnary(const Expr &expr, Value *x) {
   case UnaryOp::Erf:
     return vecMath(emitErf);
   case UnaryOp::Sqrt:
-    if (!isFloat)
-      return unsupported(expr, "sqrt of an integer");
-    return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
+    return floatOnly(llvm::Intrinsic::sqrt);
   case UnaryOp::Rsqrt:
     if (!isFloat)
-      return unsupported(expr, "rsqrt of an integer");
-    return b.CreateFDiv(fconst(1.0), b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x));
-  case UnaryOp::Reciprocal:
-    if (!isFloat)
-      return unsupported(expr, "reciprocal of an integer");
-    return b.CreateFDiv(fconst(1.0), x);
+      return unsupported(dtype, "rsqrt of an integer");
+    return b.CreateFDiv(llvm::ConstantFP::get(type, 1.0),
+                        b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x));
   case UnaryOp::Floor:
-    return isFloat ? b.CreateUnaryIntrinsic(llvm::Intrinsic::floor, x) : x;
+    return floatOnly(llvm::Intrinsic::floor);
   case UnaryOp::Ceil:
-    return isFloat ? b.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, x) : x;
+    return floatOnly(llvm::Intrinsic::ceil);
   case UnaryOp::Round:
-    return isFloat ? b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, x) : x;
-  case UnaryOp::Sign:
-    // torch: (0 < x) - (x < 0), so NaN and -0 give 0.
-    if (isFloat)
-      return b.CreateFSub(b.CreateUIToFP(b.CreateFCmpOGT(x, zero), type),
-                          b.CreateUIToFP(b.CreateFCmpOLT(x, zero), type));
-    if (dtype == DType::Bool)
-      return x;
-    if (isSigned)
-      return b.CreateSub(b.CreateZExt(b.CreateICmpSGT(x, zero), type),
-                         b.CreateZExt(b.CreateICmpSLT(x, zero), type));
-    return b.CreateZExt(b.CreateICmpNE(x, zero), type);
-  case UnaryOp::Relu:
-    if (isFloat) // maximum keeps NaN, like torch's clamp_min
-      return b.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, x, zero);
-    return isSigned ? b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, x, zero) : x;
-  case UnaryOp::LogicalNot:
-    return isFloat ? b.CreateFCmpOEQ(x, zero) : b.CreateICmpEQ(x, zero);
+    return floatOnly(llvm::Intrinsic::roundeven);
   case UnaryOp::BitwiseNot:
     if (isFloat)
-      return unsupported(expr, "bitwise_not of a float");
-    return b.CreateXor(x, iconst(-1));
+      return unsupported(dtype, "bitwise_not of a float");
+    return b.CreateNot(x);
   case UnaryOp::IsNan:
-    if (!isFloat)
-      return llvm::Constant::getNullValue(registerType(DType::Bool, lanesOf(x)));
-    return b.CreateFCmpUNO(x, x);
+    if (isFloat)
+      return b.CreateFCmpUNO(x, x);
+    break;
+  case UnaryOp::Reciprocal:
+  case UnaryOp::Sign:
+  case UnaryOp::Relu:
+  case UnaryOp::LogicalNot:
+    break; // legalize() rewrites these
   }
-  return unsupported(expr, "unary op");
+  return unsupported(dtype, name + " (not a plain operation for this dtype)");
 }
 
 // C fmod without libm: the truncated quotient, then an fma remainder corrected by one step for a
@@ -584,200 +544,90 @@ Value *ExprEmitter::emitFmod(Value *x, Value *y) {
   return b.CreateSelect(b.CreateAnd(yInf, xFinite), x, result);
 }
 
-Value *ExprEmitter::emitFloatPow(const Expr &expr, Value *x, Value *y) {
-  Type *type = x->getType();
-  auto fconst = [&](double v) { return llvm::ConstantFP::get(type, v); };
-  auto sqrt = [&](Value *v) { return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, v); };
-  // Small constant exponents, as torch special-cases them: exact and cheap.
-  const ExprRef &exponent = expr.operands[1];
-  if (exponent->kind == ExprKind::Constant) {
-    double e = exponent->value;
-    if (e == 0)
-      return fconst(1.0);
-    if (e == 1)
-      return x;
-    if (e == 2)
-      return b.CreateFMul(x, x);
-    if (e == 3)
-      return b.CreateFMul(b.CreateFMul(x, x), x);
-    if (e == 0.5)
-      return sqrt(x);
-    if (e == -0.5)
-      return b.CreateFDiv(fconst(1.0), sqrt(x));
-    if (e == -1)
-      return b.CreateFDiv(fconst(1.0), x);
-    if (e == -2)
-      return b.CreateFDiv(fconst(1.0), b.CreateFMul(x, x));
-  }
-  auto vec = [&](Value *(*fn)(llvm::IRBuilderBase &, Value *), Value *v) -> Value * {
-    if (!type->getScalarType()->isDoubleTy())
-      return fn(b, v);
-    Type *f32 = registerType(DType::F32, lanesOf(v));
-    return b.CreateFPExt(fn(b, b.CreateFPTrunc(v, f32)), type);
-  };
-  Value *absX = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
-  Value *magnitude = vec(emitExp, b.CreateFMul(y, vec(emitLog, absX)));
-  Value *floorY = b.CreateUnaryIntrinsic(llvm::Intrinsic::floor, y);
-  Value *yInteger = b.CreateFCmpOEQ(floorY, y);
-  Value *half = b.CreateFMul(y, fconst(0.5));
-  Value *yOdd = b.CreateAnd(
-      yInteger, b.CreateFCmpONE(b.CreateUnaryIntrinsic(llvm::Intrinsic::floor, half), half));
-  Value *negativeResult =
-      b.CreateSelect(yInteger, b.CreateSelect(yOdd, b.CreateFNeg(magnitude), magnitude),
-                     llvm::ConstantFP::getNaN(type));
-  Value *result = b.CreateSelect(b.CreateFCmpOLT(x, fconst(0)), negativeResult, magnitude);
-  // pow(x, 0) = 1 and pow(1, y) = 1, even for NaN.
-  Value *one = b.CreateOr(b.CreateFCmpOEQ(y, fconst(0)), b.CreateFCmpOEQ(x, fconst(1)));
-  return b.CreateSelect(one, fconst(1.0), result);
-}
-
-// Square-and-multiply over every exponent bit with selects (no branches, so it vectorizes);
-// negative exponents give 1 / x^|y| truncated: 1 for x == 1, +-1 for x == -1, else 0.
-Value *ExprEmitter::emitIntPow(DType dtype, Value *x, Value *y) {
-  Type *type = x->getType();
-  unsigned bits = type->getScalarSizeInBits();
-  auto iconst = [&](int64_t v) { return llvm::ConstantInt::get(type, uint64_t(v), true); };
-  Value *result = iconst(1), *base = x, *e = y;
-  for (unsigned i = 0; i < bits; ++i) {
-    Value *bit = b.CreateICmpNE(b.CreateAnd(e, iconst(1)), iconst(0));
-    result = b.CreateSelect(bit, b.CreateMul(result, base), result);
-    base = b.CreateMul(base, base);
-    e = b.CreateLShr(e, iconst(1));
-  }
-  if (!isSignedInteger(dtype))
-    return result;
-  Value *odd = b.CreateICmpNE(b.CreateAnd(y, iconst(1)), iconst(0));
-  Value *inverse =
-      b.CreateSelect(b.CreateICmpEQ(x, iconst(1)), iconst(1),
-                     b.CreateSelect(b.CreateICmpEQ(x, iconst(-1)),
-                                    b.CreateSelect(odd, iconst(-1), iconst(1)), iconst(0)));
-  return b.CreateSelect(b.CreateICmpSLT(y, iconst(0)), inverse, result);
-}
-
-Value *ExprEmitter::emitBinary(const Expr &expr, Value *x, Value *y) {
-  DType dtype = expr.operands[0]->dtype;
-  Type *type = x->getType();
+Value *ExprEmitter::binary(BinaryOp op, DType dtype, Value *x, Value *y) {
   bool isFloat = isFloating(dtype);
   bool isSigned = isSignedInteger(dtype);
   bool isBool = dtype == DType::Bool;
-  auto iconst = [&](int64_t v) { return llvm::ConstantInt::get(type, uint64_t(v), true); };
-  Value *zero = llvm::Constant::getNullValue(type);
-  auto toBool = [&](Value *v) -> Value * {
-    if (isBool)
-      return v;
-    return isFloat ? b.CreateFCmpUNE(v, zero) : b.CreateICmpNE(v, zero);
+  auto intrinsic = [&](llvm::Intrinsic::ID f, llvm::Intrinsic::ID s, llvm::Intrinsic::ID u) {
+    return b.CreateBinaryIntrinsic(isFloat ? f : isSigned ? s : u, x, y);
   };
-  // A zero divisor must not trap (the result is unspecified); INT_MIN / -1 neither.
-  auto safeDivisor = [&](bool allowMinusOne) {
-    Value *bad = b.CreateICmpEQ(y, zero);
-    if (isSigned && !allowMinusOne)
-      bad = b.CreateOr(bad, b.CreateICmpEQ(y, iconst(-1)));
-    return b.CreateSelect(bad, iconst(1), y);
+  auto compare = [&](llvm::CmpInst::Predicate f, llvm::CmpInst::Predicate s,
+                     llvm::CmpInst::Predicate u) {
+    return isFloat ? b.CreateFCmp(f, x, y) : b.CreateICmp(isSigned ? s : u, x, y);
   };
-  switch (expr.binary) {
+  using P = llvm::CmpInst::Predicate;
+  std::string name = loop::binaryName(op);
+  switch (op) {
   case BinaryOp::Add:
-    return isFloat ? b.CreateFAdd(x, y) : isBool ? b.CreateOr(x, y) : b.CreateAdd(x, y);
+    if (!isBool)
+      return isFloat ? b.CreateFAdd(x, y) : b.CreateAdd(x, y);
+    break;
   case BinaryOp::Sub:
-    return isFloat ? b.CreateFSub(x, y) : isBool ? b.CreateXor(x, y) : b.CreateSub(x, y);
+    if (!isBool)
+      return isFloat ? b.CreateFSub(x, y) : b.CreateSub(x, y);
+    break;
   case BinaryOp::Mul:
-    return isFloat ? b.CreateFMul(x, y) : isBool ? b.CreateAnd(x, y) : b.CreateMul(x, y);
-  case BinaryOp::Div: {
-    if (isFloat)
-      return b.CreateFDiv(x, y);
-    if (isBool)
-      return x;
-    if (!isSigned)
-      return b.CreateUDiv(x, safeDivisor(true));
-    Value *q = b.CreateSDiv(x, safeDivisor(false));
-    return b.CreateSelect(b.CreateICmpEQ(y, iconst(-1)), b.CreateNeg(x), q);
-  }
-  case BinaryOp::Remainder:
-  case BinaryOp::Fmod: {
-    bool python = expr.binary == BinaryOp::Remainder;
-    if (isFloat) {
-      Value *r = emitFmod(x, y);
-      if (!python)
-        return r;
-      Value *fzero = llvm::ConstantFP::get(type, 0.0);
-      Value *adjust =
-          b.CreateAnd(b.CreateFCmpONE(r, fzero),
-                      b.CreateXor(b.CreateFCmpOLT(r, fzero), b.CreateFCmpOLT(y, fzero)));
-      return b.CreateSelect(adjust, b.CreateFAdd(r, y), r);
-    }
-    if (isBool)
-      return b.CreateAnd(x, b.CreateNot(y));
-    if (!isSigned)
-      return b.CreateURem(x, safeDivisor(true));
-    Value *r = b.CreateSRem(x, safeDivisor(false));
-    if (!python)
-      return r;
-    Value *adjust = b.CreateAnd(b.CreateICmpNE(r, zero),
-                                b.CreateXor(b.CreateICmpSLT(r, zero), b.CreateICmpSLT(y, zero)));
-    return b.CreateSelect(adjust, b.CreateAdd(r, y), r);
-  }
-  case BinaryOp::Pow:
-    if (isFloat)
-      return emitFloatPow(expr, x, y);
-    if (isBool)
-      return b.CreateOr(x, b.CreateNot(y));
-    return emitIntPow(dtype, x, y);
-  case BinaryOp::Maximum:
-    if (isFloat)
-      return b.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, x, y);
-    return b.CreateBinaryIntrinsic(isSigned ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, x, y);
+    if (!isBool)
+      return isFloat ? b.CreateFMul(x, y) : b.CreateMul(x, y);
+    break;
+  // Integer divisors are never 0 (nor -1 when signed) after legalize().
+  case BinaryOp::Div:
+    if (!isBool)
+      return isFloat ? b.CreateFDiv(x, y) : isSigned ? b.CreateSDiv(x, y) : b.CreateUDiv(x, y);
+    break;
+  case BinaryOp::Fmod:
+    if (!isBool)
+      return isFloat ? emitFmod(x, y) : isSigned ? b.CreateSRem(x, y) : b.CreateURem(x, y);
+    break;
+  case BinaryOp::Maximum: // IEEE maximum: NaN propagates
+    if (!isBool)
+      return intrinsic(llvm::Intrinsic::maximum, llvm::Intrinsic::smax, llvm::Intrinsic::umax);
+    break;
   case BinaryOp::Minimum:
-    if (isFloat)
-      return b.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, x, y);
-    return b.CreateBinaryIntrinsic(isSigned ? llvm::Intrinsic::smin : llvm::Intrinsic::umin, x, y);
+    if (!isBool)
+      return intrinsic(llvm::Intrinsic::minimum, llvm::Intrinsic::smin, llvm::Intrinsic::umin);
+    break;
   case BinaryOp::Eq:
-    return isFloat ? b.CreateFCmpOEQ(x, y) : b.CreateICmpEQ(x, y);
-  case BinaryOp::Ne:
-    return isFloat ? b.CreateFCmpUNE(x, y) : b.CreateICmpNE(x, y);
+    return compare(P::FCMP_OEQ, P::ICMP_EQ, P::ICMP_EQ);
+  case BinaryOp::Ne: // unordered: NaN != NaN
+    return compare(P::FCMP_UNE, P::ICMP_NE, P::ICMP_NE);
   case BinaryOp::Lt:
-    return isFloat    ? b.CreateFCmpOLT(x, y)
-           : isSigned ? b.CreateICmpSLT(x, y)
-                      : b.CreateICmpULT(x, y);
+    return compare(P::FCMP_OLT, P::ICMP_SLT, P::ICMP_ULT);
   case BinaryOp::Le:
-    return isFloat    ? b.CreateFCmpOLE(x, y)
-           : isSigned ? b.CreateICmpSLE(x, y)
-                      : b.CreateICmpULE(x, y);
+    return compare(P::FCMP_OLE, P::ICMP_SLE, P::ICMP_ULE);
   case BinaryOp::Gt:
-    return isFloat    ? b.CreateFCmpOGT(x, y)
-           : isSigned ? b.CreateICmpSGT(x, y)
-                      : b.CreateICmpUGT(x, y);
+    return compare(P::FCMP_OGT, P::ICMP_SGT, P::ICMP_UGT);
   case BinaryOp::Ge:
-    return isFloat    ? b.CreateFCmpOGE(x, y)
-           : isSigned ? b.CreateICmpSGE(x, y)
-                      : b.CreateICmpUGE(x, y);
+    return compare(P::FCMP_OGE, P::ICMP_SGE, P::ICMP_UGE);
   case BinaryOp::LogicalAnd:
-    return b.CreateAnd(toBool(x), toBool(y));
-  case BinaryOp::LogicalOr:
-    return b.CreateOr(toBool(x), toBool(y));
-  case BinaryOp::LogicalXor:
-    return b.CreateXor(toBool(x), toBool(y));
   case BinaryOp::BitwiseAnd:
-  case BinaryOp::BitwiseOr:
-  case BinaryOp::BitwiseXor:
-    if (isFloat)
-      return unsupported(expr, std::string(loop::binaryName(expr.binary)) + " of floats");
-    if (expr.binary == BinaryOp::BitwiseAnd)
+    if (!isFloat)
       return b.CreateAnd(x, y);
-    return expr.binary == BinaryOp::BitwiseOr ? b.CreateOr(x, y) : b.CreateXor(x, y);
+    break;
+  case BinaryOp::LogicalOr:
+  case BinaryOp::BitwiseOr:
+    if (!isFloat)
+      return b.CreateOr(x, y);
+    break;
+  case BinaryOp::LogicalXor:
+  case BinaryOp::BitwiseXor:
+    if (!isFloat)
+      return b.CreateXor(x, y);
+    break;
+  // Shift amounts are inside the width after legalize().
   case BinaryOp::Shl:
-  case BinaryOp::Shr: {
-    if (isFloat || isBool)
-      return unsupported(expr, std::string(loop::binaryName(expr.binary)) + " of non-integers");
-    // Shifts by >= the width are poison in LLVM; torch gives 0 (or the sign for >> of negatives).
-    int64_t width = int64_t(type->getScalarSizeInBits());
-    Value *outOfRange = b.CreateICmpUGE(y, iconst(width));
-    if (expr.binary == BinaryOp::Shl)
-      return b.CreateSelect(outOfRange, zero, b.CreateShl(x, y));
-    if (!isSigned)
-      return b.CreateSelect(outOfRange, zero, b.CreateLShr(x, y));
-    return b.CreateAShr(x, b.CreateSelect(outOfRange, iconst(width - 1), y));
+    if (!isFloat && !isBool)
+      return b.CreateShl(x, y);
+    break;
+  case BinaryOp::Shr:
+    if (!isFloat && !isBool)
+      return isSigned ? b.CreateAShr(x, y) : b.CreateLShr(x, y);
+    break;
+  case BinaryOp::Pow: // expanded by legalize(): the CPU has no libm pow
+  case BinaryOp::Remainder:
+    break;
   }
-  }
-  return unsupported(expr, "binary op");
+  return unsupported(dtype, name + " (not a plain operation for this dtype)");
 }
 
 } // namespace tensorc::cpu

@@ -1,6 +1,7 @@
 // LoopIR expressions and SymInt index arithmetic as LLVM IR, one lane or a fixed vector wide.
 #pragma once
 
+#include "tensorc/Codegen/Common/OpEmitter.h"
 #include "tensorc/Lowering/LoopIR.h"
 #include "tensorc/Support/Status.h"
 
@@ -35,10 +36,11 @@ VarUse analyzeVarUse(const SymInt &index, const std::string &var);
 /// invariant in it (indirect loads that vary along `var` become gathers).
 bool isVectorizable(const loop::ExprRef &body, const std::string &var);
 
-/// Emits expressions of one program. Values are in register form: f16/bf16 as float, bool as i1,
-/// vectors of scope.lanes elements in vector mode. The first unsupported construct is recorded
-/// in status() and emission continues with poison so callers check once at the end.
-class ExprEmitter {
+/// Emits expressions of one legalized program (codegen::legalize): the plain operations as LLVM
+/// IR. Values are in register form: f16/bf16 as float, bool as i1, vectors of scope.lanes
+/// elements in vector mode. The first unsupported construct is recorded in status() and
+/// emission continues with poison so callers check once at the end.
+class ExprEmitter : public codegen::OpEmitter<llvm::Value *> {
 public:
   /// `buffers` holds the base pointer of each buffer id (null for buffers the kernel lacks).
   ExprEmitter(llvm::IRBuilderBase &b, const loop::LoopProgram &program,
@@ -71,31 +73,38 @@ public:
       error_ = std::move(error);
   }
 
+  // Plain operations (codegen::OpEmitter), in the scope of the body being emitted.
+  llvm::Value *constant(const loop::Expr &expr) override;
+  llvm::Value *load(const loop::Expr &expr) override;
+  llvm::Value *indirectLoad(const loop::Expr &expr, llvm::Value *offset) override;
+  llvm::Value *index(const loop::Expr &expr) override;
+  llvm::Value *unary(loop::UnaryOp op, DType type, llvm::Value *x) override;
+  llvm::Value *binary(loop::BinaryOp op, DType type, llvm::Value *x, llvm::Value *y) override;
+  llvm::Value *select(DType type, llvm::Value *cond, llvm::Value *x, llvm::Value *y) override;
+  llvm::Value *cast(DType from, DType to, llvm::Value *x) override;
+  /// Constants are splat to this many lanes (the vector width of the body being emitted).
+  unsigned lanes() const { return scope_ ? scope_->lanes : 1; }
+  /// The scope constants and loads use outside emitBody (reduction accumulators).
+  void setScope(const EmitScope *scope) { scope_ = scope; }
+
 private:
-  llvm::Value *emit(const loop::ExprRef &expr, const EmitScope &scope);
-  llvm::Value *emitLoad(const loop::Expr &expr, const EmitScope &scope);
-  llvm::Value *emitIndirectLoad(const loop::Expr &expr, const EmitScope &scope);
-  llvm::Value *emitIndexExpr(const loop::Expr &expr, const EmitScope &scope);
   /// `index` in every lane: a vector of i64 in vector mode, a scalar otherwise.
   llvm::Value *emitLaneIndices(const SymInt &index, const EmitScope &scope);
   /// The value in memory form `raw` (of `dtype`) in register form.
   llvm::Value *fromMemory(llvm::Value *raw, DType dtype);
-  llvm::Value *emitUnary(const loop::Expr &expr, llvm::Value *x);
-  llvm::Value *emitBinary(const loop::Expr &expr, llvm::Value *x, llvm::Value *y);
-  llvm::Value *emitFloatPow(const loop::Expr &expr, llvm::Value *x, llvm::Value *y);
-  llvm::Value *emitIntPow(DType dtype, llvm::Value *x, llvm::Value *y);
   llvm::Value *emitFmod(llvm::Value *x, llvm::Value *y);
   llvm::Value *emitFloorDiv(llvm::Value *numerator, int64_t denominator, bool remainder);
   /// Per-lane scalar evaluation for indices that are neither contiguous nor invariant.
   llvm::Value *gatherLanes(const EmitScope &scope,
                            const std::function<llvm::Value *(const EmitScope &)> &lane);
   llvm::Value *roundToHalf(llvm::Value *value, DType dtype);
-  llvm::Value *unsupported(const loop::Expr &expr, const std::string &what);
+  llvm::Value *unsupported(DType dtype, const std::string &what);
 
   llvm::IRBuilderBase &b;
   const loop::LoopProgram &program_;
   std::vector<llvm::Value *> buffers_;
-  std::map<const loop::Expr *, llvm::Value *> memo_;
+  std::unordered_map<const loop::Expr *, llvm::Value *> memo_;
+  const EmitScope *scope_ = nullptr;
   int overrideBuffer_ = -1;
   llvm::Value *overrideValue_ = nullptr;
   std::optional<Error> error_;

@@ -93,7 +93,7 @@ TC_DEVICE unsigned short tc_f2bf(float f) {
 }
 TC_DEVICE float tc_round_h(float f) { return tc_h2f(tc_f2h(f)); }
 TC_DEVICE float tc_round_bf(float f) { return f != f ? f : tc_bf2f(tc_f2bf(f)); }
-// maximum/minimum propagate NaN, as torch's do.
+// IEEE 754-2019 maximum/minimum: NaN propagates (torch's rule, mapped onto them by legalize()).
 TC_DEVICE float tc_max(float a, float b) { return (a != a || b != b) ? a + b : fmaxf(a, b); }
 TC_DEVICE float tc_min(float a, float b) { return (a != a || b != b) ? a + b : fminf(a, b); }
 TC_DEVICE double tc_max(double a, double b) { return (a != a || b != b) ? a + b : fmax(a, b); }
@@ -101,28 +101,10 @@ TC_DEVICE double tc_min(double a, double b) { return (a != a || b != b) ? a + b 
 // Python floor division and modulo of indices by a positive constant.
 TC_DEVICE long long tc_floordiv(long long n, long long d) { return n >= 0 ? n / d : -((d - 1 - n) / d); }
 TC_DEVICE long long tc_floormod(long long n, long long d) { long long r = n % d; return r < 0 ? r + d : r; }
-// Integer arithmetic that wraps (through unsigned) and divides without trapping.
+// Integer arithmetic that wraps (through unsigned), as LLVM's does.
 template <class T> TC_DEVICE T tc_wadd(T a, T b) { return (T)((unsigned long long)a + (unsigned long long)b); }
 template <class T> TC_DEVICE T tc_wsub(T a, T b) { return (T)((unsigned long long)a - (unsigned long long)b); }
 template <class T> TC_DEVICE T tc_wmul(T a, T b) { return (T)((unsigned long long)a * (unsigned long long)b); }
-template <class T> TC_DEVICE T tc_sdiv(T x, T y) { return y == (T)-1 ? tc_wsub((T)0, x) : (T)(x / (y == 0 ? (T)1 : y)); }
-template <class T> TC_DEVICE T tc_udiv(T x, T y) { return (T)(x / (y == 0 ? (T)1 : y)); }
-template <class T> TC_DEVICE T tc_srem(T x, T y) { return (y == 0 || y == (T)-1) ? (T)0 : (T)(x % y); }
-template <class T> TC_DEVICE T tc_urem(T x, T y) { return (T)(x % (y == 0 ? (T)1 : y)); }
-template <class T> TC_DEVICE T tc_pyrem(T x, T y) { T r = tc_srem(x, y); return (r != 0 && ((r < 0) != (y < 0))) ? (T)(r + y) : r; }
-template <class T> TC_DEVICE T tc_ipow(T x, T y, bool isSigned) {
-  T result = 1, base = x; unsigned long long e = (unsigned long long)y;
-  for (int i = 0; i < (int)(8 * sizeof(T)); ++i) { if (e & 1ull) result = tc_wmul(result, base); base = tc_wmul(base, base); e >>= 1; }
-  if (isSigned && y < 0) return x == (T)1 ? (T)1 : x == (T)-1 ? ((y & 1) ? (T)-1 : (T)1) : (T)0;
-  return result;
-}
-template <class T> TC_DEVICE T tc_shl(T x, T y) { return (unsigned long long)y >= 8 * sizeof(T) ? (T)0 : (T)((unsigned long long)x << y); }
-template <class T> TC_DEVICE T tc_shr(T x, T y, bool isSigned) {
-  if ((unsigned long long)y >= 8 * sizeof(T)) return isSigned ? (T)(x < 0 ? -1 : 0) : (T)0;
-  return (T)(x >> y);
-}
-template <class T> TC_DEVICE T tc_fpyrem(T x, T y) { T r = fmod(x, y); return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r; }
-TC_DEVICE float tc_fpyrem(float x, float y) { float r = fmodf(x, y); return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r; }
 // Warp shuffles for every register type (sub-word types travel as int).
 TC_DEVICE float tc_shfl_down(float v, int d) { return __shfl_down_sync(0xffffffffu, v, d); }
 TC_DEVICE double tc_shfl_down(double v, int d) { return __shfl_down_sync(0xffffffffu, v, d); }
@@ -164,12 +146,12 @@ std::string ExprRenderer::index(const SymInt &value, const Scope &scope) {
         break;
       }
       case SymInt::Atom::Kind::FloorDiv:
-        factor = strCat("tc_floordiv(", index(atom->numerator, scope), ", ", atom->denominator,
-                        "ll)");
+        factor =
+            strCat("tc_floordiv(", index(atom->numerator, scope), ", ", atom->denominator, "ll)");
         break;
       case SymInt::Atom::Kind::Mod:
-        factor = strCat("tc_floormod(", index(atom->numerator, scope), ", ", atom->denominator,
-                        "ll)");
+        factor =
+            strCat("tc_floormod(", index(atom->numerator, scope), ", ", atom->denominator, "ll)");
         break;
       }
       term = term.empty() ? factor : term + " * " + factor;
@@ -188,6 +170,9 @@ std::string ExprRenderer::convert(const std::string &value, DType from, DType to
     return value;
   if (to == DType::Bool)
     return "(" + value + " != 0)";
+  // f16/bf16 values are held in float already.
+  if (to == DType::F32 && (from == DType::F16 || from == DType::BF16))
+    return value;
   std::string cast = strCat("(", registerType(to), ")(", value, ")");
   if (to == DType::F16)
     return "tc_round_h(" + cast + ")";
@@ -204,7 +189,13 @@ std::string ExprRenderer::store(int buffer, DType from, const std::string &value
     fail(strCat("buffer ", buf.name, " is written but not a kernel argument"));
     return "";
   }
-  return strCat(name, "[", at, "] = ", toMemory(buf.dtype, convert(value, from, buf.dtype)), ";");
+  return strCat(name, "[", at, "] = ", storedValue(value, from, buf.dtype), ";");
+}
+
+std::string ExprRenderer::storedValue(const std::string &value, DType from, DType to) {
+  // Floats go into f16/bf16 memory with one rounding, the conversion's.
+  bool half = to == DType::F16 || to == DType::BF16;
+  return toMemory(to, convert(value, from, half && isFloating(from) ? DType::F32 : to));
 }
 
 std::string ExprRenderer::body(const ExprRef &expr, const Scope &scope, std::string &out,
@@ -216,10 +207,18 @@ std::string ExprRenderer::body(const ExprRef &expr, const Scope &scope, std::str
   memo_.clear();
   overrideBuffer_ = overrideBuffer;
   overrideValue_ = overrideValue;
-  std::string result = emit(expr);
+  std::string result = codegen::emitBody<std::string>(expr, *this, memo_);
   scope_ = nullptr;
   out_ = nullptr;
   return result;
+}
+
+std::string ExprRenderer::notPlain(loop::UnaryOp op, DType dtype) {
+  return fail(strCat(loop::unaryName(op), " is not supported for dtype ", dtypeName(dtype)));
+}
+
+std::string ExprRenderer::notPlain(loop::BinaryOp op, DType dtype) {
+  return fail(strCat(loop::binaryName(op), " is not supported for dtype ", dtypeName(dtype)));
 }
 
 std::string ExprRenderer::constant(const Expr &expr) {
@@ -245,255 +244,202 @@ std::string ExprRenderer::constant(const Expr &expr) {
   return strCat("(", text, isDouble ? ")" : "f)");
 }
 
-std::string ExprRenderer::emit(const ExprRef &expr) {
-  if (auto it = memo_.find(expr.get()); it != memo_.end())
-    return it->second;
-  std::string value;
-  switch (expr->kind) {
-  case ExprKind::Constant:
-    value = constant(*expr);
-    break;
-  case ExprKind::Load: {
-    DType stored = program_.buffers[size_t(expr->buffer)].dtype;
-    if (expr->buffer == overrideBuffer_) {
-      value = convert(overrideValue_, DType::F32, expr->dtype);
-      break;
-    }
-    if (auto it = loadOverrides_.find(expr->buffer);
-        it != loadOverrides_.end() && it->second.first == expr->index) {
-      value = convert(it->second.second, stored, expr->dtype);
-      break;
-    }
-    const std::string &name = bufferNames_[size_t(expr->buffer)];
-    if (name.empty())
-      return fail(strCat("buffer ", program_.buffers[size_t(expr->buffer)].name,
-                         " is read but not a kernel argument"));
-    std::string raw = strCat(name, "[", index(expr->index, *scope_), "]");
-    value = convert(fromMemory(stored, raw), stored, expr->dtype);
-    break;
-  }
-  case ExprKind::IndirectLoad: {
-    // A plain element load at the affine index plus the runtime offset; vectorized elementwise
-    // kernels render it per element too (no load override: those name affine positions only).
-    DType stored = program_.buffers[size_t(expr->buffer)].dtype;
-    if (expr->buffer == overrideBuffer_)
-      return fail("a gather from a GEMM epilogue's accumulator is not supported");
-    const std::string &name = bufferNames_[size_t(expr->buffer)];
-    if (name.empty())
-      return fail(strCat("buffer ", program_.buffers[size_t(expr->buffer)].name,
-                         " is read but not a kernel argument"));
-    std::string offset = emit(expr->operands[0]);
-    std::string raw = strCat(name, "[", index(expr->index, *scope_), " + ", offset, "]");
-    value = convert(fromMemory(stored, raw), stored, expr->dtype);
-    break;
-  }
-  case ExprKind::Index:
-    value = convert(index(expr->index, *scope_), DType::I64, expr->dtype);
-    break;
-  case ExprKind::Unary:
-    value = unary(*expr, emit(expr->operands[0]));
-    break;
-  case ExprKind::Binary: {
-    std::string x = emit(expr->operands[0]);
-    value = binary(*expr, x, emit(expr->operands[1]));
-    break;
-  }
-  case ExprKind::Select: {
-    std::string c = emit(expr->operands[0]);
-    std::string x = emit(expr->operands[1]);
-    value = strCat(c, " ? ", x, " : ", emit(expr->operands[2]));
-    break;
-  }
-  case ExprKind::Cast:
-    value = convert(emit(expr->operands[0]), expr->operands[0]->dtype, expr->dtype);
-    break;
-  }
-  // Constants stay inline; everything else gets a local so shared subexpressions run once.
-  if (expr->kind != ExprKind::Constant) {
-    std::string local = strCat("v", counter_++);
-    *out_ += strCat(indent_, "const ", registerType(expr->dtype), " ", local, " = ", value, ";\n");
-    value = local;
-  }
-  memo_[expr.get()] = value;
-  return value;
+std::string ExprRenderer::load(const Expr &expr) {
+  DType stored = program_.buffers[size_t(expr.buffer)].dtype;
+  // The accumulator as the template would have stored it, then as this load reads it.
+  if (expr.buffer == overrideBuffer_)
+    return convert(convert(overrideValue_, DType::F32, stored), stored, expr.dtype);
+  if (auto it = loadOverrides_.find(expr.buffer);
+      it != loadOverrides_.end() && it->second.first == expr.index)
+    return convert(it->second.second, stored, expr.dtype);
+  const std::string &name = bufferNames_[size_t(expr.buffer)];
+  if (name.empty())
+    return fail(strCat("buffer ", program_.buffers[size_t(expr.buffer)].name,
+                       " is read but not a kernel argument"));
+  std::string raw = strCat(name, "[", index(expr.index, *scope_), "]");
+  return convert(fromMemory(stored, raw), stored, expr.dtype);
 }
 
-std::string ExprRenderer::unary(const Expr &expr, const std::string &x) {
-  DType dtype = expr.operands[0]->dtype;
+// A plain element load at the affine index plus the runtime offset; vectorized elementwise
+// kernels render it per element too (no load override: those name affine positions only).
+std::string ExprRenderer::indirectLoad(const Expr &expr, std::string offset) {
+  DType stored = program_.buffers[size_t(expr.buffer)].dtype;
+  if (expr.buffer == overrideBuffer_)
+    return fail("a gather from a GEMM epilogue's accumulator is not supported");
+  const std::string &name = bufferNames_[size_t(expr.buffer)];
+  if (name.empty())
+    return fail(strCat("buffer ", program_.buffers[size_t(expr.buffer)].name,
+                       " is read but not a kernel argument"));
+  std::string raw = strCat(name, "[", index(expr.index, *scope_), " + ", offset, "]");
+  return convert(fromMemory(stored, raw), stored, expr.dtype);
+}
+
+std::string ExprRenderer::index(const Expr &expr) {
+  return convert(index(expr.index, *scope_), DType::I64, expr.dtype);
+}
+
+std::string ExprRenderer::select(DType, std::string cond, std::string x, std::string y) {
+  return strCat(cond, " ? ", x, " : ", y);
+}
+
+std::string ExprRenderer::cast(DType from, DType to, std::string x) { return convert(x, from, to); }
+
+// Every computed value gets a local, so shared subexpressions run once.
+std::string ExprRenderer::bind(const Expr &expr, std::string value) {
+  if (!out_)
+    return value;
+  std::string local = strCat("v", counter_++);
+  *out_ += strCat(indent_, "const ", registerType(expr.dtype), " ", local, " = ", value, ";\n");
+  return local;
+}
+
+std::string ExprRenderer::unary(UnaryOp op, DType dtype, std::string x) {
   bool isFloat = isFloating(dtype), isDouble = dtype == DType::F64;
   bool isSigned = isSignedInteger(dtype);
-  auto fn = [&](const char *name) {
-    return strCat(name, isDouble ? "" : "f", "(", x, ")");
-  };
-  auto needsFloat = [&]() {
-    return fail(strCat(loop::unaryName(expr.unary), " is not supported for dtype ",
-                       dtypeName(dtype)));
-  };
-  switch (expr.unary) {
+  std::string type = registerType(dtype);
+  auto fn = [&](const char *name) { return strCat(name, isDouble ? "" : "f", "(", x, ")"); };
+  auto floatOnly = [&](const char *name) { return isFloat ? fn(name) : notPlain(op, dtype); };
+  switch (op) {
   case UnaryOp::Neg:
-    if (isFloat)
-      return "-" + x;
-    return dtype == DType::Bool ? x : strCat("tc_wsub((", registerType(dtype), ")0, ", x, ")");
+    if (dtype == DType::Bool)
+      break;
+    return isFloat ? "-" + x : strCat("tc_wsub((", type, ")0, ", x, ")");
   case UnaryOp::Abs:
     if (isFloat)
       return fn("fabs");
-    return isSigned ? strCat("(", x, " < 0 ? tc_wsub((", registerType(dtype), ")0, ", x, ") : ",
-                             x, ")")
-                    : x;
+    if (isSigned)
+      return strCat("(", x, " < 0 ? tc_wsub((", type, ")0, ", x, ") : ", x, ")");
+    break;
   case UnaryOp::Exp:
-    return isFloat ? fn("exp") : needsFloat();
+    return floatOnly("exp");
   case UnaryOp::Log:
-    return isFloat ? fn("log") : needsFloat();
+    return floatOnly("log");
   case UnaryOp::Tanh:
-    return isFloat ? fn("tanh") : needsFloat();
+    return floatOnly("tanh");
   case UnaryOp::Erf:
-    return isFloat ? fn("erf") : needsFloat();
+    return floatOnly("erf");
   case UnaryOp::Sqrt:
-    return isFloat ? fn("sqrt") : needsFloat();
+    return floatOnly("sqrt");
   case UnaryOp::Rsqrt:
-    return isFloat ? fn("rsqrt") : needsFloat();
+    return floatOnly("rsqrt");
   case UnaryOp::Sigmoid:
     if (!isFloat)
-      return needsFloat();
+      break;
     return isDouble ? strCat("1.0 / (1.0 + exp(-", x, "))")
                     : strCat("1.0f / (1.0f + expf(-", x, "))");
-  case UnaryOp::Reciprocal:
-    if (!isFloat)
-      return needsFloat();
-    return strCat(isDouble ? "1.0 / " : "1.0f / ", x);
   case UnaryOp::Floor:
-    return isFloat ? fn("floor") : x;
+    return floatOnly("floor");
   case UnaryOp::Ceil:
-    return isFloat ? fn("ceil") : x;
+    return floatOnly("ceil");
   case UnaryOp::Round:
-    return isFloat ? fn("rint") : x; // half to even
-  case UnaryOp::Sign:
-    if (isFloat) // (0 < x) - (x < 0): NaN and -0 give 0
-      return strCat("(", registerType(dtype), ")((", x, " > 0) - (", x, " < 0))");
-    if (dtype == DType::Bool)
-      return x;
-    if (isSigned)
-      return strCat("(", registerType(dtype), ")((", x, " > 0) - (", x, " < 0))");
-    return strCat("(", registerType(dtype), ")(", x, " != 0)");
-  case UnaryOp::Relu:
-    if (isFloat) // keeps NaN, like torch's clamp_min
-      return strCat("tc_max(", x, isDouble ? ", 0.0)" : ", 0.0f)");
-    return isSigned ? strCat("(", x, " > 0 ? ", x, " : (", registerType(dtype), ")0)") : x;
-  case UnaryOp::LogicalNot:
-    return strCat("(", x, " == 0)");
+    return floatOnly("rint"); // half to even
   case UnaryOp::BitwiseNot:
     if (isFloat)
-      return needsFloat();
-    return dtype == DType::Bool ? "!" + x : strCat("(", registerType(dtype), ")(~", x, ")");
+      break;
+    return dtype == DType::Bool ? "!" + x : strCat("(", type, ")(~", x, ")");
   case UnaryOp::IsNan:
-    return isFloat ? strCat("(", x, " != ", x, ")") : "false";
+    if (isFloat)
+      return strCat("(", x, " != ", x, ")");
+    break;
+  case UnaryOp::Reciprocal:
+  case UnaryOp::Sign:
+  case UnaryOp::Relu:
+  case UnaryOp::LogicalNot:
+    break; // legalize() rewrites these
   }
-  return fail("unknown unary op");
+  return notPlain(op, dtype);
 }
 
-std::string ExprRenderer::binary(const Expr &expr, const std::string &x, const std::string &y) {
-  DType dtype = expr.operands[0]->dtype;
+std::string ExprRenderer::binary(BinaryOp op, DType dtype, std::string x, std::string y) {
   bool isFloat = isFloating(dtype), isDouble = dtype == DType::F64;
-  bool isSigned = isSignedInteger(dtype), isBool = dtype == DType::Bool;
+  bool isBool = dtype == DType::Bool;
   std::string type = registerType(dtype);
-  auto op = [&](const char *symbol) { return strCat(x, " ", symbol, " ", y); };
+  auto infix = [&](const char *symbol) { return strCat(x, " ", symbol, " ", y); };
   auto call = [&](const std::string &name) { return strCat(name, "(", x, ", ", y, ")"); };
-  auto toBool = [&](const std::string &v) { return isBool ? v : "(" + v + " != 0)"; };
-  auto unsupported = [&]() {
-    return fail(strCat(loop::binaryName(expr.binary), " is not supported for dtype ",
-                       dtypeName(dtype)));
+  // Integer results narrower than int come back from C's promotions as their own type.
+  auto integer = [&](const char *symbol) {
+    return strCat("(", type, ")(", x, " ", symbol, " ", y, ")");
   };
-  switch (expr.binary) {
+  switch (op) {
   case BinaryOp::Add:
-    return isFloat ? op("+") : isBool ? op("||") : call("tc_wadd");
+    if (!isBool)
+      return isFloat ? infix("+") : call("tc_wadd");
+    break;
   case BinaryOp::Sub:
-    return isFloat ? op("-") : isBool ? op("!=") : call("tc_wsub");
+    if (!isBool)
+      return isFloat ? infix("-") : call("tc_wsub");
+    break;
   case BinaryOp::Mul:
-    return isFloat ? op("*") : isBool ? op("&&") : call("tc_wmul");
+    if (!isBool)
+      return isFloat ? infix("*") : call("tc_wmul");
+    break;
+  // Integer divisors are never 0 (nor -1 when signed) after legalize().
   case BinaryOp::Div:
-    if (isFloat)
-      return op("/");
-    if (isBool)
-      return x;
-    return call(isSigned ? "tc_sdiv" : "tc_udiv");
-  case BinaryOp::Remainder:
-    if (isFloat)
-      return call("tc_fpyrem");
-    if (isBool)
-      return strCat("(", x, " && !", y, ")");
-    return call(isSigned ? "tc_pyrem" : "tc_urem");
+    if (!isBool)
+      return isFloat ? infix("/") : integer("/");
+    break;
   case BinaryOp::Fmod:
+    if (!isBool)
+      return isFloat ? call(isDouble ? "fmod" : "fmodf") : integer("%");
+    break;
+  case BinaryOp::Pow:
     if (isFloat)
-      return call(isDouble ? "fmod" : "fmodf");
-    if (isBool)
-      return strCat("(", x, " && !", y, ")");
-    return call(isSigned ? "tc_srem" : "tc_urem");
-  case BinaryOp::Pow: {
-    if (isBool)
-      return strCat("(", x, " || !", y, ")");
-    if (!isFloat)
-      return strCat("tc_ipow(", x, ", ", y, isSigned ? ", true)" : ", false)");
-    const ExprRef &exponent = expr.operands[1];
-    if (exponent->kind == ExprKind::Constant) {
-      double e = exponent->value;
-      if (e == 1)
-        return x;
-      if (e == 2)
-        return strCat(x, " * ", x);
-      if (e == 3)
-        return strCat(x, " * ", x, " * ", x);
-      if (e == 0.5)
-        return strCat(isDouble ? "sqrt(" : "sqrtf(", x, ")");
-    }
-    return call(isDouble ? "pow" : "powf");
-  }
-  case BinaryOp::Maximum:
-    if (isFloat)
-      return call("tc_max");
-    return isBool ? op("||") : strCat("(", x, " > ", y, " ? ", x, " : ", y, ")");
+      return call(isDouble ? "pow" : "powf");
+    break;
+  case BinaryOp::Maximum: // IEEE maximum: NaN propagates (prelude)
+    if (!isBool)
+      return isFloat ? call("tc_max") : strCat("(", x, " > ", y, " ? ", x, " : ", y, ")");
+    break;
   case BinaryOp::Minimum:
-    if (isFloat)
-      return call("tc_min");
-    return isBool ? op("&&") : strCat("(", x, " < ", y, " ? ", x, " : ", y, ")");
+    if (!isBool)
+      return isFloat ? call("tc_min") : strCat("(", x, " < ", y, " ? ", x, " : ", y, ")");
+    break;
   case BinaryOp::Eq:
-    return op("==");
+    return infix("==");
   case BinaryOp::Ne:
-    return op("!="); // unordered for floats: NaN != NaN
+    return infix("!="); // unordered for floats: NaN != NaN
   case BinaryOp::Lt:
-    return op("<");
+    return infix("<");
   case BinaryOp::Le:
-    return op("<=");
+    return infix("<=");
   case BinaryOp::Gt:
-    return op(">");
+    return infix(">");
   case BinaryOp::Ge:
-    return op(">=");
+    return infix(">=");
   case BinaryOp::LogicalAnd:
-    return strCat(toBool(x), " && ", toBool(y));
+    if (isBool)
+      return infix("&&");
+    break;
   case BinaryOp::LogicalOr:
-    return strCat(toBool(x), " || ", toBool(y));
+    if (isBool)
+      return infix("||");
+    break;
   case BinaryOp::LogicalXor:
-    return strCat(toBool(x), " != ", toBool(y));
+    if (isBool)
+      return infix("!=");
+    break;
   case BinaryOp::BitwiseAnd:
   case BinaryOp::BitwiseOr:
   case BinaryOp::BitwiseXor: {
     if (isFloat)
-      return unsupported();
-    const char *symbol = expr.binary == BinaryOp::BitwiseAnd  ? "&"
-                         : expr.binary == BinaryOp::BitwiseOr ? "|"
-                                                              : "^";
-    if (isBool)
-      return strCat("(bool)(", x, " ", symbol, " ", y, ")");
-    return strCat("(", type, ")(", x, " ", symbol, " ", y, ")");
+      break;
+    const char *symbol = op == BinaryOp::BitwiseAnd ? "&" : op == BinaryOp::BitwiseOr ? "|" : "^";
+    return integer(symbol);
   }
+  // Shift amounts are inside the width after legalize(); left shifts go through unsigned, where
+  // C defines them for every value.
   case BinaryOp::Shl:
+    if (!isFloat && !isBool)
+      return strCat("(", type, ")((unsigned long long)", x, " << ", y, ")");
+    break;
   case BinaryOp::Shr:
-    if (isFloat || isBool)
-      return unsupported();
-    if (expr.binary == BinaryOp::Shl)
-      return call("tc_shl");
-    return strCat("tc_shr(", x, ", ", y, isSigned ? ", true)" : ", false)");
+    if (!isFloat && !isBool)
+      return integer(">>");
+    break;
+  case BinaryOp::Remainder:
+    break; // legalize() rewrites it
   }
-  return fail("unknown binary op");
+  return notPlain(op, dtype);
 }
 
 } // namespace tensorc::cuda

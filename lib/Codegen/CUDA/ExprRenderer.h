@@ -2,6 +2,7 @@
 // rules as the CPU backend (f16/bf16 computed in float and rounded on cast, torch's NaN rules).
 #pragma once
 
+#include "tensorc/Codegen/Common/OpEmitter.h"
 #include "tensorc/Lowering/LoopIR.h"
 #include "tensorc/Support/Status.h"
 
@@ -29,7 +30,8 @@ std::string toMemory(DType dtype, const std::string &value);
 /// division without traps, Python-style floor division of indices).
 const std::string &prelude();
 
-class ExprRenderer {
+/// Renders a legalized program's expressions (codegen::legalize): plain operations as C++.
+class ExprRenderer : public codegen::OpEmitter<std::string> {
 public:
   /// `bufferNames[id]` is the kernel parameter holding buffer `id`, empty when not an argument.
   ExprRenderer(const loop::LoopProgram &program, std::vector<std::string> bufferNames);
@@ -51,16 +53,28 @@ public:
   void clearLoadOverrides() { loadOverrides_.clear(); }
   /// `value` (of `from`) converted to `to`, as an expression.
   std::string convert(const std::string &value, DType from, DType to);
+  /// `value` (of `from`) in the memory form of `to`: what a store of it writes.
+  std::string storedValue(const std::string &value, DType from, DType to);
   /// A statement storing `value` (of dtype `from`) at element `index` of `buffer`.
   std::string store(int buffer, DType from, const std::string &value, const std::string &index);
   /// The first error met while rendering (unsupported op/dtype, unknown variable).
   Status status() const { return status_; }
 
+  // Plain operations (codegen::OpEmitter), in the scope of the body being rendered.
+  std::string constant(const loop::Expr &expr) override;
+  std::string load(const loop::Expr &expr) override;
+  std::string indirectLoad(const loop::Expr &expr, std::string offset) override;
+  std::string index(const loop::Expr &expr) override;
+  std::string unary(loop::UnaryOp op, DType type, std::string x) override;
+  std::string binary(loop::BinaryOp op, DType type, std::string x, std::string y) override;
+  std::string select(DType type, std::string cond, std::string x, std::string y) override;
+  std::string cast(DType from, DType to, std::string x) override;
+  std::string bind(const loop::Expr &expr, std::string value) override;
+  std::string group(std::string value) override { return "(" + value + ")"; }
+
 private:
-  std::string emit(const loop::ExprRef &expr);
-  std::string unary(const loop::Expr &expr, const std::string &x);
-  std::string binary(const loop::Expr &expr, const std::string &x, const std::string &y);
-  std::string constant(const loop::Expr &expr);
+  std::string notPlain(loop::UnaryOp op, DType dtype);
+  std::string notPlain(loop::BinaryOp op, DType dtype);
   std::string fail(const std::string &message);
 
   const loop::LoopProgram &program_;
@@ -69,7 +83,7 @@ private:
   const Scope *scope_ = nullptr;
   std::string *out_ = nullptr;
   std::string indent_;
-  std::map<const loop::Expr *, std::string> memo_;
+  std::unordered_map<const loop::Expr *, std::string> memo_;
   int overrideBuffer_ = -1;
   std::map<int, std::pair<SymInt, std::string>> loadOverrides_;
   std::string overrideValue_;

@@ -3,7 +3,7 @@
 // scores only ever exist as one 16 x 64 tile per warp, in registers.
 #include "FlashAttention.h"
 
-#include "tensorc/Transforms/FuseAttention.h"
+#include "tensorc/Ops/AttentionShapes.h"
 
 namespace tensorc::cuda {
 

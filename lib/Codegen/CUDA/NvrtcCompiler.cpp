@@ -1,5 +1,6 @@
 // The CUDA compiler: NVRTC turns rendered source into a cubin per architecture plus PTX for the
-// lowest one (forward compatibility), cached on disk by a hash of source, options and NVRTC version.
+// lowest one (forward compatibility), cached on disk by a hash of source, options and NVRTC
+// version.
 #include "tensorc/Codegen/CUDA/CudaCodegen.h"
 
 #include "tensorc/Support/StrCat.h"
@@ -100,10 +101,9 @@ Status nvrtcCheck(nvrtcResult result, const char *what) {
 Status compileOnce(const std::string &source, const std::string &name, const std::string &arch,
                    std::string &cubin, std::string *ptx) {
   Program program;
-  TC_RETURN_IF_ERROR(nvrtcCheck(
-      nvrtcCreateProgram(&program.handle, source.c_str(), (name + ".cu").c_str(), 0, nullptr,
-                         nullptr),
-      "create program"));
+  TC_RETURN_IF_ERROR(nvrtcCheck(nvrtcCreateProgram(&program.handle, source.c_str(),
+                                                   (name + ".cu").c_str(), 0, nullptr, nullptr),
+                                "create program"));
   std::string archOption = "--gpu-architecture=" + arch;
   const char *options[] = {archOption.c_str(), "-std=c++17", "--fmad=true"};
   nvrtcResult compiled =
@@ -151,8 +151,8 @@ Status validateArchs(const std::vector<std::string> &archs) {
       std::vector<std::string> names;
       for (int value : supported)
         names.push_back("sm_" + std::to_string(value));
-      return makeError("CUDA arch '", arch, "' is not supported by this NVRTC (supported: ",
-                       join(names, ", "), ")");
+      return makeError("CUDA arch '", arch,
+                       "' is not supported by this NVRTC (supported: ", join(names, ", "), ")");
     }
     // Kernels convert bf16 with cvt.rn.bf16.f32, which needs sm_80.
     if (number < 80)
@@ -190,8 +190,8 @@ Expected<CompiledModule> compileSource(const std::string &source, const std::str
   }
   for (const std::string &arch : archs) {
     std::string cubin;
-    TC_RETURN_IF_ERROR(compileOnce(source, name, arch, cubin,
-                                   arch == module.ptxArch ? &module.ptx : nullptr));
+    TC_RETURN_IF_ERROR(
+        compileOnce(source, name, arch, cubin, arch == module.ptxArch ? &module.ptx : nullptr));
     module.cubins[arch] = std::move(cubin);
   }
   if (!dir.empty()) {

@@ -3,6 +3,7 @@
 
 #include "tensorc/Support/Status.h"
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,10 +17,19 @@ struct EmbedFile {
   unsigned alignment = 1; // a power of two; 64 for weights, so tensors are used in place
 };
 
-/// Emits an ELF relocatable object for `triple` (PIC) defining `tensorc_embedded_bundle()`, which
-/// returns a bundle::EmbeddedBundle listing `files` in order. Everything else in the object is
-/// internal, so a model library exports nothing from it.
+/// The table an embedded-data object defines: `symbol` (hidden, a function taking nothing)
+/// returns a pointer to {u32 version, u32 file count, pointer to files}, each file being
+/// {pointer to a NUL-terminated name, pointer to its bytes, u64 size}. The caller owns this
+/// layout (bundle::EmbeddedBundle pins it with static_asserts); codegen only lays it out.
+struct EmbedTable {
+  std::string symbol;
+  uint32_t version = 0;
+};
+
+/// Emits an ELF relocatable object for `triple` (PIC) defining `table.symbol`, whose table lists
+/// `files` in order. Everything else in the object is internal, so a model library exports
+/// nothing from it.
 Expected<std::string> emitEmbeddedBundleObject(const std::vector<EmbedFile> &files,
-                                               const std::string &triple);
+                                               const std::string &triple, const EmbedTable &table);
 
 } // namespace tensorc::cpu

@@ -1,0 +1,99 @@
+// Code generation targets behind one interface (STYLE 14): `compile` creates a backend per
+// --target and hands each the scheduled program; what comes back goes into the bundle. LLVM and
+// NVRTC stay behind the factories; a tensorc built without the CUDA toolkit still renders CUDA
+// C++ and says so when asked to compile it.
+#pragma once
+
+#include "tensorc/Lowering/LoopIR.h"
+#include "tensorc/Scheduler/Schedule.h"
+#include "tensorc/Support/Status.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tensorc::codegen {
+
+/// A file for the bundle, by bundle-relative path ("cpu/x86_64.so", "src/kernels.cu").
+struct BundleFile {
+  std::string path;
+  std::string bytes;
+};
+
+/// One loadable image of the kernels, as the manifest lists it.
+struct KernelImage {
+  enum class Kind : uint8_t {
+    CpuLibrary, // a shared object for one CPU variant
+    CudaCubin,  // a cubin for one CUDA arch
+    CudaPtx,    // PTX the driver compiles for newer GPUs
+  };
+  Kind kind = Kind::CpuLibrary;
+  std::string name;                   // the CPU variant ("x86_64-avx512") or CUDA arch ("sm_90")
+  std::string arch;                   // CPU: the --cpu-arch it belongs to ("x86_64")
+  std::string file;                   // its bundle-relative path (among the output's files)
+  std::vector<std::string> requires_; // CPU: host features the runtime checks first
+  int64_t priority = 0;               // CPU: the runtime prefers higher among those it can run
+};
+
+/// How the runtime launches a kernel on a backend with explicit launch shapes (CUDA): `grid`
+/// blocks (an expression over the shape symbols) of `block` threads.
+struct LaunchShape {
+  SymInt grid;
+  int64_t block = 0;
+};
+
+/// What a backend made of a scheduled program.
+struct BackendOutput {
+  std::vector<BundleFile> files;
+  std::vector<KernelImage> images;
+  std::map<std::string, LaunchShape> launches; // by kernel name; empty for the CPU
+};
+
+/// One code generation target. Kernels are generated independently of each other (Extern
+/// kernels are the runtime's), so an implementation may split them into several modules or
+/// programs and compile those in parallel.
+class Backend {
+public:
+  virtual ~Backend() = default;
+  /// The --target name: "cpu" or "cuda".
+  virtual const char *name() const = 0;
+  /// The code this backend hands its compiler, as text for people and tests (`inspect --stage
+  /// cuda`, `opt --emit`): CUDA C++, or the CPU's optimized LLVM IR of its first variant.
+  virtual Expected<std::string> source(const loop::LoopProgram &program,
+                                       const sched::Schedule &schedule) = 0;
+  /// Generates and compiles every Loop and Template kernel of `schedule`.
+  virtual Expected<BackendOutput> compile(const loop::LoopProgram &program,
+                                          const sched::Schedule &schedule) = 0;
+};
+
+struct CpuBackendOptions {
+  /// --cpu-arch values: "x86_64" (AVX2 baseline and AVX-512), "aarch64" (NEON).
+  std::vector<std::string> archs = {"x86_64"};
+  /// Only these variants of those architectures; empty = all.
+  std::vector<std::string> variants;
+  /// ld.lld to link with; empty = the one found at build time ($TENSORC_LD_LLD overrides).
+  std::string linker;
+  bool quiet = false; // no progress messages
+};
+/// The CPU backend (LLVM): one shared object per variant, files cpu/<variant>.so and the
+/// optimized IR as src/<variant>.ll. Errors name an unknown arch or an empty variant selection.
+Expected<std::unique_ptr<Backend>> createCpuBackend(const CpuBackendOptions &options);
+/// The architecture this compiler runs on ("x86_64" or "aarch64").
+std::string hostCpuArch();
+
+struct CudaBackendOptions {
+  /// Archs to emit cubins for (sm_80 or newer); PTX is emitted for the lowest.
+  std::vector<std::string> archs = {"sm_90"};
+  /// NVRTC output cache ("" = $TENSORC_CACHE_DIR or ~/.cache/tensorc; "-" = none).
+  std::string cacheDir;
+  bool quiet = false;
+  /// Check `archs` against NVRTC now (compile needs it; rendering source does not).
+  bool validate = true;
+};
+/// The CUDA backend: the renderer (CUDA C++ per kernel, src/kernels.cu) and NVRTC (cuda/<arch>
+/// .cubin, cuda/kernels.ptx). Without the CUDA toolkit, validation and compile say so.
+Expected<std::unique_ptr<Backend>> createCudaBackend(const CudaBackendOptions &options);
+
+} // namespace tensorc::codegen

@@ -1,0 +1,923 @@
+// The LoopIR text parser: printProgram's form, line by line, into a verified LoopProgram.
+#include "tensorc/Lowering/LoopParser.h"
+
+#include "LoopText.h"
+#include "tensorc/Lowering/LoopVerifier.h"
+#include "tensorc/Support/Safetensors.h"
+#include "tensorc/Support/StrCat.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace tensorc::loop {
+
+namespace {
+
+struct Token {
+  enum class Kind { Ident, Int, Float, Word, String, Punct, End } kind = Kind::End;
+  std::string text;
+  int64_t intValue = 0;
+  double floatValue = 0;
+  int column = 1;
+};
+
+bool isWordChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+}
+
+/// One line's tokens. Identifiers may hold dots (aten.add); a run starting with a digit is a
+/// number when it reads as one (exponents included), else a Word (a digest's hex digits).
+Expected<std::vector<Token>> tokenizeLine(std::string_view line) {
+  std::vector<Token> tokens;
+  size_t i = 0;
+  while (i < line.size()) {
+    char c = line[i];
+    if (c == ' ' || c == '\t' || c == '\r') {
+      ++i;
+      continue;
+    }
+    Token token;
+    token.column = int(i) + 1;
+    if (c == '"') {
+      token.kind = Token::Kind::String;
+      for (++i; i < line.size() && line[i] != '"'; ++i) {
+        if (line[i] == '\\' && i + 1 < line.size())
+          ++i;
+        token.text += line[i];
+      }
+      if (i >= line.size())
+        return makeError(token.column, ": error: unterminated string");
+      ++i;
+    } else if (isWordChar(c)) {
+      size_t start = i;
+      while (i < line.size() && isWordChar(line[i]))
+        ++i;
+      // 1e+20: the exponent's sign continues a number.
+      if (std::isdigit(static_cast<unsigned char>(c)) && i + 1 < line.size() &&
+          (line[i - 1] == 'e' || line[i - 1] == 'E') && (line[i] == '+' || line[i] == '-') &&
+          std::isdigit(static_cast<unsigned char>(line[i + 1])))
+        for (i += 1; i < line.size() && std::isdigit(static_cast<unsigned char>(line[i]));)
+          ++i;
+      token.text = std::string(line.substr(start, i - start));
+      token.kind = Token::Kind::Ident;
+      if (std::isdigit(static_cast<unsigned char>(c))) {
+        const char *begin = token.text.data(), *end = begin + token.text.size();
+        bool isFloat = token.text.find_first_of(".eE") != std::string::npos;
+        auto parsed = isFloat ? std::from_chars(begin, end, token.floatValue)
+                              : std::from_chars(begin, end, token.intValue);
+        token.kind = parsed.ec == std::errc() && parsed.ptr == end
+                         ? (isFloat ? Token::Kind::Float : Token::Kind::Int)
+                         : Token::Kind::Word;
+      }
+    } else {
+      token.kind = Token::Kind::Punct;
+      std::string_view two = line.substr(i, 2);
+      token.text = two == "//" || two == "->" ? std::string(two) : std::string(1, c);
+      i += token.text.size();
+    }
+    tokens.push_back(std::move(token));
+  }
+  Token end;
+  end.column = int(line.size()) + 1;
+  tokens.push_back(end);
+  return tokens;
+}
+
+/// A temporary of the body being read: its expression, by name.
+using Temps = std::map<std::string, ExprRef>;
+
+/// A literal as written: its text and value, and its dtype if it says one.
+struct Literal {
+  bool negative = false;
+  Token number;
+  std::optional<DType> dtype;
+};
+
+class Parser {
+public:
+  Parser(std::string_view text, const std::string &fileName,
+         const std::map<std::string, Tensor> &weights)
+      : fileName_(fileName), weights_(weights) {
+    for (size_t start = 0; start <= text.size();) {
+      size_t end = std::min(text.find('\n', start), text.size());
+      lines_.push_back(text.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+
+  Expected<LoopProgram> run() {
+    bool sawOutputs = false;
+    while (nextLine()) {
+      const Token &first = peek();
+      if (sawOutputs)
+        return error("text after the outputs line");
+      if (isIdent("input") || isIdent("weight") || isIdent("buffer")) {
+        if (!program_.nodes.empty())
+          return error("buffers come before the nodes");
+        TC_RETURN_IF_ERROR(parseBuffer());
+      } else if (isIdent("pointwise") || isIdent("reduction")) {
+        TC_RETURN_IF_ERROR(parseLoopNode());
+      } else if (isIdent("template")) {
+        TC_RETURN_IF_ERROR(parseTemplate());
+      } else if (isIdent("extern")) {
+        TC_RETURN_IF_ERROR(parseExtern());
+      } else if (isIdent("outputs")) {
+        next();
+        TC_ASSIGN_OR_RETURN(program_.outputs, parseNameList());
+        TC_RETURN_IF_ERROR(expectEnd());
+        sawOutputs = true;
+      } else {
+        return error(strCat("expected a buffer, a node or the outputs, got '", first.text, "'"));
+      }
+    }
+    if (!sawOutputs)
+      return makeError(fileName_, ": no outputs line");
+    finish();
+    if (Status verified = verifyProgram(program_); !verified)
+      return makeError(fileName_, ": ", verified.message());
+    return std::move(program_);
+  }
+
+private:
+  // ---- lines and tokens ----
+
+  /// Moves to the next line that is not blank or a comment; false at the end of the text.
+  bool nextLine() {
+    while (++lineIndex_ < lines_.size()) {
+      std::string_view line = lines_[lineIndex_];
+      size_t first = line.find_first_not_of(" \t\r");
+      if (first == std::string_view::npos || line[first] == '#')
+        continue;
+      Expected<std::vector<Token>> tokens = tokenizeLine(line);
+      if (!tokens) {
+        tokens_.clear();
+        lexError_ = tokens.error().message();
+      } else {
+        tokens_ = std::move(*tokens);
+        lexError_.clear();
+      }
+      pos_ = 0;
+      limit_ = tokens_.empty() ? 0 : tokens_.size() - 1;
+      return true;
+    }
+    return false;
+  }
+
+  /// The token `ahead` of the cursor; the End token at the line's end or at the limit (a
+  /// sub-range being parsed on its own).
+  const Token &peek(size_t ahead = 0) const {
+    static const Token end;
+    if (tokens_.empty())
+      return end;
+    size_t at = std::min(pos_ + ahead, limit_);
+    if (at == limit_ && limit_ + 1 < tokens_.size()) {
+      limitEnd_.column = tokens_[limit_].column;
+      return limitEnd_;
+    }
+    return tokens_[at];
+  }
+  const Token &next() {
+    const Token &token = peek();
+    if (pos_ < limit_)
+      ++pos_;
+    return token;
+  }
+  bool isIdent(std::string_view text, size_t ahead = 0) const {
+    return peek(ahead).kind == Token::Kind::Ident && peek(ahead).text == text;
+  }
+  bool isPunct(std::string_view text, size_t ahead = 0) const {
+    return peek(ahead).kind == Token::Kind::Punct && peek(ahead).text == text;
+  }
+  bool atEnd() const { return peek().kind == Token::Kind::End; }
+
+  Error error(const std::string &message) const { return errorAt(peek(), message); }
+  Error errorAt(const Token &at, const std::string &message) const {
+    if (!lexError_.empty())
+      return makeError(fileName_, ":", lineIndex_ + 1, ":", lexError_);
+    std::string where = at.kind == Token::Kind::End ? "end of line" : "'" + at.text + "'";
+    return makeError(fileName_, ":", lineIndex_ + 1, ":", at.column, ": error: ", message, " (at ",
+                     where, ")");
+  }
+
+  Status expectPunct(std::string_view text) {
+    if (!isPunct(text))
+      return error(strCat("expected '", text, "'"));
+    next();
+    return Status::ok();
+  }
+  Status expectIdent(std::string_view text) {
+    if (!isIdent(text))
+      return error(strCat("expected '", text, "'"));
+    next();
+    return Status::ok();
+  }
+  Status expectEnd() { return atEnd() ? Status::ok() : error("unexpected text"); }
+
+  Expected<std::string> parseName(const char *what) {
+    if (peek().kind != Token::Kind::Ident)
+      return error(strCat("expected ", what));
+    return next().text;
+  }
+
+  Expected<int64_t> parseInt() {
+    bool negative = isPunct("-");
+    if (negative)
+      next();
+    if (peek().kind != Token::Kind::Int)
+      return error("expected an integer");
+    int64_t value = next().intValue;
+    return negative ? -value : value;
+  }
+
+  Expected<DType> parseDType() {
+    if (peek().kind != Token::Kind::Ident)
+      return error("expected a dtype");
+    std::optional<DType> dtype = tensorc::parseDType(peek().text);
+    if (!dtype)
+      return error(strCat("unknown dtype '", peek().text, "'"));
+    next();
+    return *dtype;
+  }
+
+  // ---- SymInt: sums of products of integers, symbols, //, % and parentheses ----
+
+  Expected<SymInt> parseSymInt() {
+    TC_ASSIGN_OR_RETURN(SymInt value, parseSymTerm());
+    while (isPunct("+") || isPunct("-")) {
+      bool minus = next().text == "-";
+      TC_ASSIGN_OR_RETURN(SymInt rhs, parseSymTerm());
+      value = minus ? value - rhs : value + rhs;
+    }
+    return value;
+  }
+  Expected<SymInt> parseSymTerm() {
+    TC_ASSIGN_OR_RETURN(SymInt value, parseSymFactor());
+    while (isPunct("*") || isPunct("//") || isPunct("%")) {
+      std::string op = next().text;
+      TC_ASSIGN_OR_RETURN(SymInt rhs, parseSymFactor());
+      if (op == "*") {
+        value = value * rhs;
+        continue;
+      }
+      std::optional<int64_t> divisor = rhs.constant();
+      if (!divisor || *divisor <= 0)
+        return error(strCat("divisor ", rhs.str(), " is not a positive integer"));
+      value = op == "//" ? SymInt::floorDiv(value, *divisor) : SymInt::mod(value, *divisor);
+    }
+    return value;
+  }
+  Expected<SymInt> parseSymFactor() {
+    if (isPunct("-")) {
+      next();
+      TC_ASSIGN_OR_RETURN(SymInt value, parseSymFactor());
+      return -value;
+    }
+    if (isPunct("(")) {
+      next();
+      TC_ASSIGN_OR_RETURN(SymInt value, parseSymInt());
+      TC_RETURN_IF_ERROR(expectPunct(")"));
+      return value;
+    }
+    if (peek().kind == Token::Kind::Int)
+      return SymInt(next().intValue);
+    if (peek().kind == Token::Kind::Ident && peek().text.find('.') == std::string::npos)
+      return SymInt::symbol(next().text);
+    return error("expected an integer expression");
+  }
+
+  Expected<std::vector<SymInt>> parseDims() {
+    TC_RETURN_IF_ERROR(expectPunct("["));
+    std::vector<SymInt> dims;
+    while (!isPunct("]")) {
+      if (!dims.empty())
+        TC_RETURN_IF_ERROR(expectPunct(","));
+      TC_ASSIGN_OR_RETURN(dims.emplace_back(), parseSymInt());
+    }
+    next();
+    return dims;
+  }
+
+  Expected<std::vector<int64_t>> parseIntList() {
+    TC_RETURN_IF_ERROR(expectPunct("["));
+    std::vector<int64_t> values;
+    while (!isPunct("]")) {
+      if (!values.empty())
+        TC_RETURN_IF_ERROR(expectPunct(","));
+      TC_ASSIGN_OR_RETURN(values.emplace_back(), parseInt());
+    }
+    next();
+    return values;
+  }
+
+  // ---- buffers ----
+
+  Expected<int> bufferId(const std::string &name) const {
+    auto it = bufferIds_.find(name);
+    if (it == bufferIds_.end())
+      return error(strCat("unknown buffer '", name, "'"));
+    return it->second;
+  }
+  Expected<int> parseBufferRef() {
+    if (peek().kind != Token::Kind::Ident)
+      return error("expected a buffer name");
+    TC_ASSIGN_OR_RETURN(int id, bufferId(peek().text));
+    next();
+    return id;
+  }
+
+  /// `( a, b )`: buffer names.
+  Expected<std::vector<int>> parseNameList() {
+    TC_RETURN_IF_ERROR(expectPunct("("));
+    std::vector<int> ids;
+    while (!isPunct(")")) {
+      if (!ids.empty())
+        TC_RETURN_IF_ERROR(expectPunct(","));
+      TC_ASSIGN_OR_RETURN(ids.emplace_back(), parseBufferRef());
+    }
+    next();
+    return ids;
+  }
+
+  Status parseBuffer() {
+    Buffer buffer;
+    std::string kind = next().text;
+    buffer.kind = kind == "input"    ? Buffer::Kind::Input
+                  : kind == "weight" ? Buffer::Kind::Weight
+                                     : Buffer::Kind::Intermediate;
+    TC_ASSIGN_OR_RETURN(buffer.name, parseName("a buffer name"));
+    if (bufferIds_.count(buffer.name))
+      return error(strCat("buffer '", buffer.name, "' is declared twice"));
+    TC_RETURN_IF_ERROR(expectPunct(":"));
+    TC_ASSIGN_OR_RETURN(buffer.dtype, parseDType());
+    TC_ASSIGN_OR_RETURN(buffer.shape, parseDims());
+    buffer.id = int(program_.buffers.size());
+    if (buffer.kind == Buffer::Kind::Input)
+      buffer.inputIndex = inputs_++;
+    if (isIdent("data")) {
+      if (buffer.kind != Buffer::Kind::Weight)
+        return error("only weights have data");
+      next();
+      TC_RETURN_IF_ERROR(expectPunct("="));
+      TC_ASSIGN_OR_RETURN(Tensor data, parseWeightData(buffer));
+      program_.weights[buffer.name] = std::move(data);
+    }
+    TC_RETURN_IF_ERROR(expectEnd());
+    bufferIds_[buffer.name] = buffer.id;
+    program_.buffers.push_back(std::move(buffer));
+    return Status::ok();
+  }
+
+  Expected<Tensor> parseWeightData(const Buffer &buffer) {
+    std::vector<int64_t> shape;
+    for (const SymInt &dim : buffer.shape) {
+      if (!dim.constant())
+        return error(strCat("weight '", buffer.name, "' has a symbolic shape"));
+      shape.push_back(*dim.constant());
+    }
+    if (isIdent("fnv1a64")) {
+      next();
+      TC_RETURN_IF_ERROR(expectPunct(":"));
+      std::string digest = "fnv1a64:" + next().text;
+      auto given = weights_.find(buffer.name);
+      if (given == weights_.end())
+        return error(strCat("weight '", buffer.name, "' (", digest,
+                            ") has no data: give it in the .safetensors file next to the text"));
+      if (tensorDigest(given->second) != digest)
+        return error(strCat("the data given for weight '", buffer.name, "' has digest ",
+                            tensorDigest(given->second), ", not ", digest));
+      return given->second;
+    }
+    TC_ASSIGN_OR_RETURN(Tensor tensor, Tensor::zeros(buffer.dtype, shape));
+    TC_RETURN_IF_ERROR(expectPunct("["));
+    int64_t count = 0;
+    while (!isPunct("]")) {
+      if (count > 0)
+        TC_RETURN_IF_ERROR(expectPunct(","));
+      if (count >= tensor.numel())
+        return error(
+            strCat("weight '", buffer.name, "' has more than ", tensor.numel(), " values"));
+      TC_ASSIGN_OR_RETURN(Literal literal, parseLiteral());
+      TC_ASSIGN_OR_RETURN(ExprRef value, literalValue(literal, buffer.dtype));
+      if (isFloating(buffer.dtype))
+        tensor.setDouble(count++, value->value);
+      else
+        tensor.setInt(count++, value->intValue);
+    }
+    next();
+    if (count != tensor.numel())
+      return error(strCat("weight '", buffer.name, "' has ", count, " values for ", tensor.numel(),
+                          " elements"));
+    return tensor;
+  }
+
+  // ---- literals and bodies ----
+
+  bool atLiteral() const {
+    size_t at = isPunct("-") ? 1 : 0;
+    const Token &token = peek(at);
+    return token.kind == Token::Kind::Int || token.kind == Token::Kind::Float ||
+           (token.kind == Token::Kind::Ident && (token.text == "nan" || token.text == "inf"));
+  }
+
+  Expected<Literal> parseLiteral() {
+    Literal literal;
+    literal.negative = isPunct("-");
+    if (literal.negative)
+      next();
+    if (!atLiteral())
+      return error("expected a number");
+    literal.number = next();
+    if (isPunct(":")) {
+      next();
+      TC_ASSIGN_OR_RETURN(literal.dtype, parseDType());
+    }
+    return literal;
+  }
+
+  /// The constant `literal` is as `dtype` (its own when it names one).
+  Expected<ExprRef> literalValue(const Literal &literal, DType dtype) {
+    if (literal.dtype)
+      dtype = *literal.dtype;
+    const Token &number = literal.number;
+    if (isFloating(dtype)) {
+      double value = number.kind == Token::Kind::Int     ? double(number.intValue)
+                     : number.kind == Token::Kind::Float ? number.floatValue
+                     : number.text == "nan"              ? NAN
+                                                         : INFINITY;
+      return makeConstant(literal.negative ? -value : value, dtype);
+    }
+    if (number.kind != Token::Kind::Int)
+      return errorAt(number, strCat("'", number.text, "' is not a ", dtypeName(dtype), " value"));
+    return makeIntConstant(literal.negative ? -number.intValue : number.intValue, dtype);
+  }
+
+  /// An operand: a temporary's name or a literal (typed later, when its context is known).
+  struct Operand {
+    ExprRef temp;
+    std::optional<Literal> literal;
+  };
+  Expected<Operand> parseOperand(const Temps &temps) {
+    Operand operand;
+    if (atLiteral()) {
+      TC_ASSIGN_OR_RETURN(operand.literal, parseLiteral());
+      return operand;
+    }
+    if (peek().kind != Token::Kind::Ident)
+      return error("expected a temporary or a number");
+    auto it = temps.find(peek().text);
+    if (it == temps.end())
+      return error(strCat("unknown temporary '", peek().text, "'"));
+    operand.temp = it->second;
+    next();
+    return operand;
+  }
+  Expected<ExprRef> resolve(const Operand &operand, std::optional<DType> implied) {
+    if (operand.temp)
+      return operand.temp;
+    if (!operand.literal->dtype && !implied)
+      return errorAt(operand.literal->number, "this number needs its dtype, as in 1:f32");
+    return literalValue(*operand.literal, implied.value_or(DType::F32));
+  }
+
+  Expected<std::vector<Operand>> parseOperands(const Temps &temps, size_t count) {
+    std::vector<Operand> operands;
+    TC_RETURN_IF_ERROR(expectPunct("("));
+    for (size_t i = 0; i < count; ++i) {
+      if (i > 0)
+        TC_RETURN_IF_ERROR(expectPunct(","));
+      TC_ASSIGN_OR_RETURN(operands.emplace_back(), parseOperand(temps));
+    }
+    TC_RETURN_IF_ERROR(expectPunct(")"));
+    return operands;
+  }
+
+  const std::string &textAt(size_t at) const { return tokens_[at].text; }
+
+  /// Index of the ')' closing the parenthesis the cursor is in.
+  size_t closingParen() const {
+    size_t depth = 0, at = pos_;
+    for (; at < limit_; ++at) {
+      bool punct = tokens_[at].kind == Token::Kind::Punct;
+      if (punct && textAt(at) == "(")
+        ++depth;
+      else if (punct && textAt(at) == ")" && depth-- == 0)
+        break;
+    }
+    return at;
+  }
+
+  /// `load(buf, index)`, or a gather: `load(buf, index + t)` with the runtime offset last (a
+  /// temporary, or a number with its dtype), or `load(buf, t)` with no affine part.
+  Expected<ExprRef> parseLoad(const Temps &temps, DType dtype) {
+    TC_RETURN_IF_ERROR(expectPunct("("));
+    TC_ASSIGN_OR_RETURN(int buffer, parseBufferRef());
+    TC_RETURN_IF_ERROR(expectPunct(","));
+    size_t close = closingParen(), offsetAt = close;
+    if (close > pos_ && tokens_[close - 1].kind == Token::Kind::Ident &&
+        temps.count(textAt(close - 1))) {
+      offsetAt = close - 1;
+    } else if (close >= pos_ + 3 && textAt(close - 2) == ":") {
+      offsetAt = close - 3;
+      if (offsetAt > pos_ && textAt(offsetAt - 1) == "-")
+        --offsetAt;
+    }
+    bool gather = offsetAt < close && (offsetAt == pos_ || textAt(offsetAt - 1) == "+");
+    size_t indexEnd = !gather ? close : offsetAt == pos_ ? pos_ : offsetAt - 1;
+    SymInt index(0);
+    if (indexEnd > pos_) {
+      size_t saved = limit_;
+      limit_ = indexEnd;
+      Expected<SymInt> parsed = parseSymInt();
+      Status ended = parsed ? expectEnd() : Status::ok();
+      limit_ = saved;
+      if (!parsed)
+        return parsed.takeError();
+      TC_RETURN_IF_ERROR(ended);
+      index = *parsed;
+      if (gather)
+        next(); // the '+' before the offset
+    } else if (!gather) {
+      return error("expected an index");
+    }
+    if (!gather) {
+      TC_RETURN_IF_ERROR(expectPunct(")"));
+      return makeLoad(buffer, dtype, index);
+    }
+    TC_ASSIGN_OR_RETURN(Operand offset, parseOperand(temps));
+    TC_ASSIGN_OR_RETURN(ExprRef offsetExpr, resolve(offset, DType::I64));
+    TC_RETURN_IF_ERROR(expectPunct(")"));
+    if (offsetExpr->dtype != DType::I64)
+      return error("a gather's offset must be i64");
+    return makeIndirectLoad(buffer, dtype, index, offsetExpr);
+  }
+
+  Expected<ExprRef> parseExpr(const Temps &temps, DType dtype) {
+    std::string op = peek().text;
+    if (peek().kind != Token::Kind::Ident)
+      return error("expected an operation");
+    static const std::set<std::string> known = [] {
+      std::set<std::string> names = {"load", "index", "cast", "where"};
+#define TENSORC_NAME(e, n) names.insert(n);
+      TENSORC_FOR_EACH_UNARY(TENSORC_NAME)
+      TENSORC_FOR_EACH_BINARY(TENSORC_NAME)
+#undef TENSORC_NAME
+      return names;
+    }();
+    if (!known.count(op))
+      return error(strCat("unknown operation '", op, "'"));
+    Token opToken = next();
+    if (op == "load")
+      return parseLoad(temps, dtype);
+    if (op == "index") {
+      TC_RETURN_IF_ERROR(expectPunct("("));
+      TC_ASSIGN_OR_RETURN(SymInt index, parseSymInt());
+      TC_RETURN_IF_ERROR(expectPunct(")"));
+      return makeIndex(index, dtype);
+    }
+    if (op == "cast") {
+      TC_ASSIGN_OR_RETURN(std::vector<Operand> operands, parseOperands(temps, 1));
+      TC_ASSIGN_OR_RETURN(ExprRef x, resolve(operands[0], std::nullopt));
+      if (x->dtype == dtype)
+        return error("a cast to the operand's own dtype");
+      return makeCast(x, dtype);
+    }
+    if (op == "where") {
+      TC_ASSIGN_OR_RETURN(std::vector<Operand> operands, parseOperands(temps, 3));
+      TC_ASSIGN_OR_RETURN(ExprRef c, resolve(operands[0], DType::Bool));
+      TC_ASSIGN_OR_RETURN(ExprRef a, resolve(operands[1], dtype));
+      TC_ASSIGN_OR_RETURN(ExprRef b, resolve(operands[2], dtype));
+      if (c->dtype != DType::Bool || a->dtype != dtype || b->dtype != dtype)
+        return errorAt(
+            opToken, strCat("where needs a bool condition and two ", dtypeName(dtype), " values"));
+      return makeSelect(c, a, b);
+    }
+#define TENSORC_UNARY(e, n)                                                                        \
+  if (op == n)                                                                                     \
+    return parseUnary(temps, dtype, UnaryOp::e);
+    TENSORC_FOR_EACH_UNARY(TENSORC_UNARY)
+#undef TENSORC_UNARY
+#define TENSORC_BINARY(e, n)                                                                       \
+  if (op == n)                                                                                     \
+    return parseBinary(temps, dtype, BinaryOp::e, opToken);
+    TENSORC_FOR_EACH_BINARY(TENSORC_BINARY)
+#undef TENSORC_BINARY
+    return error(strCat("unknown operation '", op, "'"));
+  }
+
+  Expected<ExprRef> parseUnary(const Temps &temps, DType dtype, UnaryOp op) {
+    TC_ASSIGN_OR_RETURN(std::vector<Operand> operands, parseOperands(temps, 1));
+    bool implied = impliedOperandType(ExprKind::Unary, op, BinaryOp::Add, false);
+    TC_ASSIGN_OR_RETURN(ExprRef x,
+                        resolve(operands[0], implied ? std::optional(dtype) : std::nullopt));
+    return makeUnary(op, x);
+  }
+
+  Expected<ExprRef> parseBinary(const Temps &temps, DType dtype, BinaryOp op, const Token &at) {
+    TC_ASSIGN_OR_RETURN(std::vector<Operand> operands, parseOperands(temps, 2));
+    bool arithmetic = binaryResultType(op, DType::F32) == DType::F32;
+    ExprRef sides[2];
+    for (size_t i = 0; i < 2; ++i) {
+      std::optional<DType> implied;
+      if (arithmetic)
+        implied = dtype;
+      else if (const ExprRef &other = operands[1 - i].temp)
+        implied = other->dtype;
+      TC_ASSIGN_OR_RETURN(sides[i], resolve(operands[i], implied));
+    }
+    if (sides[0]->dtype != sides[1]->dtype)
+      return errorAt(at, strCat(binaryName(op), " of ", dtypeName(sides[0]->dtype), " and ",
+                                dtypeName(sides[1]->dtype)));
+    return makeBinary(op, sides[0], sides[1]);
+  }
+
+  /// Lines `name : dtype = op(...)` up to `-> root`.
+  Expected<ExprRef> parseBody(std::optional<DType> rootType) {
+    Temps temps;
+    while (nextLine()) {
+      if (isPunct("->")) {
+        next();
+        TC_ASSIGN_OR_RETURN(Operand root, parseOperand(temps));
+        TC_ASSIGN_OR_RETURN(ExprRef body, resolve(root, rootType));
+        TC_RETURN_IF_ERROR(expectEnd());
+        return body;
+      }
+      TC_ASSIGN_OR_RETURN(std::string name, parseName("a temporary or '->'"));
+      if (temps.count(name))
+        return error(strCat("temporary '", name, "' is defined twice"));
+      TC_RETURN_IF_ERROR(expectPunct(":"));
+      TC_ASSIGN_OR_RETURN(DType dtype, parseDType());
+      TC_RETURN_IF_ERROR(expectPunct("="));
+      TC_ASSIGN_OR_RETURN(ExprRef expr, parseExpr(temps, dtype));
+      if (expr->dtype != dtype)
+        return error(
+            strCat("the operation gives ", dtypeName(expr->dtype), ", not ", dtypeName(dtype)));
+      TC_RETURN_IF_ERROR(expectEnd());
+      temps[name] = expr;
+    }
+    return makeError(fileName_, ": the body ending at the end of the text has no '->' line");
+  }
+
+  // ---- nodes ----
+
+  /// ` name=...`, ` origins=[...]` after a node's header.
+  Status parseNodeSuffix(LoopNode &node) {
+    if (isIdent("name")) {
+      next();
+      TC_RETURN_IF_ERROR(expectPunct("="));
+      TC_ASSIGN_OR_RETURN(node.name, parseName("a node name"));
+    }
+    if (isIdent("origins")) {
+      next();
+      TC_RETURN_IF_ERROR(expectPunct("="));
+      TC_RETURN_IF_ERROR(expectPunct("["));
+      while (!isPunct("]")) {
+        if (!node.origins.empty())
+          TC_RETURN_IF_ERROR(expectPunct(","));
+        TC_ASSIGN_OR_RETURN(node.origins.emplace_back(), parseName("an op name"));
+      }
+      next();
+    }
+    return expectEnd();
+  }
+
+  Status parseOutput(LoopNode &node) {
+    TC_ASSIGN_OR_RETURN(node.output, parseBufferRef());
+    node.name = program_.buffers[size_t(node.output)].name;
+    return Status::ok();
+  }
+
+  void addNode(LoopNode node) {
+    node.id = int(program_.nodes.size());
+    program_.nodes.push_back(std::move(node));
+  }
+
+  Status parseLoopNode() {
+    LoopNode node;
+    node.kind = next().text == "pointwise" ? LoopNode::Kind::Pointwise : LoopNode::Kind::Reduction;
+    TC_RETURN_IF_ERROR(parseOutput(node));
+    TC_RETURN_IF_ERROR(expectIdent("over"));
+    TC_ASSIGN_OR_RETURN(node.ranges, parseDims());
+    if (node.kind == LoopNode::Kind::Reduction) {
+      TC_RETURN_IF_ERROR(expectIdent("reducing"));
+      TC_ASSIGN_OR_RETURN(node.reductionRanges, parseDims());
+      TC_RETURN_IF_ERROR(expectIdent("with"));
+      TC_ASSIGN_OR_RETURN(std::string op, parseName("a reduction"));
+      bool known = false;
+      for (ReduceOp candidate : {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min,
+                                 ReduceOp::ArgMax, ReduceOp::ArgMin})
+        if (op == reduceName(candidate)) {
+          node.reduceOp = candidate;
+          known = true;
+        }
+      if (!known)
+        return error(strCat("unknown reduction '", op, "'"));
+    }
+    TC_RETURN_IF_ERROR(parseNodeSuffix(node));
+    TC_ASSIGN_OR_RETURN(node.body, parseBody(impliedRootType(program_, node)));
+    addNode(std::move(node));
+    return Status::ok();
+  }
+
+  /// `key=` before a value.
+  Status expectKey(std::string_view key) {
+    TC_RETURN_IF_ERROR(expectIdent(key));
+    return expectPunct("=");
+  }
+  Expected<SymInt> symKey(std::string_view key) {
+    TC_RETURN_IF_ERROR(expectKey(key));
+    return parseSymInt();
+  }
+  Expected<int64_t> intKey(std::string_view key) {
+    TC_RETURN_IF_ERROR(expectKey(key));
+    return parseInt();
+  }
+  Status pairKey(std::string_view key, int64_t &first, int64_t &second) {
+    TC_RETURN_IF_ERROR(expectKey(key));
+    TC_ASSIGN_OR_RETURN(std::vector<int64_t> values, parseIntList());
+    if (values.size() != 2)
+      return error(strCat(key, " takes two values"));
+    first = values[0];
+    second = values[1];
+    return Status::ok();
+  }
+
+  /// `buf offset O strides [...]`.
+  Expected<StridedView> parseView() {
+    StridedView view;
+    TC_ASSIGN_OR_RETURN(view.buffer, parseBufferRef());
+    TC_RETURN_IF_ERROR(expectIdent("offset"));
+    TC_ASSIGN_OR_RETURN(view.offset, parseSymInt());
+    TC_RETURN_IF_ERROR(expectIdent("strides"));
+    TC_ASSIGN_OR_RETURN(view.strides, parseDims());
+    return view;
+  }
+  /// The next line, `key = ` and what follows.
+  Status detailLine(std::string_view key) {
+    if (!nextLine())
+      return makeError(fileName_, ": the text ends inside a template");
+    TC_RETURN_IF_ERROR(expectIdent(key));
+    return expectPunct("=");
+  }
+
+  Status parseTemplate() {
+    next();
+    LoopNode node;
+    node.kind = LoopNode::Kind::Template;
+    TC_ASSIGN_OR_RETURN(std::string kind, parseName("gemm, conv2d or attention"));
+    TC_RETURN_IF_ERROR(parseOutput(node));
+    if (kind == "gemm") {
+      LoopNode::Gemm &g = node.gemm;
+      TC_ASSIGN_OR_RETURN(g.batch, symKey("batch"));
+      TC_ASSIGN_OR_RETURN(g.m, symKey("m"));
+      TC_ASSIGN_OR_RETURN(g.n, symKey("n"));
+      TC_ASSIGN_OR_RETURN(g.k, symKey("k"));
+      TC_RETURN_IF_ERROR(parseNodeSuffix(node));
+      TC_RETURN_IF_ERROR(detailLine("a"));
+      TC_ASSIGN_OR_RETURN(g.a, parseView());
+      TC_RETURN_IF_ERROR(expectEnd());
+      TC_RETURN_IF_ERROR(detailLine("b"));
+      TC_ASSIGN_OR_RETURN(g.b, parseView());
+    } else if (kind == "conv2d") {
+      node.templateKind = LoopNode::TemplateKind::Conv2d;
+      LoopNode::Conv &c = node.conv;
+      TC_ASSIGN_OR_RETURN(c.n, symKey("n"));
+      TC_ASSIGN_OR_RETURN(c.c, intKey("c"));
+      TC_ASSIGN_OR_RETURN(c.h, intKey("h"));
+      TC_ASSIGN_OR_RETURN(c.w, intKey("w"));
+      TC_ASSIGN_OR_RETURN(c.oc, intKey("oc"));
+      TC_RETURN_IF_ERROR(pairKey("kernel", c.kh, c.kw));
+      TC_RETURN_IF_ERROR(pairKey("out", c.oh, c.ow));
+      TC_RETURN_IF_ERROR(pairKey("stride", c.strideH, c.strideW));
+      TC_RETURN_IF_ERROR(pairKey("padding", c.padH, c.padW));
+      TC_RETURN_IF_ERROR(pairKey("dilation", c.dilationH, c.dilationW));
+      TC_ASSIGN_OR_RETURN(c.groups, intKey("groups"));
+      TC_RETURN_IF_ERROR(parseNodeSuffix(node));
+      TC_RETURN_IF_ERROR(detailLine("input"));
+      TC_ASSIGN_OR_RETURN(c.input, parseBufferRef());
+      TC_RETURN_IF_ERROR(expectEnd());
+      TC_RETURN_IF_ERROR(detailLine("weight"));
+      TC_ASSIGN_OR_RETURN(c.weight, parseView());
+    } else if (kind == "attention") {
+      node.templateKind = LoopNode::TemplateKind::Attention;
+      LoopNode::Attention &a = node.attention;
+      TC_ASSIGN_OR_RETURN(a.batch, symKey("batch"));
+      TC_ASSIGN_OR_RETURN(a.l, symKey("l"));
+      TC_ASSIGN_OR_RETURN(a.s, symKey("s"));
+      TC_ASSIGN_OR_RETURN(a.e, intKey("e"));
+      TC_ASSIGN_OR_RETURN(a.ev, intKey("ev"));
+      TC_RETURN_IF_ERROR(expectKey("scale"));
+      TC_ASSIGN_OR_RETURN(Literal scale, parseLiteral());
+      TC_ASSIGN_OR_RETURN(ExprRef value, literalValue(scale, DType::F64));
+      a.scale = value->value;
+      TC_RETURN_IF_ERROR(expectKey("batch_dims"));
+      TC_ASSIGN_OR_RETURN(a.batchDims, parseDims());
+      TC_RETURN_IF_ERROR(parseNodeSuffix(node));
+      TC_RETURN_IF_ERROR(detailLine("q"));
+      TC_ASSIGN_OR_RETURN(a.q, parseBufferRef());
+      TC_RETURN_IF_ERROR(expectPunct(","));
+      TC_RETURN_IF_ERROR(expectKey("k"));
+      TC_ASSIGN_OR_RETURN(a.k, parseBufferRef());
+      TC_RETURN_IF_ERROR(expectPunct(","));
+      TC_RETURN_IF_ERROR(expectKey("v"));
+      TC_ASSIGN_OR_RETURN(a.v, parseBufferRef());
+      if (isPunct(",")) {
+        next();
+        TC_RETURN_IF_ERROR(expectKey("mask"));
+        TC_ASSIGN_OR_RETURN(a.mask, parseView());
+      }
+    } else {
+      return error(strCat("unknown template '", kind, "' (gemm, conv2d or attention)"));
+    }
+    TC_RETURN_IF_ERROR(expectEnd());
+    node.ranges = program_.buffers[size_t(node.output)].shape;
+    addNode(std::move(node));
+    return Status::ok();
+  }
+
+  Status parseExtern() {
+    next();
+    LoopNode node;
+    node.kind = LoopNode::Kind::Extern;
+    TC_ASSIGN_OR_RETURN(node.externOp, parseName("an op name"));
+    TC_ASSIGN_OR_RETURN(node.externInputs, parseNameList());
+    TC_RETURN_IF_ERROR(expectPunct("->"));
+    TC_ASSIGN_OR_RETURN(node.externOutputs, parseNameList());
+    if (!node.externOutputs.empty()) {
+      node.output = node.externOutputs[0];
+      node.name = program_.buffers[size_t(node.output)].name;
+    }
+    TC_RETURN_IF_ERROR(parseNodeSuffix(node));
+    // The op's FX-text graph: the lines behind a bar.
+    while (lineIndex_ + 1 < lines_.size()) {
+      std::string_view line = lines_[lineIndex_ + 1];
+      size_t bar = line.find_first_not_of(" \t");
+      if (bar == std::string_view::npos || line[bar] != '|')
+        break;
+      ++lineIndex_;
+      std::string_view content = line.substr(bar + 1);
+      if (!content.empty() && content[0] == ' ')
+        content.remove_prefix(1);
+      node.externGraph += std::string(content) + "\n";
+    }
+    addNode(std::move(node));
+    return Status::ok();
+  }
+
+  /// What the text leaves implicit: shape symbols (of inputs and weights) and fallbacks.
+  void finish() {
+    std::set<std::string> symbols;
+    for (const Buffer &buffer : program_.buffers)
+      if (buffer.kind != Buffer::Kind::Intermediate)
+        for (const SymInt &dim : buffer.shape)
+          dim.collectSymbols(symbols);
+    program_.symbols.assign(symbols.begin(), symbols.end());
+    for (const LoopNode &node : program_.nodes)
+      if (node.kind == LoopNode::Kind::Extern &&
+          std::find(program_.fallbacks.begin(), program_.fallbacks.end(), node.externOp) ==
+              program_.fallbacks.end())
+        program_.fallbacks.push_back(node.externOp);
+  }
+
+  std::string fileName_;
+  const std::map<std::string, Tensor> &weights_;
+  std::vector<std::string_view> lines_;
+  size_t lineIndex_ = size_t(-1);
+  std::vector<Token> tokens_;
+  size_t pos_ = 0;
+  size_t limit_ = 0; // index of the token the line ends at for now (its End token normally)
+  mutable Token limitEnd_;
+  std::string lexError_;
+  std::map<std::string, int> bufferIds_;
+  int64_t inputs_ = 0;
+  LoopProgram program_;
+};
+
+} // namespace
+
+Expected<LoopProgram> parseProgram(std::string_view text, const std::string &fileName,
+                                   const std::map<std::string, Tensor> &weights) {
+  return Parser(text, fileName, weights).run();
+}
+
+Expected<LoopProgram> loadLoopFile(const std::string &path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    return makeError(path, ": cannot read");
+  std::stringstream text;
+  text << file.rdbuf();
+  std::map<std::string, Tensor> weights;
+  std::filesystem::path side = std::filesystem::path(path).replace_extension(".safetensors");
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(side, ec)) {
+    TC_ASSIGN_OR_RETURN(weights, readSafetensors(side.string()));
+  }
+  return parseProgram(text.str(), path, weights);
+}
+
+} // namespace tensorc::loop
