@@ -665,7 +665,7 @@ private:
 
   // ---- nodes ----
 
-  /// ` name=...`, ` origins=[...]` after a node's header.
+  /// ` name=...`, ` origins=[...]` and, for externs, ` reason="..."` after a node's header.
   Status parseNodeSuffix(LoopNode &node) {
     if (isIdent("name")) {
       next();
@@ -682,6 +682,13 @@ private:
         TC_ASSIGN_OR_RETURN(node.origins.emplace_back(), parseName("an op name"));
       }
       next();
+    }
+    if (node.kind == LoopNode::Kind::Extern && isIdent("reason")) {
+      next();
+      TC_RETURN_IF_ERROR(expectPunct("="));
+      if (peek().kind != Token::Kind::String)
+        return error("expected a quoted reason");
+      node.externReason = next().text;
     }
     return expectEnd();
   }

@@ -216,7 +216,8 @@ std::string templateHeader(const LoopProgram &program, const LoopNode &node,
   return "";
 }
 
-/// ` name=...` when the node's name is not its output's, ` origins=[...]` when it has any.
+/// ` name=...` when the node's name is not its output's, ` origins=[...]` when it has any, and
+/// ` reason="..."`, why a fallback has no generated kernel.
 std::string nodeSuffix(const LoopNode &node, const std::string &output) {
   std::string out;
   if (node.name != output)
@@ -226,6 +227,12 @@ std::string nodeSuffix(const LoopNode &node, const std::string &output) {
     for (size_t i = 0; i < node.origins.size(); ++i)
       out += (i ? ", " : "") + node.origins[i];
     out += "]";
+  }
+  if (!node.externReason.empty()) {
+    out += " reason=\"";
+    for (char c : node.externReason)
+      out += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+    out += "\"";
   }
   return out;
 }

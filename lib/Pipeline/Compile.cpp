@@ -285,6 +285,7 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
       pipelineOptionsFor(targetSet, options.fuseAttention, options.train.has_value()));
   pipeline.timeStages = options.timeStages;
   pipeline.train = options.train;
+  pipeline.fallback = options.fallback;
   autodiff::TrainingSignature training;
   if (Status staged = runGraphStages(graph, registry, pipeline, &training); !staged)
     return makeError(modelPath, ": ", staged.message());

@@ -81,6 +81,7 @@ Expected<LoweredModel> lowerAndSchedule(const Graph &graph, const PipelineOption
     loop::LowerOptions lowering;
     lowering.halfPrecisionTemplates = options.gpuOnly;
     lowering.attentionTemplates = options.gpuOnly;
+    lowering.fallback = options.fallback;
     TC_ASSIGN_OR_RETURN(model.program, loop::lower(graph, lowering));
     return Status::ok();
   }));

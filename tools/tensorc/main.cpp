@@ -340,6 +340,7 @@ struct CompileCommand {
   std::string cudaArchs = "sm_90";
   std::string emit = "bundle";
   std::string mode = "default";
+  std::string fallback = "allow";
 };
 
 std::vector<std::string> splitList(const std::string &text) {
@@ -362,6 +363,10 @@ int runCompile(CompileCommand &command, const OpRegistry &registry) {
   if (!train)
     return fail(train.error().message());
   command.options.train = *train;
+  Expected<loop::FallbackPolicy> fallback = loop::parseFallbackPolicy(command.fallback);
+  if (!fallback)
+    return fail(fallback.error().message());
+  command.options.fallback = *fallback;
   Expected<CompileSummary> summary = compileModel(command.model, registry, command.options);
   if (!summary)
     return fail(summary.error().message());
@@ -605,6 +610,12 @@ int main(int argc, char **argv) {
   compileCommand
       ->add_option("--cpu-arch", compile.cpuArchs,
                    "Comma-separated CPU architectures: x86_64 (AVX2 + AVX-512), aarch64 (NEON)")
+      ->capture_default_str();
+  compileCommand
+      ->add_option("--fallback", compile.fallback,
+                   "allow: ops without a generated kernel run on their reference kernels in the "
+                   "runtime; error: such an op is an error naming it and its node")
+      ->check(CLI::IsMember({"allow", "error"}))
       ->capture_default_str();
   addTrainOptions(compileCommand, compile.train);
 

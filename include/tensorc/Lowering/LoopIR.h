@@ -173,9 +173,11 @@ struct LoopNode {
     StridedView mask;
   } attention;
 
-  // Extern: the op as an FX-text graph of one node, its input and output buffers.
+  // Extern: the op as an FX-text graph of one node, its input and output buffers, and why it
+  // has no generated kernel.
   std::string externOp;
   std::string externGraph;
+  std::string externReason;
   std::vector<int> externInputs, externOutputs;
 
   /// Buffers read by the body (or the GEMM operands / extern inputs), sorted, unique.
