@@ -2,13 +2,12 @@
 #include "tensorc/Lowering/LoopParser.h"
 
 #include "LoopText.h"
+#include "LoopTextCursor.h"
 #include "tensorc/Lowering/LoopVerifier.h"
 #include "tensorc/Support/Safetensors.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <algorithm>
-#include <cctype>
-#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -19,97 +18,14 @@ namespace tensorc::loop {
 
 namespace {
 
-struct Token {
-  enum class Kind { Ident, Int, Float, Word, String, Punct, End } kind = Kind::End;
-  std::string text;
-  int64_t intValue = 0;
-  double floatValue = 0;
-  int column = 1;
-};
-
-bool isWordChar(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
-}
-
-/// One line's tokens. Identifiers may hold dots (aten.add); a run starting with a digit is a
-/// number when it reads as one (exponents included), else a Word (a digest's hex digits).
-Expected<std::vector<Token>> tokenizeLine(std::string_view line) {
-  std::vector<Token> tokens;
-  size_t i = 0;
-  while (i < line.size()) {
-    char c = line[i];
-    if (c == ' ' || c == '\t' || c == '\r') {
-      ++i;
-      continue;
-    }
-    Token token;
-    token.column = int(i) + 1;
-    if (c == '"') {
-      token.kind = Token::Kind::String;
-      for (++i; i < line.size() && line[i] != '"'; ++i) {
-        if (line[i] == '\\' && i + 1 < line.size())
-          ++i;
-        token.text += line[i];
-      }
-      if (i >= line.size())
-        return makeError(token.column, ": error: unterminated string");
-      ++i;
-    } else if (isWordChar(c)) {
-      size_t start = i;
-      while (i < line.size() && isWordChar(line[i]))
-        ++i;
-      // 1e+20: the exponent's sign continues a number.
-      if (std::isdigit(static_cast<unsigned char>(c)) && i + 1 < line.size() &&
-          (line[i - 1] == 'e' || line[i - 1] == 'E') && (line[i] == '+' || line[i] == '-') &&
-          std::isdigit(static_cast<unsigned char>(line[i + 1])))
-        for (i += 1; i < line.size() && std::isdigit(static_cast<unsigned char>(line[i]));)
-          ++i;
-      token.text = std::string(line.substr(start, i - start));
-      token.kind = Token::Kind::Ident;
-      if (std::isdigit(static_cast<unsigned char>(c))) {
-        const char *begin = token.text.data(), *end = begin + token.text.size();
-        bool isFloat = token.text.find_first_of(".eE") != std::string::npos;
-        auto parsed = isFloat ? std::from_chars(begin, end, token.floatValue)
-                              : std::from_chars(begin, end, token.intValue);
-        token.kind = parsed.ec == std::errc() && parsed.ptr == end
-                         ? (isFloat ? Token::Kind::Float : Token::Kind::Int)
-                         : Token::Kind::Word;
-      }
-    } else {
-      token.kind = Token::Kind::Punct;
-      std::string_view two = line.substr(i, 2);
-      token.text = two == "//" || two == "->" ? std::string(two) : std::string(1, c);
-      i += token.text.size();
-    }
-    tokens.push_back(std::move(token));
-  }
-  Token end;
-  end.column = int(line.size()) + 1;
-  tokens.push_back(end);
-  return tokens;
-}
-
 /// A temporary of the body being read: its expression, by name.
 using Temps = std::map<std::string, ExprRef>;
 
-/// A literal as written: its text and value, and its dtype if it says one.
-struct Literal {
-  bool negative = false;
-  Token number;
-  std::optional<DType> dtype;
-};
-
-class Parser {
+class Parser : public TextCursor {
 public:
   Parser(std::string_view text, const std::string &fileName,
          const std::map<std::string, Tensor> &weights)
-      : fileName_(fileName), weights_(weights) {
-    for (size_t start = 0; start <= text.size();) {
-      size_t end = std::min(text.find('\n', start), text.size());
-      lines_.push_back(text.substr(start, end - start));
-      start = end + 1;
-    }
-  }
+      : TextCursor(text, fileName), weights_(weights) {}
 
   Expected<LoopProgram> run() {
     bool sawOutputs = false;
@@ -145,176 +61,6 @@ public:
   }
 
 private:
-  // ---- lines and tokens ----
-
-  /// Moves to the next line that is not blank or a comment; false at the end of the text.
-  bool nextLine() {
-    while (++lineIndex_ < lines_.size()) {
-      std::string_view line = lines_[lineIndex_];
-      size_t first = line.find_first_not_of(" \t\r");
-      if (first == std::string_view::npos || line[first] == '#')
-        continue;
-      Expected<std::vector<Token>> tokens = tokenizeLine(line);
-      if (!tokens) {
-        tokens_.clear();
-        lexError_ = tokens.error().message();
-      } else {
-        tokens_ = std::move(*tokens);
-        lexError_.clear();
-      }
-      pos_ = 0;
-      limit_ = tokens_.empty() ? 0 : tokens_.size() - 1;
-      return true;
-    }
-    return false;
-  }
-
-  /// The token `ahead` of the cursor; the End token at the line's end or at the limit (a
-  /// sub-range being parsed on its own).
-  const Token &peek(size_t ahead = 0) const {
-    static const Token end;
-    if (tokens_.empty())
-      return end;
-    size_t at = std::min(pos_ + ahead, limit_);
-    if (at == limit_ && limit_ + 1 < tokens_.size()) {
-      limitEnd_.column = tokens_[limit_].column;
-      return limitEnd_;
-    }
-    return tokens_[at];
-  }
-  const Token &next() {
-    const Token &token = peek();
-    if (pos_ < limit_)
-      ++pos_;
-    return token;
-  }
-  bool isIdent(std::string_view text, size_t ahead = 0) const {
-    return peek(ahead).kind == Token::Kind::Ident && peek(ahead).text == text;
-  }
-  bool isPunct(std::string_view text, size_t ahead = 0) const {
-    return peek(ahead).kind == Token::Kind::Punct && peek(ahead).text == text;
-  }
-  bool atEnd() const { return peek().kind == Token::Kind::End; }
-
-  Error error(const std::string &message) const { return errorAt(peek(), message); }
-  Error errorAt(const Token &at, const std::string &message) const {
-    if (!lexError_.empty())
-      return makeError(fileName_, ":", lineIndex_ + 1, ":", lexError_);
-    std::string where = at.kind == Token::Kind::End ? "end of line" : "'" + at.text + "'";
-    return makeError(fileName_, ":", lineIndex_ + 1, ":", at.column, ": error: ", message, " (at ",
-                     where, ")");
-  }
-
-  Status expectPunct(std::string_view text) {
-    if (!isPunct(text))
-      return error(strCat("expected '", text, "'"));
-    next();
-    return Status::ok();
-  }
-  Status expectIdent(std::string_view text) {
-    if (!isIdent(text))
-      return error(strCat("expected '", text, "'"));
-    next();
-    return Status::ok();
-  }
-  Status expectEnd() { return atEnd() ? Status::ok() : error("unexpected text"); }
-
-  Expected<std::string> parseName(const char *what) {
-    if (peek().kind != Token::Kind::Ident)
-      return error(strCat("expected ", what));
-    return next().text;
-  }
-
-  Expected<int64_t> parseInt() {
-    bool negative = isPunct("-");
-    if (negative)
-      next();
-    if (peek().kind != Token::Kind::Int)
-      return error("expected an integer");
-    int64_t value = next().intValue;
-    return negative ? -value : value;
-  }
-
-  Expected<DType> parseDType() {
-    if (peek().kind != Token::Kind::Ident)
-      return error("expected a dtype");
-    std::optional<DType> dtype = tensorc::parseDType(peek().text);
-    if (!dtype)
-      return error(strCat("unknown dtype '", peek().text, "'"));
-    next();
-    return *dtype;
-  }
-
-  // ---- SymInt: sums of products of integers, symbols, //, % and parentheses ----
-
-  Expected<SymInt> parseSymInt() {
-    TC_ASSIGN_OR_RETURN(SymInt value, parseSymTerm());
-    while (isPunct("+") || isPunct("-")) {
-      bool minus = next().text == "-";
-      TC_ASSIGN_OR_RETURN(SymInt rhs, parseSymTerm());
-      value = minus ? value - rhs : value + rhs;
-    }
-    return value;
-  }
-  Expected<SymInt> parseSymTerm() {
-    TC_ASSIGN_OR_RETURN(SymInt value, parseSymFactor());
-    while (isPunct("*") || isPunct("//") || isPunct("%")) {
-      std::string op = next().text;
-      TC_ASSIGN_OR_RETURN(SymInt rhs, parseSymFactor());
-      if (op == "*") {
-        value = value * rhs;
-        continue;
-      }
-      std::optional<int64_t> divisor = rhs.constant();
-      if (!divisor || *divisor <= 0)
-        return error(strCat("divisor ", rhs.str(), " is not a positive integer"));
-      value = op == "//" ? SymInt::floorDiv(value, *divisor) : SymInt::mod(value, *divisor);
-    }
-    return value;
-  }
-  Expected<SymInt> parseSymFactor() {
-    if (isPunct("-")) {
-      next();
-      TC_ASSIGN_OR_RETURN(SymInt value, parseSymFactor());
-      return -value;
-    }
-    if (isPunct("(")) {
-      next();
-      TC_ASSIGN_OR_RETURN(SymInt value, parseSymInt());
-      TC_RETURN_IF_ERROR(expectPunct(")"));
-      return value;
-    }
-    if (peek().kind == Token::Kind::Int)
-      return SymInt(next().intValue);
-    if (peek().kind == Token::Kind::Ident && peek().text.find('.') == std::string::npos)
-      return SymInt::symbol(next().text);
-    return error("expected an integer expression");
-  }
-
-  Expected<std::vector<SymInt>> parseDims() {
-    TC_RETURN_IF_ERROR(expectPunct("["));
-    std::vector<SymInt> dims;
-    while (!isPunct("]")) {
-      if (!dims.empty())
-        TC_RETURN_IF_ERROR(expectPunct(","));
-      TC_ASSIGN_OR_RETURN(dims.emplace_back(), parseSymInt());
-    }
-    next();
-    return dims;
-  }
-
-  Expected<std::vector<int64_t>> parseIntList() {
-    TC_RETURN_IF_ERROR(expectPunct("["));
-    std::vector<int64_t> values;
-    while (!isPunct("]")) {
-      if (!values.empty())
-        TC_RETURN_IF_ERROR(expectPunct(","));
-      TC_ASSIGN_OR_RETURN(values.emplace_back(), parseInt());
-    }
-    next();
-    return values;
-  }
-
   // ---- buffers ----
 
   Expected<int> bufferId(const std::string &name) const {
@@ -417,45 +163,6 @@ private:
   }
 
   // ---- literals and bodies ----
-
-  bool atLiteral() const {
-    size_t at = isPunct("-") ? 1 : 0;
-    const Token &token = peek(at);
-    return token.kind == Token::Kind::Int || token.kind == Token::Kind::Float ||
-           (token.kind == Token::Kind::Ident && (token.text == "nan" || token.text == "inf"));
-  }
-
-  Expected<Literal> parseLiteral() {
-    Literal literal;
-    literal.negative = isPunct("-");
-    if (literal.negative)
-      next();
-    if (!atLiteral())
-      return error("expected a number");
-    literal.number = next();
-    if (isPunct(":")) {
-      next();
-      TC_ASSIGN_OR_RETURN(literal.dtype, parseDType());
-    }
-    return literal;
-  }
-
-  /// The constant `literal` is as `dtype` (its own when it names one).
-  Expected<ExprRef> literalValue(const Literal &literal, DType dtype) {
-    if (literal.dtype)
-      dtype = *literal.dtype;
-    const Token &number = literal.number;
-    if (isFloating(dtype)) {
-      double value = number.kind == Token::Kind::Int     ? double(number.intValue)
-                     : number.kind == Token::Kind::Float ? number.floatValue
-                     : number.text == "nan"              ? NAN
-                                                         : INFINITY;
-      return makeConstant(literal.negative ? -value : value, dtype);
-    }
-    if (number.kind != Token::Kind::Int)
-      return errorAt(number, strCat("'", number.text, "' is not a ", dtypeName(dtype), " value"));
-    return makeIntConstant(literal.negative ? -number.intValue : number.intValue, dtype);
-  }
 
   /// An operand: a temporary's name or a literal (typed later, when its context is known).
   struct Operand {
@@ -891,15 +598,7 @@ private:
         program_.fallbacks.push_back(node.externOp);
   }
 
-  std::string fileName_;
   const std::map<std::string, Tensor> &weights_;
-  std::vector<std::string_view> lines_;
-  size_t lineIndex_ = size_t(-1);
-  std::vector<Token> tokens_;
-  size_t pos_ = 0;
-  size_t limit_ = 0; // index of the token the line ends at for now (its End token normally)
-  mutable Token limitEnd_;
-  std::string lexError_;
   std::map<std::string, int> bufferIds_;
   int64_t inputs_ = 0;
   LoopProgram program_;
