@@ -111,29 +111,18 @@ Status divKernel(KernelContext &ctx) {
   DType outType = ctx.output(0).dtype();
   if (ctx.isNone("rounding_mode"))
     return runBinary(ctx, outType, [](auto a, auto b) { return a / b; });
-  if (ctx.getString("rounding_mode") == "trunc")
-    return runBinary(
-        ctx, outType,
-        [](auto a, auto b) {
-          using S = decltype(a);
-          if constexpr (std::is_unsigned_v<S>)
-            return S(a / b);
-          else if constexpr (std::is_integral_v<S>)
-            return truncDivInt(a, b);
-          else
-            return S(std::trunc(a / b));
-        },
-        DivisorCheck::NonZero);
+  // Python-style floor division, or C-style truncation.
+  bool floorMode = ctx.getString("rounding_mode") != "trunc";
   return runBinary(
       ctx, outType,
-      [](auto a, auto b) {
+      [floorMode](auto a, auto b) {
         using S = decltype(a);
         if constexpr (std::is_unsigned_v<S>)
           return S(a / b);
         else if constexpr (std::is_integral_v<S>)
-          return floorDivInteger(a, b);
+          return floorMode ? floorDivInteger(a, b) : truncDivInt(a, b);
         else
-          return floorDivFloat(a, b);
+          return floorMode ? floorDivFloat(a, b) : S(std::trunc(a / b));
       },
       DivisorCheck::NonZero);
 }

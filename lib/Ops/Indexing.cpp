@@ -46,49 +46,31 @@ Expected<Reduce> parseReduce(const std::string &name) {
   return makeError("unknown reduce '", name, "' (expected none, add, mul, max or min)");
 }
 
+/// `reduce` of the current value `a` and the incoming `b`.
+template <typename T> T reduced(T a, T b, Reduce reduce) {
+  switch (reduce) {
+  case Reduce::None:
+    return b;
+  case Reduce::Add:
+    return a + b;
+  case Reduce::Mul:
+    return a * b;
+  case Reduce::Max:
+    return std::max(a, b);
+  case Reduce::Min:
+    return std::min(a, b);
+  }
+  return b;
+}
+
 /// out[dst] = reduce(out[dst], src[srcIndex]); integers stay exact through int64.
 void combine(Tensor &out, int64_t dst, const Tensor &src, int64_t srcIndex, Reduce reduce) {
   if (isFloating(out.dtype())) {
-    double a = out.getDouble(dst), b = src.getDouble(srcIndex), r = b;
-    switch (reduce) {
-    case Reduce::None:
-      break;
-    case Reduce::Add:
-      r = a + b;
-      break;
-    case Reduce::Mul:
-      r = a * b;
-      break;
-    case Reduce::Max:
-      r = std::max(a, b);
-      break;
-    case Reduce::Min:
-      r = std::min(a, b);
-      break;
-    }
-    out.setDouble(dst, r);
+    out.setDouble(dst, reduced(out.getDouble(dst), src.getDouble(srcIndex), reduce));
     return;
   }
-  int64_t a = out.getInt(dst), b = src.getInt(srcIndex), r = b;
-  switch (reduce) {
-  case Reduce::None:
-    break;
-  case Reduce::Add:
-    r = a + b;
-    break;
-  case Reduce::Mul:
-    r = a * b;
-    break;
-  case Reduce::Max:
-    r = std::max(a, b);
-    break;
-  case Reduce::Min:
-    r = std::min(a, b);
-    break;
-  }
-  if (out.dtype() == DType::Bool)
-    r = r != 0;
-  out.setInt(dst, r);
+  int64_t r = reduced(out.getInt(dst), src.getInt(srcIndex), reduce);
+  out.setInt(dst, out.dtype() == DType::Bool ? r != 0 : r);
 }
 
 void copyInto(Tensor &out, const Tensor &input) {
