@@ -79,15 +79,7 @@ private:
 
   /// `( a, b )`: buffer names.
   Expected<std::vector<int>> parseNameList() {
-    TC_RETURN_IF_ERROR(expectPunct("("));
-    std::vector<int> ids;
-    while (!isPunct(")")) {
-      if (!ids.empty())
-        TC_RETURN_IF_ERROR(expectPunct(","));
-      TC_ASSIGN_OR_RETURN(ids.emplace_back(), parseBufferRef());
-    }
-    next();
-    return ids;
+    return parseList<int>("(", ")", [&] { return parseBufferRef(); });
   }
 
   Status parseBuffer() {
@@ -139,26 +131,20 @@ private:
                             tensorDigest(given->second), ", not ", digest));
       return given->second;
     }
+    TC_ASSIGN_OR_RETURN(std::vector<Literal> values,
+                        parseList<Literal>("[", "]", [&] { return parseLiteral(); }));
+    Expected<int64_t> numel = checkedNumel(shape, "weight '" + buffer.name + "'");
+    if (!numel || int64_t(values.size()) != *numel)
+      return error(strCat("weight '", buffer.name, "' has ", values.size(), " values for ",
+                          describeShape(buffer.dtype, shape)));
     TC_ASSIGN_OR_RETURN(Tensor tensor, Tensor::zeros(buffer.dtype, shape));
-    TC_RETURN_IF_ERROR(expectPunct("["));
-    int64_t count = 0;
-    while (!isPunct("]")) {
-      if (count > 0)
-        TC_RETURN_IF_ERROR(expectPunct(","));
-      if (count >= tensor.numel())
-        return error(
-            strCat("weight '", buffer.name, "' has more than ", tensor.numel(), " values"));
-      TC_ASSIGN_OR_RETURN(Literal literal, parseLiteral());
-      TC_ASSIGN_OR_RETURN(ExprRef value, literalValue(literal, buffer.dtype));
+    for (size_t i = 0; i < values.size(); ++i) {
+      TC_ASSIGN_OR_RETURN(ExprRef value, literalValue(values[i], buffer.dtype));
       if (isFloating(buffer.dtype))
-        tensor.setDouble(count++, value->value);
+        tensor.setDouble(int64_t(i), value->value);
       else
-        tensor.setInt(count++, value->intValue);
+        tensor.setInt(int64_t(i), value->intValue);
     }
-    next();
-    if (count != tensor.numel())
-      return error(strCat("weight '", buffer.name, "' has ", count, " values for ", tensor.numel(),
-                          " elements"));
     return tensor;
   }
 
@@ -382,13 +368,8 @@ private:
     if (isIdent("origins")) {
       next();
       TC_RETURN_IF_ERROR(expectPunct("="));
-      TC_RETURN_IF_ERROR(expectPunct("["));
-      while (!isPunct("]")) {
-        if (!node.origins.empty())
-          TC_RETURN_IF_ERROR(expectPunct(","));
-        TC_ASSIGN_OR_RETURN(node.origins.emplace_back(), parseName("an op name"));
-      }
-      next();
+      TC_ASSIGN_OR_RETURN(
+          node.origins, parseList<std::string>("[", "]", [&] { return parseName("an op name"); }));
     }
     if (node.kind == LoopNode::Kind::Extern && isIdent("reason")) {
       next();
@@ -443,13 +424,20 @@ private:
     TC_RETURN_IF_ERROR(expectIdent(key));
     return expectPunct("=");
   }
-  Expected<SymInt> symKey(std::string_view key) {
-    TC_RETURN_IF_ERROR(expectKey(key));
-    return parseSymInt();
+  /// `key=value` for each (key, field), in order.
+  Status symKeys(std::initializer_list<std::pair<const char *, SymInt *>> fields) {
+    for (auto [key, field] : fields) {
+      TC_RETURN_IF_ERROR(expectKey(key));
+      TC_ASSIGN_OR_RETURN(*field, parseSymInt());
+    }
+    return Status::ok();
   }
-  Expected<int64_t> intKey(std::string_view key) {
-    TC_RETURN_IF_ERROR(expectKey(key));
-    return parseInt();
+  Status intKeys(std::initializer_list<std::pair<const char *, int64_t *>> fields) {
+    for (auto [key, field] : fields) {
+      TC_RETURN_IF_ERROR(expectKey(key));
+      TC_ASSIGN_OR_RETURN(*field, parseInt());
+    }
+    return Status::ok();
   }
   Status pairKey(std::string_view key, int64_t &first, int64_t &second) {
     TC_RETURN_IF_ERROR(expectKey(key));
@@ -487,10 +475,7 @@ private:
     TC_RETURN_IF_ERROR(parseOutput(node));
     if (kind == "gemm") {
       LoopNode::Gemm &g = node.gemm;
-      TC_ASSIGN_OR_RETURN(g.batch, symKey("batch"));
-      TC_ASSIGN_OR_RETURN(g.m, symKey("m"));
-      TC_ASSIGN_OR_RETURN(g.n, symKey("n"));
-      TC_ASSIGN_OR_RETURN(g.k, symKey("k"));
+      TC_RETURN_IF_ERROR(symKeys({{"batch", &g.batch}, {"m", &g.m}, {"n", &g.n}, {"k", &g.k}}));
       TC_RETURN_IF_ERROR(parseNodeSuffix(node));
       TC_RETURN_IF_ERROR(detailLine("a"));
       TC_ASSIGN_OR_RETURN(g.a, parseView());
@@ -500,17 +485,14 @@ private:
     } else if (kind == "conv2d") {
       node.templateKind = LoopNode::TemplateKind::Conv2d;
       LoopNode::Conv &c = node.conv;
-      TC_ASSIGN_OR_RETURN(c.n, symKey("n"));
-      TC_ASSIGN_OR_RETURN(c.c, intKey("c"));
-      TC_ASSIGN_OR_RETURN(c.h, intKey("h"));
-      TC_ASSIGN_OR_RETURN(c.w, intKey("w"));
-      TC_ASSIGN_OR_RETURN(c.oc, intKey("oc"));
+      TC_RETURN_IF_ERROR(symKeys({{"n", &c.n}}));
+      TC_RETURN_IF_ERROR(intKeys({{"c", &c.c}, {"h", &c.h}, {"w", &c.w}, {"oc", &c.oc}}));
       TC_RETURN_IF_ERROR(pairKey("kernel", c.kh, c.kw));
       TC_RETURN_IF_ERROR(pairKey("out", c.oh, c.ow));
       TC_RETURN_IF_ERROR(pairKey("stride", c.strideH, c.strideW));
       TC_RETURN_IF_ERROR(pairKey("padding", c.padH, c.padW));
       TC_RETURN_IF_ERROR(pairKey("dilation", c.dilationH, c.dilationW));
-      TC_ASSIGN_OR_RETURN(c.groups, intKey("groups"));
+      TC_RETURN_IF_ERROR(intKeys({{"groups", &c.groups}}));
       TC_RETURN_IF_ERROR(parseNodeSuffix(node));
       TC_RETURN_IF_ERROR(detailLine("input"));
       TC_ASSIGN_OR_RETURN(c.input, parseBufferRef());
@@ -520,11 +502,8 @@ private:
     } else if (kind == "attention") {
       node.templateKind = LoopNode::TemplateKind::Attention;
       LoopNode::Attention &a = node.attention;
-      TC_ASSIGN_OR_RETURN(a.batch, symKey("batch"));
-      TC_ASSIGN_OR_RETURN(a.l, symKey("l"));
-      TC_ASSIGN_OR_RETURN(a.s, symKey("s"));
-      TC_ASSIGN_OR_RETURN(a.e, intKey("e"));
-      TC_ASSIGN_OR_RETURN(a.ev, intKey("ev"));
+      TC_RETURN_IF_ERROR(symKeys({{"batch", &a.batch}, {"l", &a.l}, {"s", &a.s}}));
+      TC_RETURN_IF_ERROR(intKeys({{"e", &a.e}, {"ev", &a.ev}}));
       TC_RETURN_IF_ERROR(expectKey("scale"));
       TC_ASSIGN_OR_RETURN(Literal scale, parseLiteral());
       TC_ASSIGN_OR_RETURN(ExprRef value, literalValue(scale, DType::F64));

@@ -192,28 +192,24 @@ protected:
     return error("expected an integer expression");
   }
 
-  Expected<std::vector<SymInt>> parseDims() {
-    TC_RETURN_IF_ERROR(expectPunct("["));
-    std::vector<SymInt> dims;
-    while (!isPunct("]")) {
-      if (!dims.empty())
-        TC_RETURN_IF_ERROR(expectPunct(","));
-      TC_ASSIGN_OR_RETURN(dims.emplace_back(), parseSymInt());
-    }
-    next();
-    return dims;
-  }
-
-  Expected<std::vector<int64_t>> parseIntList() {
-    TC_RETURN_IF_ERROR(expectPunct("["));
-    std::vector<int64_t> values;
-    while (!isPunct("]")) {
+  /// `open item, item, ... close` (maybe empty), each item read by `item()`.
+  template <typename T, typename Fn>
+  Expected<std::vector<T>> parseList(std::string_view open, std::string_view close, Fn item) {
+    TC_RETURN_IF_ERROR(expectPunct(open));
+    std::vector<T> values;
+    while (!isPunct(close)) {
       if (!values.empty())
         TC_RETURN_IF_ERROR(expectPunct(","));
-      TC_ASSIGN_OR_RETURN(values.emplace_back(), parseInt());
+      TC_ASSIGN_OR_RETURN(values.emplace_back(), item());
     }
     next();
     return values;
+  }
+  Expected<std::vector<SymInt>> parseDims() {
+    return parseList<SymInt>("[", "]", [&] { return parseSymInt(); });
+  }
+  Expected<std::vector<int64_t>> parseIntList() {
+    return parseList<int64_t>("[", "]", [&] { return parseInt(); });
   }
 
   bool atLiteral() const {

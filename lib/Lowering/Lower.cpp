@@ -9,10 +9,10 @@
 namespace tensorc::loop {
 
 Expected<FallbackPolicy> parseFallbackPolicy(const std::string &text) {
-  if (text == "allow")
-    return FallbackPolicy::Allow;
-  if (text == "error")
-    return FallbackPolicy::Error;
+  for (auto [name, policy] :
+       {std::pair{"allow", FallbackPolicy::Allow}, {"error", FallbackPolicy::Error}})
+    if (text == name)
+      return policy;
   return makeError("unknown --fallback '", text, "' (allow or error)");
 }
 

@@ -95,6 +95,10 @@ public:
   /// Records a pointwise (lazy) value; `users` > 1 with a costly body realizes it right away.
   void setPointwise(const Value *value, Loader load, int cost, bool readsTemplate,
                     std::vector<std::string> origins);
+  /// `value` is `constant` at every index (a scalar or a fill): it fuses into its users.
+  void setConstant(const Value *value, ExprRef constant) {
+    setPointwise(value, [constant](const Index &) { return constant; }, 0, false, {});
+  }
   /// The origins of `node`'s inlined inputs, then its own op.
   std::vector<std::string> mergedOrigins(const Node &node);
   /// Ops per element its inlined inputs recompute.

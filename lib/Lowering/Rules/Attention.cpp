@@ -57,7 +57,7 @@ Status lowerAttention(LowerContext &context, const Node &node) {
 } // namespace
 
 void addAttentionRules(RuleTable &table) {
-  table.add(OpId::ScaledDotProductAttention, lowerAttention);
+  table.add({OpId::ScaledDotProductAttention}, lowerAttention);
 }
 
 } // namespace tensorc::loop

@@ -11,8 +11,7 @@ Status lowerConstant(LowerContext &context, const Node &node) {
   if (value.numel() == 1) {
     ExprRef constant = isFloating(value.dtype()) ? makeConstant(value.getDouble(0), value.dtype())
                                                  : makeIntConstant(value.getInt(0), value.dtype());
-    context.setPointwise(node.output(), [constant](const Index &) { return constant; }, 0, false,
-                         {});
+    context.setConstant(node.output(), constant);
     return Status::ok();
   }
   int buffer =
@@ -36,11 +35,9 @@ Status lowerFill(LowerContext &context, const Node &node) {
 } // namespace
 
 void addCreationRules(RuleTable &table) {
-  table.add(OpId::Constant, lowerConstant);
-  table.add(OpId::Full, lowerFill);
-  table.add(OpId::FullLike, lowerFill);
-  table.add(OpId::ZerosLike, lowerFill);
-  table.fallback(OpId::Arange, "no lowering rule yet (constant folding removes static ones)");
+  table.add({OpId::Constant}, lowerConstant);
+  table.add({OpId::Full, OpId::FullLike, OpId::ZerosLike}, lowerFill);
+  table.fallback({OpId::Arange}, "no lowering rule yet (constant folding removes static ones)");
 }
 
 } // namespace tensorc::loop

@@ -52,19 +52,13 @@ Status LowerContext::fallback(const Node &node, const std::string &reason) {
 }
 
 void addExternRules(RuleTable &table) {
-  const char *dataDependent = "its result shape depends on the data";
-  table.fallback(OpId::NonZero, dataDependent);
-  table.fallback(OpId::Unique, dataDependent);
-  table.fallback(OpId::Compress, dataDependent);
-  table.fallback(OpId::NonMaxSuppression, dataDependent);
-  table.fallback(OpId::Cumsum, "no scan kernel yet");
-  table.fallback(OpId::Topk, "no selection kernel yet");
-  table.fallback(OpId::ReverseSequence, "no lowering rule yet");
-  table.fallback(OpId::RoiAlign, "no lowering rule yet");
-  table.fallback(OpId::GridSample, "no lowering rule yet");
-  table.fallback(OpId::Det, "no lowering rule yet (a factorization)");
-  table.fallback(OpId::Dft, "no lowering rule yet");
-  table.fallback(OpId::Stft, "no lowering rule yet");
+  table.fallback({OpId::NonZero, OpId::Unique, OpId::Compress, OpId::NonMaxSuppression},
+                 "its result shape depends on the data");
+  table.fallback({OpId::Cumsum}, "no scan kernel yet");
+  table.fallback({OpId::Topk}, "no selection kernel yet");
+  table.fallback({OpId::ReverseSequence, OpId::RoiAlign, OpId::GridSample, OpId::Dft, OpId::Stft},
+                 "no lowering rule yet");
+  table.fallback({OpId::Det}, "no lowering rule yet (a factorization)");
 }
 
 } // namespace tensorc::loop

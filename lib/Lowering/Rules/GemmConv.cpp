@@ -126,11 +126,9 @@ Status lowerConvolution(LowerContext &context, const Node &node) {
 } // namespace
 
 void addGemmConvRules(RuleTable &table) {
-  table.add(OpId::Mm, lowerGemm);
-  table.add(OpId::Bmm, lowerGemm);
-  table.add(OpId::Convolution, lowerConvolution);
-  table.fallback(OpId::Addmm, "decomposed before lowering; this case was not");
-  table.fallback(OpId::Matmul, "decomposed before lowering; this case was not");
+  table.add({OpId::Mm, OpId::Bmm}, lowerGemm);
+  table.add({OpId::Convolution}, lowerConvolution);
+  table.fallback({OpId::Addmm, OpId::Matmul}, "decomposed before lowering; this case was not");
 }
 
 } // namespace tensorc::loop

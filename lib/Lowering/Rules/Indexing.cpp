@@ -101,13 +101,11 @@ Status lowerGatherElements(LowerContext &context, const Node &node) {
 } // namespace
 
 void addIndexingRules(RuleTable &table) {
-  table.add(OpId::IndexSelect, lowerIndexSelect);
-  table.add(OpId::Embedding, lowerEmbedding);
-  table.add(OpId::Gather, lowerGatherElements);
-  table.fallback(OpId::GatherNd, "no lowering rule yet");
-  table.fallback(OpId::Scatter, "no lowering rule yet");
-  table.fallback(OpId::ScatterNd, "no lowering rule yet");
-  table.fallback(OpId::Resize, "no lowering rule yet");
+  table.add({OpId::IndexSelect}, lowerIndexSelect);
+  table.add({OpId::Embedding}, lowerEmbedding);
+  table.add({OpId::Gather}, lowerGatherElements);
+  table.fallback({OpId::GatherNd, OpId::Scatter, OpId::ScatterNd, OpId::Resize},
+                 "no lowering rule yet");
 }
 
 } // namespace tensorc::loop

@@ -8,23 +8,11 @@ namespace tensorc::loop {
 
 namespace {
 
+/// Every loop IR unary op lowers the graph op of the same name.
 constexpr std::pair<OpId, UnaryOp> kUnaryOps[] = {
-    {OpId::Neg, UnaryOp::Neg},
-    {OpId::Abs, UnaryOp::Abs},
-    {OpId::Exp, UnaryOp::Exp},
-    {OpId::Log, UnaryOp::Log},
-    {OpId::Sqrt, UnaryOp::Sqrt},
-    {OpId::Rsqrt, UnaryOp::Rsqrt},
-    {OpId::Reciprocal, UnaryOp::Reciprocal},
-    {OpId::Tanh, UnaryOp::Tanh},
-    {OpId::Sigmoid, UnaryOp::Sigmoid},
-    {OpId::Erf, UnaryOp::Erf},
-    {OpId::Floor, UnaryOp::Floor},
-    {OpId::Ceil, UnaryOp::Ceil},
-    {OpId::Round, UnaryOp::Round},
-    {OpId::Sign, UnaryOp::Sign},
-    {OpId::Relu, UnaryOp::Relu},
-    {OpId::BitwiseNot, UnaryOp::BitwiseNot},
+#define TENSORC_PAIR(e, n) {OpId::e, UnaryOp::e},
+    TENSORC_FOR_EACH_UNARY(TENSORC_PAIR)
+#undef TENSORC_PAIR
 };
 
 constexpr std::pair<OpId, BinaryOp> kBinaryOps[] = {
@@ -80,26 +68,18 @@ int unaryCost(UnaryOp op) {
   return 1;
 }
 
-/// A pointwise value computing `op` on the node's first input (cast to `operandType`).
-Status setUnary(LowerContext &context, const Node &node, UnaryOp op, DType operandType) {
+/// A pointwise value computing the unary op on the node's input, read in the result's dtype
+/// (isnan reads its input's own).
+Status lowerUnary(LowerContext &context, const Node &node) {
+  UnaryOp op = *unaryOpFor(node.opId());
+  DType operandType =
+      op == UnaryOp::IsNan ? node.input(0)->type().dtype : node.output()->type().dtype;
   Loader x = context.broadcastLoader(node.input(0), node.output()->type().shape, operandType);
   context.setPointwise(
       node.output(), [x, op](const Index &i) { return makeUnary(op, x(i)); },
       context.inputCost(node) + unaryCost(op), context.inputsReadTemplate(node),
       context.mergedOrigins(node));
   return Status::ok();
-}
-
-Status lowerUnary(LowerContext &context, const Node &node) {
-  return setUnary(context, node, *unaryOpFor(node.opId()), node.output()->type().dtype);
-}
-
-Status lowerLogicalNot(LowerContext &context, const Node &node) {
-  return setUnary(context, node, UnaryOp::LogicalNot, DType::Bool);
-}
-
-Status lowerIsNan(LowerContext &context, const Node &node) {
-  return setUnary(context, node, UnaryOp::IsNan, node.input(0)->type().dtype);
 }
 
 Status lowerBinary(LowerContext &context, const Node &node) {
@@ -172,19 +152,16 @@ bool isPointwiseOp(OpId id) {
 
 void addPointwiseRules(RuleTable &table) {
   for (const auto &entry : kUnaryOps)
-    table.add(entry.first, lowerUnary);
+    table.add({entry.first}, lowerUnary);
   for (const auto &entry : kBinaryOps)
-    table.add(entry.first, lowerBinary);
-  table.add(OpId::LogicalNot, lowerLogicalNot);
-  table.add(OpId::IsNan, lowerIsNan);
-  table.add(OpId::ConvertElementType, lowerConvert);
-  table.add(OpId::Clone, lowerConvert);
-  table.add(OpId::Where, lowerWhere);
-  for (OpId id : {OpId::Sin, OpId::Cos, OpId::Tan, OpId::Asin, OpId::Acos, OpId::Atan, OpId::Sinh,
-                  OpId::Cosh, OpId::Asinh, OpId::Acosh, OpId::Atanh})
-    table.fallback(id, "no loop IR op for it yet");
-  for (OpId id : {OpId::Gelu, OpId::Silu, OpId::Clamp})
-    table.fallback(id, "decomposed before lowering; this case was not");
+    table.add({entry.first}, lowerBinary);
+  table.add({OpId::ConvertElementType, OpId::Clone}, lowerConvert);
+  table.add({OpId::Where}, lowerWhere);
+  table.fallback({OpId::Sin, OpId::Cos, OpId::Tan, OpId::Asin, OpId::Acos, OpId::Atan, OpId::Sinh,
+                  OpId::Cosh, OpId::Asinh, OpId::Acosh, OpId::Atanh},
+                 "no loop IR op for it yet");
+  table.fallback({OpId::Gelu, OpId::Silu, OpId::Clamp},
+                 "decomposed before lowering; this case was not");
 }
 
 } // namespace tensorc::loop

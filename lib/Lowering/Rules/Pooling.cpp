@@ -4,9 +4,7 @@
 namespace tensorc::loop {
 
 void addPoolingRules(RuleTable &table) {
-  table.fallback(OpId::MaxPool, "no pooling kernel yet");
-  table.fallback(OpId::AvgPool, "no pooling kernel yet");
-  table.fallback(OpId::MaxPoolWithIndices, "no pooling kernel yet");
+  table.fallback({OpId::MaxPool, OpId::AvgPool, OpId::MaxPoolWithIndices}, "no pooling kernel yet");
 }
 
 } // namespace tensorc::loop

@@ -74,10 +74,10 @@ Status lowerReduction(LowerContext &context, const Node &node) {
 
 void addReductionRules(RuleTable &table) {
   for (const auto &entry : kReductions)
-    table.add(entry.first, lowerReduction);
-  for (OpId id :
-       {OpId::Mean, OpId::Var, OpId::Softmax, OpId::LogSoftmax, OpId::BatchNorm, OpId::LayerNorm})
-    table.fallback(id, "decomposed before lowering; this case was not");
+    table.add({entry.first}, lowerReduction);
+  table.fallback(
+      {OpId::Mean, OpId::Var, OpId::Softmax, OpId::LogSoftmax, OpId::BatchNorm, OpId::LayerNorm},
+      "decomposed before lowering; this case was not");
 }
 
 } // namespace tensorc::loop

@@ -5,18 +5,22 @@
 
 namespace tensorc::loop {
 
-void RuleTable::add(OpId id, LowerFn rule) {
-  Entry &entry = entries_[size_t(id)];
-  if (entry.family)
-    duplicates_.push_back(id);
-  entry = {rule, "", family_};
+void RuleTable::add(std::initializer_list<OpId> ids, LowerFn rule) {
+  for (OpId id : ids) {
+    Entry &entry = entries_[size_t(id)];
+    if (entry.family)
+      duplicates_.push_back(id);
+    entry = {rule, "", family_};
+  }
 }
 
-void RuleTable::fallback(OpId id, std::string reason) {
-  Entry &entry = entries_[size_t(id)];
-  if (entry.family)
-    duplicates_.push_back(id);
-  entry = {nullptr, std::move(reason), family_};
+void RuleTable::fallback(std::initializer_list<OpId> ids, const std::string &reason) {
+  for (OpId id : ids) {
+    Entry &entry = entries_[size_t(id)];
+    if (entry.family)
+      duplicates_.push_back(id);
+    entry = {nullptr, reason, family_};
+  }
 }
 
 Status RuleTable::check() const {

@@ -24,8 +24,10 @@ public:
     const char *family = nullptr;
   };
   void setFamily(const char *family) { family_ = family; }
-  void add(OpId id, LowerFn rule);
-  void fallback(OpId id, std::string reason);
+  /// `rule` lowers each of `ids`.
+  void add(std::initializer_list<OpId> ids, LowerFn rule);
+  /// `ids` run on their reference kernels, for `reason`.
+  void fallback(std::initializer_list<OpId> ids, const std::string &reason);
   const Entry &get(OpId id) const { return entries_[size_t(id)]; }
   /// Ops registered twice, or never: both are errors (the union must be OpList.def exactly).
   Status check() const;

@@ -237,18 +237,15 @@ Status lowerCat(LowerContext &context, const Node &node) {
 } // namespace
 
 void addViewRules(RuleTable &table) {
-  table.add(OpId::View, lowerReshape);
-  table.add(OpId::Reshape, lowerReshape);
-  table.add(OpId::Permute, lowerPermute);
-  table.add(OpId::Expand, lowerExpand);
-  table.add(OpId::Squeeze, lowerSqueeze);
-  table.add(OpId::Unsqueeze, lowerSqueeze);
-  table.add(OpId::Slice, lowerSlice);
-  table.add(OpId::Split, lowerSplit);
-  table.add(OpId::Cat, lowerCat);
-  table.fallback(OpId::Transpose, "decomposed before lowering; this case was not");
-  table.fallback(OpId::T, "decomposed before lowering; this case was not");
-  table.fallback(OpId::Pad, "no lowering rule yet");
+  table.add({OpId::View, OpId::Reshape}, lowerReshape);
+  table.add({OpId::Permute}, lowerPermute);
+  table.add({OpId::Expand}, lowerExpand);
+  table.add({OpId::Squeeze, OpId::Unsqueeze}, lowerSqueeze);
+  table.add({OpId::Slice}, lowerSlice);
+  table.add({OpId::Split}, lowerSplit);
+  table.add({OpId::Cat}, lowerCat);
+  table.fallback({OpId::Transpose, OpId::T}, "decomposed before lowering; this case was not");
+  table.fallback({OpId::Pad}, "no lowering rule yet");
 }
 
 } // namespace tensorc::loop
