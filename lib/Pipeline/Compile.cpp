@@ -356,6 +356,7 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
                                                                    options.train.has_value()));
   pipeline.timeStages = options.timeStages;
   pipeline.train = options.train;
+  pipeline.fallback = options.fallback;
   pipeline.limits = options.limits;
   LoweredModel lowered;
   autodiff::TrainingSignature training;
