@@ -2,6 +2,7 @@
 #include "tensorc/Interp/Inputs.h"
 #include "tensorc/Runtime/Model.h"
 #include "tensorc/Runtime/Trainer.h"
+#include "tensorc/Support/Printable.h"
 #include "tensorc/Support/Safetensors.h"
 
 #include <algorithm>
@@ -249,12 +250,13 @@ int main(int argc, char **argv) {
     }
   Expected<Options> options = parseArgs(argc, argv);
   if (!options) {
-    std::fprintf(stderr, "tensorc-run: error: %s\n%s", options.error().message().c_str(), kUsage);
+    std::fprintf(stderr, "tensorc-run: error: %s\n%s", printable(options.error().message()).c_str(),
+                 kUsage);
     return 2;
   }
   Status status = runTool(*options);
   if (!status) {
-    std::fprintf(stderr, "tensorc-run: error: %s\n", status.message().c_str());
+    std::fprintf(stderr, "tensorc-run: error: %s\n", printable(status.message()).c_str());
     return 1;
   }
   return 0;

@@ -8,6 +8,7 @@
 #include "tensorc/Runtime/Model.h"
 #include "tensorc/Runtime/Trainer.h"
 #include "tensorc/Support/Log.h"
+#include "tensorc/Support/Printable.h"
 #include "tensorc/Support/Safetensors.h"
 #include "tensorc/Support/StrCat.h"
 #include "tensorc/Frontend/FX/FxParser.h"
@@ -27,7 +28,8 @@ namespace {
 using namespace tensorc;
 
 int fail(const std::string &message) {
-  std::cerr << "tensorc: error: " << message << "\n";
+  // One line, whatever names from the model it quotes (no forged lines, no terminal escapes).
+  std::cerr << "tensorc: error: " << printable(message) << "\n";
   return 1;
 }
 

@@ -74,7 +74,9 @@ Expected<Value *> reverseDim(ConvertContext &c, Value *x, int64_t dim) {
   if (!size)
     return c.error(
         strCat("reversing symbolic dim ", x->type().shape[size_t(dim)], " is not supported"));
-  Tensor indices = Tensor::zerosUnchecked(DType::I64, {*size});
+  TC_ASSIGN_OR_RETURN(
+      Tensor indices,
+      c.newTensor(DType::I64, {*size}, "the reversed index of dim " + std::to_string(dim)));
   for (int64_t k = 0; k < *size; ++k)
     indices.setInt(k, *size - 1 - k);
   TC_ASSIGN_OR_RETURN(Value * indexValue, c.constant(std::move(indices)));
@@ -328,7 +330,7 @@ Expected<Value *> hardmax(ConvertContext &c, Value *x, int64_t dim) {
   argAttrs.emplace("keepdim", Attribute(true));
   TC_ASSIGN_OR_RETURN(Value * index, c.emit("aten.argmax", {x}, std::move(argAttrs)));
   // Positions 0..n-1 laid along `dim`, compared against the arg max.
-  Tensor positions = Tensor::zerosUnchecked(DType::I64, {*size});
+  TC_ASSIGN_OR_RETURN(Tensor positions, c.newTensor(DType::I64, {*size}, "the position table"));
   for (int64_t k = 0; k < *size; ++k)
     positions.setInt(k, k);
   TC_ASSIGN_OR_RETURN(Value * range, c.constant(std::move(positions)));
@@ -754,7 +756,8 @@ Expected<Term> takeDiagonals(ConvertContext &c, Term term, const std::string &eq
                             "' needs equal dims known at import time"));
     std::vector<int64_t> maskShape(shape.size(), 1);
     maskShape[first] = maskShape[second] = *size;
-    Tensor mask = Tensor::zerosUnchecked(term.value->type().dtype, maskShape);
+    TC_ASSIGN_OR_RETURN(Tensor mask,
+                        c.newTensor(term.value->type().dtype, maskShape, "the diagonal mask"));
     int64_t stride = 1;
     for (size_t i = second + 1; i < shape.size(); ++i)
       stride *= maskShape[i];

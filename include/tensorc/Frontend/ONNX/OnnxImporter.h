@@ -14,6 +14,10 @@ struct ImportOptions {
   /// match the declaration) instead of a user input. Shape-like inputs (Reshape's target, Tile's
   /// repeats...) must be known when compiling ahead of time.
   std::map<std::string, Tensor> specializedInputs;
+  /// The most bytes a tensor computed at import time may take (a converter's mask or identity
+  /// matrix); 0 = TENSORC_MAX_TENSOR_BYTES or kDefaultMaxTensorBytes (Support/Limits.h).
+  /// Constant folding is separately limited to small results, decided before evaluating.
+  int64_t maxTensorBytes = 0;
 };
 
 /// Imports the model at `path`. Initializers become parameters (weights); Constant nodes and
