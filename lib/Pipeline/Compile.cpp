@@ -11,6 +11,7 @@
 #include "tensorc/Pipeline/Pipeline.h"
 #include "tensorc/Support/Log.h"
 #include "tensorc/Support/Safetensors.h"
+#include "tensorc/Support/Sha256.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <algorithm>
@@ -64,6 +65,17 @@ Expected<std::vector<SizeExpr>> shapeExprs(const std::vector<SymInt> &shape) {
     dims.push_back(std::move(expr));
   }
   return dims;
+}
+
+/// The signature table as a CUDA C++ definition appended to the rendered kernels: a __device__
+/// byte array the runtime copies back after loading the module.
+std::string cudaSignatureArray(const std::string &table) {
+  std::string bytes;
+  for (size_t i = 0; i < table.size(); ++i)
+    bytes += strCat(i % 24 == 0 ? "\n  " : "", int(static_cast<unsigned char>(table[i])), ",");
+  return strCat("\n// The kernels' signatures, checked by the runtime against the manifest.\n",
+                "extern \"C\" __device__ const unsigned char ", bundle::kKernelSignatureSymbol, "[",
+                table.size() + 1, "] = {", bytes, "\n  0};\n");
 }
 
 /// The manifest of a scheduled program (the CPU variants are added by the caller).
@@ -203,30 +215,27 @@ Expected<Manifest> buildManifest(const loop::LoopProgram &program, const sched::
   return manifest;
 }
 
-/// `--emit=so`: the files a bundle needs at run time (not src/) in one library with the runtime.
-Status writeModelLibrary(const std::string &outPath, const std::string &manifestText,
-                         const std::vector<std::pair<std::string, Tensor>> &weights,
+/// `--emit=so`: the files a bundle needs at run time (not src/) in one library with the runtime,
+/// linked inside `staging` and renamed into place.
+Status writeModelLibrary(bundle::StagingArea &staging, std::string_view manifestText,
+                         std::string_view weightBytes,
                          const std::map<std::string, cpu::CompiledKernels> &compiled) {
-  // Support writes safetensors only to files: serialize through a temporary one.
-  static std::atomic<int> counter{0};
-  std::filesystem::path weightsPath =
-      std::filesystem::temp_directory_path() /
-      strCat("tensorc-weights-", ::getpid(), "-", counter++, ".safetensors");
-  TC_RETURN_IF_ERROR(writeSafetensors(weightsPath.string(), weights));
-  std::ifstream in(weightsPath, std::ios::binary);
-  std::string weightBytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  bool readOk = !in.bad();
-  in.close();
-  std::error_code ignored;
-  std::filesystem::remove(weightsPath, ignored);
-  if (!readOk)
-    return makeError(weightsPath.string(), ": cannot read back the serialized weights");
-
   std::vector<cpu::EmbedFile> files = {{"manifest.json", manifestText, 1},
                                        {"weights.safetensors", weightBytes, 64}};
   for (const auto &[name, kernels] : compiled)
     files.push_back({"cpu/" + name + ".so", kernels.sharedObject, 1});
-  return linkModelLibrary(files, outPath, "");
+  TC_ASSIGN_OR_RETURN(std::string scratch, staging.scratchDir());
+  TC_RETURN_IF_ERROR(linkModelLibrary(files, staging.dir() + "/model.so", "", scratch));
+  return staging.commit("model.so");
+}
+
+/// Reads a file the compile wrote (into the staging area) back.
+Expected<std::string> readBack(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad() || !in.is_open())
+    return makeError(path, ": cannot read back what was written");
+  return bytes;
 }
 
 } // namespace
@@ -280,6 +289,14 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
         return makeError("--emit=so builds for the host (x86_64); use a bundle directory for ",
                          target.arch);
 
+  // Every file of the compile, temporaries included, lives in the staging area from here on.
+  TC_ASSIGN_OR_RETURN(
+      std::unique_ptr<bundle::StagingArea> staging,
+      bundle::StagingArea::create(options.outDir, options.emit == CompileOptions::Emit::SharedObject
+                                                      ? bundle::StagingArea::Kind::File
+                                                      : bundle::StagingArea::Kind::Directory));
+  TC_ASSIGN_OR_RETURN(std::string scratchDir, staging->scratchDir());
+
   TC_ASSIGN_OR_RETURN(
       PipelineOptions pipeline,
       pipelineOptionsFor(targetSet, options.fuseAttention, options.train.has_value()));
@@ -308,6 +325,8 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
   std::map<std::string, cpu::CompiledKernels> compiled;
   cpu::CodegenOptions codegen;
   codegen.linker = options.linker;
+  codegen.tempDir = scratchDir;
+  codegen.dataSymbols = {{bundle::kKernelSignatureSymbol, bundle::kernelSignatureTable(manifest)}};
   for (const cpu::CpuTarget &target : targets) {
     if (!options.quiet)
       log::info(strCat("generating ", lowered.schedule.kernels.size(), " kernels for ",
@@ -349,6 +368,8 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
     if (!options.quiet)
       log::info(strCat("compiling ", rendered->configs.size(), " CUDA kernels for ",
                        join(options.cudaArchs, ", "), " with NVRTC"));
+    // The runtime reads the table back from the loaded module (cuModuleGetGlobal).
+    rendered->source += cudaSignatureArray(bundle::kernelSignatureTable(manifest));
     cuda::CompileOptions nvrtc;
     nvrtc.archs = options.cudaArchs;
     nvrtc.cacheDir = options.cacheDir;
@@ -371,33 +392,51 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
     weights.emplace_back(name, tensor);
   std::string loopText = loop::printProgram(lowered.program);
   std::string scheduleText = sched::printSchedule(lowered.program, lowered.schedule);
+  // Everything but the manifest is written first, so that the manifest records their digests.
+  auto record = [&](const std::string &path, std::string_view bytes) {
+    manifest.files.push_back({path, sha256Hex(bytes)});
+  };
+  std::string weightsPath =
+      (options.emit == CompileOptions::Emit::SharedObject ? scratchDir : staging->dir()) +
+      "/weights.safetensors";
+  TC_RETURN_IF_ERROR(writeSafetensors(weightsPath, weights));
+  TC_ASSIGN_OR_RETURN(std::string weightBytes, readBack(weightsPath));
+  record("weights.safetensors", weightBytes);
+  for (const auto &[name, kernels] : compiled)
+    record("cpu/" + name + ".so", kernels.sharedObject);
+#ifdef TENSORC_HAVE_NVRTC
+  if (wantCuda) {
+    for (const auto &[arch, cubin] : cudaModule.cubins)
+      record("cuda/" + arch + ".cubin", cubin);
+    record("cuda/kernels.ptx", cudaModule.ptx);
+  }
+#endif
+  std::sort(
+      manifest.files.begin(), manifest.files.end(),
+      [](const bundle::BundleFile &a, const bundle::BundleFile &b) { return a.path < b.path; });
   std::string manifestText = manifest.toJson().dump(2) + "\n";
   if (options.emit == CompileOptions::Emit::SharedObject) {
-    if (Status written = writeModelLibrary(options.outDir, manifestText, weights, compiled);
-        !written)
+    if (Status written = writeModelLibrary(*staging, manifestText, weightBytes, compiled); !written)
       return makeError(modelPath, ": ", written.message());
   } else {
-    TC_RETURN_IF_ERROR(
-        bundle::writeBundleDirectory(options.outDir, [&](const std::string &dir) -> Status {
-          TC_RETURN_IF_ERROR(writeSafetensors(dir + "/weights.safetensors", weights));
-          for (const auto &[name, kernels] : compiled) {
-            TC_RETURN_IF_ERROR(
-                bundle::writeFile(dir + "/cpu/" + name + ".so", kernels.sharedObject));
-            TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/src/" + name + ".ll", kernels.llvmIR));
-          }
+    const std::string &dir = staging->dir();
+    for (const auto &[name, kernels] : compiled) {
+      TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/cpu/" + name + ".so", kernels.sharedObject));
+      TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/src/" + name + ".ll", kernels.llvmIR));
+    }
 #ifdef TENSORC_HAVE_NVRTC
-          if (wantCuda) {
-            for (const auto &[arch, cubin] : cudaModule.cubins)
-              TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/cuda/" + arch + ".cubin", cubin));
-            TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/cuda/kernels.ptx", cudaModule.ptx));
-            TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/src/kernels.cu", cudaSource));
-          }
+    if (wantCuda) {
+      for (const auto &[arch, cubin] : cudaModule.cubins)
+        TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/cuda/" + arch + ".cubin", cubin));
+      TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/cuda/kernels.ptx", cudaModule.ptx));
+      TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/src/kernels.cu", cudaSource));
+    }
 #endif
-          TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/src/lower.txt", loopText));
-          TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/src/fuse.txt", scheduleText));
-          // The manifest goes last: a directory with one is complete.
-          return bundle::writeFile(dir + "/manifest.json", manifestText);
-        }));
+    TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/src/lower.txt", loopText));
+    TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/src/fuse.txt", scheduleText));
+    // The manifest goes last: a directory with one is complete.
+    TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/manifest.json", manifestText));
+    TC_RETURN_IF_ERROR(staging->commit());
   }
 
   CompileSummary summary;

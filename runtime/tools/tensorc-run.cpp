@@ -1,7 +1,9 @@
 // tensorc-run: runs a compiled bundle with the runtime alone (no compiler), for deployment checks.
 #include "tensorc/Interp/Inputs.h"
 #include "tensorc/Runtime/Model.h"
+#include "tensorc/Runtime/RunInputs.h"
 #include "tensorc/Runtime/Trainer.h"
+#include "tensorc/Support/Limits.h"
 #include "tensorc/Support/Printable.h"
 #include "tensorc/Support/Safetensors.h"
 
@@ -24,10 +26,12 @@ constexpr const char *kUsage =
     "                   [--dim NAME=VALUE]... [--outputs Y.safetensors] [--threads N]\n"
     "                   [--variant NAME] [--iterations N] [--device cpu|cuda]\n"
     "                   [--cuda-device N] [--cuda-graphs bundle|on|off] [--train-steps N]\n"
-    "Runs a compiled bundle and prints each output. Random inputs (the default, seed 0) give\n"
-    "every symbolic dim the size 2 unless --dim sets it. A training bundle's parameters and\n"
-    "optimizer state, when --inputs lacks them, start as the bundle holds them; --train-steps N\n"
-    "runs N training steps on the --inputs data, printing each step's loss.\n";
+    "                   [--max-tensor-bytes SIZE]\n"
+    "Runs a compiled bundle and prints each output. Random inputs (the default, seed 0) need a\n"
+    "--dim for every symbolic dim. A training bundle's parameters and optimizer state, when\n"
+    "--inputs lacks them, start as the bundle holds them; --train-steps N runs N training steps\n"
+    "on the --inputs data, printing each step's loss. No input, output or intermediate tensor\n"
+    "may exceed --max-tensor-bytes (default TENSORC_MAX_TENSOR_BYTES, else 4G).\n";
 
 struct Options {
   std::string bundle;
@@ -38,6 +42,7 @@ struct Options {
   rt::LoadOptions load;
   int64_t iterations = 0;
   int64_t trainSteps = 0;
+  int64_t threads = 0; // checked when loading, as the runtime checks LoadOptions::threads
 };
 
 Expected<int64_t> parseInt(const std::string &flag, const std::string &text) {
@@ -78,8 +83,13 @@ Expected<Options> parseArgs(int argc, char **argv) {
       TC_ASSIGN_OR_RETURN(options.outputsPath, value());
     } else if (arg == "--threads") {
       TC_ASSIGN_OR_RETURN(std::string text, value());
-      TC_ASSIGN_OR_RETURN(int64_t threads, parseInt(arg, text));
-      options.load.threads = int(threads);
+      TC_ASSIGN_OR_RETURN(options.threads, parseInt(arg, text));
+    } else if (arg == "--max-tensor-bytes") {
+      TC_ASSIGN_OR_RETURN(std::string text, value());
+      Expected<int64_t> bytes = parseByteSize(text);
+      if (!bytes)
+        return bytes.takeError().withContext(arg);
+      options.load.maxTensorBytes = *bytes;
     } else if (arg == "--variant") {
       TC_ASSIGN_OR_RETURN(options.load.variant, value());
     } else if (arg == "--device") {
@@ -87,6 +97,8 @@ Expected<Options> parseArgs(int argc, char **argv) {
     } else if (arg == "--cuda-device") {
       TC_ASSIGN_OR_RETURN(std::string text, value());
       TC_ASSIGN_OR_RETURN(int64_t device, parseInt(arg, text));
+      if (device < 0 || device > 1024)
+        return makeError("--cuda-device: no device ", device);
       options.load.cudaDevice = int(device);
     } else if (arg == "--cuda-graphs") {
       TC_ASSIGN_OR_RETURN(std::string text, value());
@@ -114,68 +126,11 @@ Expected<Options> parseArgs(int argc, char **argv) {
   return options;
 }
 
-/// splitmix64, the generator (and value ranges) of the interpreter's randomInputs, so both tools
-/// feed a model the same inputs for the same seed and dims.
-struct SplitMix64 {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return double(next() >> 11) * 0x1.0p-53; }
-};
-
-Expected<std::vector<Tensor>> makeInputs(rt::Model &model, const Options &options) {
-  const bundle::Manifest &manifest = model.manifest();
-  std::vector<Tensor> inputs;
-  if (!options.inputsPath.empty()) {
-    TC_ASSIGN_OR_RETURN(auto tensors, readSafetensors(options.inputsPath));
-    std::unique_ptr<rt::Trainer> initial; // a training bundle's starting state
-    if (manifest.training) {
-      TC_ASSIGN_OR_RETURN(initial, rt::Trainer::forModel(model));
-    }
-    for (const bundle::TensorDesc &desc : manifest.inputs) {
-      auto it = tensors.find(desc.name);
-      if (it != tensors.end()) {
-        inputs.push_back(it->second);
-        continue;
-      }
-      auto state = initial ? initial->state().find(desc.name) : std::map<std::string, Tensor>::const_iterator();
-      if (!initial || state == initial->state().end())
-        return makeError(options.inputsPath, ": no tensor named '", desc.name, "'");
-      inputs.push_back(state->second);
-    }
-    return inputs;
-  }
-  std::map<std::string, int64_t> dims = options.dims;
-  for (const std::string &symbol : manifest.symbols)
-    dims.emplace(symbol, 2);
-  SplitMix64 rng{options.seed};
-  for (const bundle::TensorDesc &desc : manifest.inputs) {
-    std::vector<int64_t> shape;
-    for (const bundle::SizeExpr &dim : desc.shape) {
-      Expected<int64_t> size = dim.evaluate(dims);
-      if (!size)
-        return size.takeError().withContext("input '" + desc.name + "'");
-      shape.push_back(*size);
-    }
-    TC_ASSIGN_OR_RETURN(Tensor tensor, Tensor::zeros(desc.dtype, shape));
-    for (int64_t i = 0; i < tensor.numel(); ++i) {
-      if (isFloating(tensor.dtype()))
-        tensor.setDouble(i, rng.uniform() * 2.0 - 1.0);
-      else if (tensor.dtype() == DType::Bool)
-        tensor.setInt(i, int64_t(rng.next() & 1));
-      else
-        tensor.setInt(i, int64_t(rng.next() % 10));
-    }
-    inputs.push_back(std::move(tensor));
-  }
-  return inputs;
-}
-
-Status runTool(const Options &options) {
+Status runTool(Options options) {
+  if (options.threads < 0 || options.threads > rt::kMaxThreads) // the runtime's own words
+    return makeError("threads must be 0 (one per core) or 1 to ", rt::kMaxThreads, ", got ",
+                     options.threads);
+  options.load.threads = int(options.threads);
   TC_ASSIGN_OR_RETURN(auto model, rt::Model::load(options.bundle, options.load));
   const bundle::Manifest &manifest = model->manifest();
   if (options.load.device == "cuda")
@@ -211,7 +166,12 @@ Status runTool(const Options &options) {
     }
     return Status::ok();
   }
-  TC_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, makeInputs(*model, options));
+  rt::RunInputOptions inputOptions;
+  inputOptions.path = options.inputsPath;
+  inputOptions.seed = options.seed;
+  inputOptions.dims = options.dims;
+  inputOptions.maxTensorBytes = options.load.maxTensorBytes;
+  TC_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, rt::makeRunInputs(*model, inputOptions));
   TC_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, model->run(inputs));
   for (size_t i = 0; i < outputs.size(); ++i)
     std::printf("%s: %s\n", manifest.outputs[i].name.c_str(),

@@ -1,17 +1,20 @@
 // The tensorc driver: parses options and calls the libraries; the only place that exits.
+#include "tensorc/Frontend/FX/FxParser.h"
+#include "tensorc/IR/Printer.h"
 #include "tensorc/Interp/Inputs.h"
 #include "tensorc/Interp/Interpreter.h"
-#include "tensorc/IR/Printer.h"
 #include "tensorc/Ops/Registry.h"
 #include "tensorc/Pipeline/Compile.h"
 #include "tensorc/Pipeline/Pipeline.h"
 #include "tensorc/Runtime/Model.h"
+#include "tensorc/Runtime/RunInputs.h"
 #include "tensorc/Runtime/Trainer.h"
+#include "tensorc/Support/Limits.h"
 #include "tensorc/Support/Log.h"
 #include "tensorc/Support/Printable.h"
 #include "tensorc/Support/Safetensors.h"
+#include "tensorc/Support/SignalCleanup.h"
 #include "tensorc/Support/StrCat.h"
-#include "tensorc/Frontend/FX/FxParser.h"
 #include "tensorc/Transforms/PassRegistry.h"
 
 #include <CLI/CLI.hpp>
@@ -285,30 +288,16 @@ int runBundle(const RunOptions &options) {
   if (!model)
     return fail(model.error().message());
   const bundle::Manifest &manifest = (*model)->manifest();
-  Graph signature; // placeholders shaped like the bundle's inputs
-  for (const bundle::TensorDesc &input : manifest.inputs) {
-    Shape shape;
-    for (const bundle::SizeExpr &dim : input.shape) {
-      if (auto symbol = dim.symbolName()) {
-        shape.push_back(SymInt::symbol(*symbol));
-        continue;
-      }
-      Expected<int64_t> value = dim.evaluate({});
-      if (!value)
-        return fail(strCat(options.model, ": input '", input.name, "' has dim ", dim.text(),
-                           ", which random inputs cannot size"));
-      shape.push_back(SymInt(*value));
-    }
-    Expected<Value *> added = signature.addInput(input.name, TensorType(input.dtype, shape));
-    if (!added)
-      return fail(added.error().message());
-  }
   Expected<SymbolBindings> bindings = parseDims(options.dims);
   if (!bindings)
     return fail(bindings.error().message());
-  Expected<std::vector<Tensor>> inputs =
-      !options.inputs.empty() ? interp::loadInputs(signature, options.inputs)
-                              : interp::randomInputs(signature, options.seed.value_or(0), *bindings);
+  // The same inputs, checks and messages as the runtime-only tensorc-run.
+  rt::RunInputOptions inputOptions;
+  inputOptions.path = options.inputs;
+  inputOptions.seed = options.seed.value_or(0);
+  inputOptions.dims = *bindings;
+  inputOptions.maxTensorBytes = load.maxTensorBytes;
+  Expected<std::vector<Tensor>> inputs = rt::makeRunInputs(**model, inputOptions);
   if (!inputs)
     return fail(inputs.error().message());
   Expected<std::vector<Tensor>> outputs = (*model)->run(*inputs);
@@ -516,6 +505,11 @@ int main(int argc, char **argv) {
   app.add_option("--log", logCategories,
                  "Debug logging for comma-separated categories (stage names, 'time', 'all'); "
                  "also TENSORC_LOG");
+  std::string maxTensorBytes;
+  app.add_option("--max-tensor-bytes", maxTensorBytes,
+                 "The most bytes one tensor may take when tensorc makes it (import-time "
+                 "constants, the interpreter's and the runtime's tensors), e.g. 16G; also "
+                 "TENSORC_MAX_TENSOR_BYTES (default 4G)");
 
   InspectOptions inspect;
   CLI::App *inspectCommand =
@@ -640,7 +634,18 @@ int main(int argc, char **argv) {
   runCommand->add_option("--outputs", run.outputs, "Write the outputs to a .safetensors file");
 
   CLI11_PARSE(app, argc, argv);
+  // An interrupted compile removes its staging directory (and kills the linker it started).
+  cleanup::installSignalHandlers();
 
+  // One limit for every layer: the flag sets the variable they all read.
+  if (!maxTensorBytes.empty()) {
+    Expected<int64_t> bytes = parseByteSize(maxTensorBytes);
+    if (!bytes)
+      return fail("--max-tensor-bytes: " + bytes.error().message());
+    ::setenv(kMaxTensorBytesEnv, std::to_string(*bytes).c_str(), 1);
+  }
+  if (Expected<int64_t> bytes = maxTensorBytesFromEnv(); !bytes)
+    return fail(bytes.error().message());
   if (const char *env = std::getenv("TENSORC_LOG"))
     log::enableCategories(env);
   log::enableCategories(logCategories);

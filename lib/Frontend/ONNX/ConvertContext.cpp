@@ -351,6 +351,12 @@ Expected<Tensor> ConvertContext::newTensor(DType dtype, std::vector<int64_t> sha
   return tensor;
 }
 
+Expected<int64_t> ConvertContext::dimFromDouble(double value, const std::string &what) const {
+  if (!(value >= 0 && value < 0x1p62))
+    return error(strCat(what, " ", value, " is not a valid dim"));
+  return int64_t(value);
+}
+
 Expected<Value *> ConvertContext::scalar(double value, DType dtype) {
   Tensor tensor = Tensor::zerosUnchecked(dtype, {});
   tensor.setDouble(0, value);

@@ -81,6 +81,9 @@ public:
   /// A zero-filled tensor for a constant the converter computes itself (a mask, an identity),
   /// within the import's tensor size limit; `what` names it in the error.
   Expected<Tensor> newTensor(DType dtype, std::vector<int64_t> shape, const std::string &what);
+  /// A dim computed in floating point (Resize's scaled sizes): an error naming `what` unless it
+  /// is finite, non-negative and small enough to multiply with others (below 2^62).
+  Expected<int64_t> dimFromDouble(double value, const std::string &what) const;
   /// A 0-d constant of `dtype` holding `value`.
   Expected<Value *> scalar(double value, DType dtype);
   /// `value` converted to `dtype` (no node when it already has it).

@@ -320,19 +320,24 @@ Status importGraph(const ::onnx::ModelProto &model, const ImportOptions &options
 Expected<Graph> importOnnxFile(const std::string &path, const OpRegistry &registry,
                                const ImportOptions &options) {
   TC_ASSIGN_OR_RETURN(std::string bytes, readFile(path));
+  Expected<Graph> graph = importOnnxBytes(bytes, directoryOf(path), registry, options);
+  if (!graph)
+    return graph.takeError().withContext(path);
+  return graph;
+}
+
+Expected<Graph> importOnnxBytes(const std::string &bytes, const std::string &modelDir,
+                                const OpRegistry &registry, const ImportOptions &options) {
   ::onnx::ModelProto model;
   if (!parseMessage(bytes, model))
-    return makeError(path,
-                     ": not a valid ONNX model (protobuf parse failed: a truncated or "
-                     "corrupt file, or messages nested more than ",
+    return makeError("not a valid ONNX model (protobuf parse failed: a truncated or corrupt "
+                     "file, or messages nested more than ",
                      kProtobufRecursionLimit, " deep)");
   if (!model.has_graph())
-    return makeError(path, ": the model has no graph");
-  ImportState state(registry, directoryOf(path));
+    return makeError("the model has no graph");
+  ImportState state(registry, modelDir);
   TC_ASSIGN_OR_RETURN(state.maxTensorBytes, resolveMaxTensorBytes(options.maxTensorBytes));
-  Status imported = importGraph(model, options, state);
-  if (!imported)
-    return imported.takeError().withContext(path);
+  TC_RETURN_IF_ERROR(importGraph(model, options, state));
   return std::move(state.graph);
 }
 

@@ -561,9 +561,16 @@ Status convertResize(ConvertContext &c) {
   if (axes.empty())
     for (size_t d = 0; d < rank; ++d)
       axes.push_back(int64_t(d));
-  for (int64_t &axis : axes)
+  std::vector<bool> seen(rank, false);
+  for (int64_t &axis : axes) {
+    if (axis < -int64_t(rank) || axis >= int64_t(rank))
+      return c.error(strCat("axis ", axis, " is out of range for rank ", rank));
     if (axis < 0)
       axis += int64_t(rank);
+    if (seen[size_t(axis)])
+      return c.error(strCat("axis ", axis, " is listed twice"));
+    seen[size_t(axis)] = true;
+  }
   size_t count = axes.size();
   if (!scales.empty() && scales.size() != count)
     return c.error(strCat("scales has ", scales.size(), " entries for ", count, " axes"));
@@ -591,8 +598,11 @@ Status convertResize(ConvertContext &c) {
         double ratio = double(sizes[i]) / double((*inShape)[size_t(axes[i])]);
         scale = policy == "not_larger" ? std::min(scale, ratio) : std::max(scale, ratio);
       }
-      for (size_t i = 0; i < count; ++i)
-        sizes[i] = int64_t(std::floor(scale * double((*inShape)[size_t(axes[i])]) + 0.5));
+      for (size_t i = 0; i < count; ++i) {
+        TC_ASSIGN_OR_RETURN(
+            sizes[i], c.dimFromDouble(std::floor(scale * double((*inShape)[size_t(axes[i])]) + 0.5),
+                                      "output size"));
+      }
       for (size_t i = 0; i < count; ++i)
         fullScales[size_t(axes[i])] = scale;
     } else {
@@ -606,7 +616,9 @@ Status convertResize(ConvertContext &c) {
       size_t d = size_t(axes[i]);
       fullScales[d] = scales[i];
       double extent = coordinates == "tf_crop_and_resize" ? fullRoi[rank + d] - fullRoi[d] : 1.0;
-      outShape[d] = int64_t(std::floor(double((*inShape)[d]) * extent * scales[i]));
+      TC_ASSIGN_OR_RETURN(
+          outShape[d],
+          c.dimFromDouble(std::floor(double((*inShape)[d]) * extent * scales[i]), "output size"));
     }
   }
   AttrMap attrs;

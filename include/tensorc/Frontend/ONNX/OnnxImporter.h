@@ -29,6 +29,10 @@ struct ImportOptions {
 Expected<Graph> importOnnxFile(const std::string &path, const OpRegistry &registry,
                                const ImportOptions &options = {});
 
+/// The same for a serialized ModelProto in memory; external data is read from `modelDir`.
+/// Errors do not name a file (importOnnxFile prefixes the path).
+Expected<Graph> importOnnxBytes(const std::string &bytes, const std::string &modelDir,
+                                const OpRegistry &registry, const ImportOptions &options = {});
 /// Names of the model's graph inputs that are not initializers, in order (what the user feeds).
 Expected<std::vector<std::string>> listOnnxInputs(const std::string &path);
 
