@@ -20,7 +20,7 @@ Expected<Value *> unsqueezeDim(ConvertContext &c, Value *value, int64_t dim);
 /// [M, N] -> [N, M].
 Expected<Value *> transpose2d(ConvertContext &c, Value *value);
 /// Reshapes a per-channel vector [C] (or a scalar) to broadcast against a rank-`rank` tensor
-/// along `axis`: [1, C, 1, 1].
+/// along `axis` (which must lie in [0, rank)): [1, C, 1, 1].
 Expected<Value *> alongAxis(ConvertContext &c, Value *value, int64_t axis, size_t rank);
 
 /// Per spatial dim begin/end padding, resolved from `pads` or `auto_pad`.
@@ -35,7 +35,16 @@ Expected<SpatialPads> resolvePads(ConvertContext &c, const TensorType &input, co
 /// Emits aten.pad of the trailing spatial dims with `value`.
 Expected<Value *> padSpatial(ConvertContext &c, Value *input, const SpatialPads &pads,
                              double value);
-/// The ints attribute `name`, or `dims` copies of `fill` when absent.
-Ints listOr(ConvertContext &c, const char *name, size_t dims, int64_t fill);
+/// Window attributes (kernel sizes, strides, dilations, pads) are at most this: no model needs
+/// more, and arithmetic on them and on dims (below 2^62) then stays within 64 bits.
+constexpr int64_t kMaxWindowValue = int64_t(1) << 31;
+
+/// The ints attribute `name` of a window: `count` entries (`count` copies of `fill` when absent),
+/// each in [`min`, kMaxWindowValue]; errors name the attribute.
+Expected<Ints> windowList(ConvertContext &c, const char *name, size_t count, int64_t fill,
+                          int64_t min);
+/// kernel_shape: `count` entries in [1, kMaxWindowValue], or `fallback` (the weight's spatial
+/// dims) when absent.
+Expected<Ints> kernelShape(ConvertContext &c, size_t count, const Ints &fallback);
 
 } // namespace tensorc::onnx::nn

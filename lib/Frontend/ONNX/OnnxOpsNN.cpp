@@ -53,6 +53,8 @@ Expected<Value *> alongAxis(ConvertContext &c, Value *value, int64_t axis, size_
   const TensorType &type = value->type();
   if (type.rank() != 1 || type.shape[0] == SymInt(1))
     return value;
+  if (axis < 0 || axis >= int64_t(rank))
+    return c.error(strCat("axis ", axis, " is out of range for rank ", rank));
   std::vector<SymInt> shape(rank, SymInt(1));
   shape[size_t(axis)] = type.shape[0];
   return reshape(c, value, std::move(shape));
@@ -70,11 +72,7 @@ Expected<SpatialPads> resolvePads(ConvertContext &c, const TensorType &input, co
   SpatialPads pads{Ints(dims, 0), Ints(dims, 0)};
   std::string autoPad = c.stringAttr("auto_pad", "NOTSET");
   if (autoPad == "NOTSET") {
-    Ints list = c.intsAttr("pads");
-    if (list.empty())
-      return pads;
-    if (list.size() != 2 * dims)
-      return c.error(strCat("'pads' must have ", 2 * dims, " entries, got ", list.size()));
+    TC_ASSIGN_OR_RETURN(Ints list, windowList(c, "pads", 2 * dims, 0, 0));
     for (size_t d = 0; d < dims; ++d) {
       pads.begin[d] = list[d];
       pads.end[d] = list[dims + d];
@@ -85,6 +83,8 @@ Expected<SpatialPads> resolvePads(ConvertContext &c, const TensorType &input, co
     return pads;
   if (autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER")
     return c.error(strCat("unknown auto_pad '", autoPad, "'"));
+  if (input.rank() < dims)
+    return c.error(strCat("expected an input with ", dims, " spatial dims, got ", input.str()));
   size_t first = input.rank() - dims;
   for (size_t d = 0; d < dims; ++d) {
     std::optional<int64_t> in = input.shape[first + d].constant();
@@ -116,11 +116,29 @@ Expected<Value *> padSpatial(ConvertContext &c, Value *input, const SpatialPads 
   return c.emit("aten.pad", {input}, std::move(attrs));
 }
 
-Ints listOr(ConvertContext &c, const char *name, size_t dims, int64_t fill) {
+Expected<Ints> windowList(ConvertContext &c, const char *name, size_t count, int64_t fill,
+                          int64_t min) {
   Ints values = c.intsAttr(name);
   if (values.empty())
-    values.assign(dims, fill);
+    values.assign(count, fill);
+  if (values.size() != count)
+    return c.error(strCat("'", name, "' must have ", count, " entries, got ", values.size()));
+  for (int64_t value : values)
+    if (value < min || value > kMaxWindowValue)
+      return c.error(strCat("'", name, "' entry ", value, " is out of range [", min, ", ",
+                            kMaxWindowValue, "]"));
   return values;
+}
+
+Expected<Ints> kernelShape(ConvertContext &c, size_t count, const Ints &fallback) {
+  if (!c.hasAttr("kernel_shape") && fallback.size() == count) {
+    for (int64_t value : fallback)
+      if (value < 1 || value > kMaxWindowValue)
+        return c.error(
+            strCat("kernel size ", value, " is out of range [1, ", kMaxWindowValue, "]"));
+    return fallback;
+  }
+  return windowList(c, "kernel_shape", count, 1, 1);
 }
 
 } // namespace nn
@@ -142,14 +160,14 @@ Status convertConv(ConvertContext &c) {
   if (wType.rank() < 3)
     return c.error(strCat("weight must have rank >= 3, got ", wType.str()));
   size_t dims = wType.rank() - 2;
-  Ints kernel = c.intsAttr("kernel_shape");
-  if (kernel.empty()) {
-    std::optional<std::vector<int64_t>> shape = wType.staticShape();
-    if (!shape)
-      return c.error("the weight shape must be static");
-    kernel.assign(shape->begin() + 2, shape->end());
-  }
-  Ints strides = listOr(c, "strides", dims, 1), dilations = listOr(c, "dilations", dims, 1);
+  std::optional<std::vector<int64_t>> wShape = wType.staticShape();
+  if (!c.hasAttr("kernel_shape") && !wShape)
+    return c.error("the weight shape must be static");
+  TC_ASSIGN_OR_RETURN(
+      Ints kernel,
+      kernelShape(c, dims, wShape ? Ints(wShape->begin() + 2, wShape->end()) : Ints()));
+  TC_ASSIGN_OR_RETURN(Ints strides, windowList(c, "strides", dims, 1, 1));
+  TC_ASSIGN_OR_RETURN(Ints dilations, windowList(c, "dilations", dims, 1, 1));
   TC_ASSIGN_OR_RETURN(SpatialPads pads, resolvePads(c, x->type(), kernel, strides, dilations));
   Ints padding = pads.begin;
   if (!pads.symmetric()) {
@@ -175,11 +193,10 @@ Status convertConvTranspose(ConvertContext &c) {
   const TensorType &xType = x->type();
   if (xType.rank() != dims + 2)
     return c.error(strCat("expected a ", dims + 2, "-D input, got ", xType.str()));
-  Ints kernel = c.intsAttr("kernel_shape");
-  if (kernel.empty())
-    kernel.assign(wShape->begin() + 2, wShape->end());
-  Ints strides = listOr(c, "strides", dims, 1), dilations = listOr(c, "dilations", dims, 1);
-  Ints outputPadding = listOr(c, "output_padding", dims, 0);
+  TC_ASSIGN_OR_RETURN(Ints kernel, kernelShape(c, dims, Ints(wShape->begin() + 2, wShape->end())));
+  TC_ASSIGN_OR_RETURN(Ints strides, windowList(c, "strides", dims, 1, 1));
+  TC_ASSIGN_OR_RETURN(Ints dilations, windowList(c, "dilations", dims, 1, 1));
+  TC_ASSIGN_OR_RETURN(Ints outputPadding, windowList(c, "output_padding", dims, 0, 0));
   Ints outputShape = c.intsAttr("output_shape");
   std::string autoPad = c.stringAttr("auto_pad", "NOTSET");
   SpatialPads pads{Ints(dims, 0), Ints(dims, 0)};
@@ -189,9 +206,22 @@ Status convertConvTranspose(ConvertContext &c) {
     if (!in)
       return c.error(strCat("needs static spatial sizes, got ", xType.str()));
     inSizes[d] = *in;
+    // The full output stride * (in - 1) + dilation * (kernel - 1) + output_padding + 1 must fit.
+    int64_t full = 0, reach = 0;
+    if (*in < 1 || __builtin_mul_overflow(strides[d], *in - 1, &full) ||
+        __builtin_mul_overflow(dilations[d], kernel[d] - 1, &reach) ||
+        __builtin_add_overflow(full, reach + outputPadding[d] + 1, &full) ||
+        full > (int64_t(1) << 62))
+      return c.error(strCat("the output size of spatial dim ", d, " is out of range"));
   }
   if (outputShape.size() > dims) // may include N and C
     outputShape.erase(outputShape.begin(), outputShape.end() - int64_t(dims));
+  if (!outputShape.empty() && outputShape.size() != dims)
+    return c.error(
+        strCat("'output_shape' must have ", dims, " spatial entries, got ", outputShape.size()));
+  for (int64_t size : outputShape)
+    if (size < 0 || size > (int64_t(1) << 62))
+      return c.error(strCat("'output_shape' entry ", size, " is out of range"));
   if (!outputShape.empty() || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
     for (size_t d = 0; d < dims; ++d) {
       int64_t target = outputShape.empty() ? inSizes[d] * strides[d] : outputShape[d];
@@ -203,14 +233,10 @@ Status convertConvTranspose(ConvertContext &c) {
       pads.end[d] = total - pads.begin[d];
     }
   } else if (autoPad == "NOTSET") {
-    Ints list = c.intsAttr("pads");
-    if (!list.empty()) {
-      if (list.size() != 2 * dims)
-        return c.error(strCat("'pads' must have ", 2 * dims, " entries"));
-      for (size_t d = 0; d < dims; ++d) {
-        pads.begin[d] = list[d];
-        pads.end[d] = list[dims + d];
-      }
+    TC_ASSIGN_OR_RETURN(Ints list, windowList(c, "pads", 2 * dims, 0, 0));
+    for (size_t d = 0; d < dims; ++d) {
+      pads.begin[d] = list[d];
+      pads.end[d] = list[dims + d];
     }
   } else if (autoPad != "VALID") {
     return c.error(strCat("unknown auto_pad '", autoPad, "'"));
@@ -270,14 +296,14 @@ struct PoolSetup {
 
 Expected<PoolSetup> readPool(ConvertContext &c, const TensorType &input) {
   PoolSetup p;
-  p.kernel = c.intsAttr("kernel_shape");
-  if (p.kernel.empty())
+  size_t dims = c.intsAttr("kernel_shape").size();
+  if (dims == 0)
     return c.error("'kernel_shape' is required");
-  size_t dims = p.kernel.size();
   if (input.rank() != dims + 2)
     return c.error(strCat("expected a ", dims + 2, "-D input, got ", input.str()));
-  p.strides = listOr(c, "strides", dims, 1);
-  p.dilations = listOr(c, "dilations", dims, 1);
+  TC_ASSIGN_OR_RETURN(p.kernel, windowList(c, "kernel_shape", dims, 1, 1));
+  TC_ASSIGN_OR_RETURN(p.strides, windowList(c, "strides", dims, 1, 1));
+  TC_ASSIGN_OR_RETURN(p.dilations, windowList(c, "dilations", dims, 1, 1));
   TC_ASSIGN_OR_RETURN(p.pads, resolvePads(c, input, p.kernel, p.strides, p.dilations));
   p.ceilMode = c.intAttr("ceil_mode", 0) != 0;
   return p;

@@ -43,10 +43,12 @@ Expected<Value *> integerConv(ConvertContext &c, Value *x, Value *w) {
   std::optional<std::vector<int64_t>> wShape = w->type().staticShape();
   if (!wShape)
     return c.error("the weight shape must be static");
-  Ints kernel = c.intsAttr("kernel_shape");
-  if (kernel.empty())
-    kernel.assign(wShape->begin() + 2, wShape->end());
-  Ints strides = listOr(c, "strides", dims, 1), dilations = listOr(c, "dilations", dims, 1);
+  if (w->type().rank() < 3 || x->type().rank() != w->type().rank())
+    return c.error(strCat("expected an input and a weight of one rank >= 3, got ", x->type().str(),
+                          " and ", w->type().str()));
+  TC_ASSIGN_OR_RETURN(Ints kernel, kernelShape(c, dims, Ints(wShape->begin() + 2, wShape->end())));
+  TC_ASSIGN_OR_RETURN(Ints strides, windowList(c, "strides", dims, 1, 1));
+  TC_ASSIGN_OR_RETURN(Ints dilations, windowList(c, "dilations", dims, 1, 1));
   TC_ASSIGN_OR_RETURN(SpatialPads pads, resolvePads(c, x->type(), kernel, strides, dilations));
   Ints padding = pads.begin;
   if (!pads.symmetric()) {
@@ -107,9 +109,14 @@ Expected<Value *> quantize(ConvertContext &c, Value *value, Value *zeroPoint, DT
   return c.cast(y, dtype);
 }
 
-/// The axis a per-axis scale applies along (opset >= 13 attribute), normalized.
-int64_t quantAxis(ConvertContext &c, size_t rank) {
+/// The axis a per-axis scale applies along (opset >= 13 attribute), normalized. A scalar input
+/// has no axis: the default then stands for none (the scale must be a scalar too).
+Expected<int64_t> quantAxis(ConvertContext &c, size_t rank) {
   int64_t axis = c.intAttr("axis", 1);
+  if (rank == 0 && !c.hasAttr("axis"))
+    return 0;
+  if (axis < -int64_t(rank) || axis >= int64_t(std::max<size_t>(rank, 1)))
+    return c.error(strCat("axis ", axis, " is out of range for rank ", rank));
   return axis < 0 ? axis + int64_t(rank) : axis;
 }
 
@@ -117,7 +124,7 @@ Status convertQuantizeLinear(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
   TC_ASSIGN_OR_RETURN(Value * scale, c.input(1));
   size_t rank = x->type().rank();
-  int64_t axis = quantAxis(c, rank);
+  TC_ASSIGN_OR_RETURN(int64_t axis, quantAxis(c, rank));
   DType computeType = x->type().dtype == DType::F64 ? DType::F64 : DType::F32;
   TC_ASSIGN_OR_RETURN(x, c.cast(x, computeType));
   TC_ASSIGN_OR_RETURN(scale, c.cast(scale, computeType));
@@ -139,7 +146,7 @@ Status convertDequantizeLinear(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
   TC_ASSIGN_OR_RETURN(Value * scale, c.input(1));
   size_t rank = x->type().rank();
-  int64_t axis = quantAxis(c, rank);
+  TC_ASSIGN_OR_RETURN(int64_t axis, quantAxis(c, rank));
   DType outType = scale->type().dtype;
   DType computeType = outType == DType::F64 ? DType::F64 : DType::F32;
   TC_ASSIGN_OR_RETURN(Value * value, c.cast(x, computeType));

@@ -16,6 +16,9 @@ using namespace nn;
 
 enum class CellKind { RNN, GRU, LSTM };
 
+/// Sequence steps unrolled at import at most (Loop's limit too).
+constexpr int64_t kMaxUnrolledSteps = 1000;
+
 /// Applies ONNX activation `name` (with its alpha/beta where it takes them).
 Expected<Value *> activate(ConvertContext &c, const std::string &name, Value *x, double alpha,
                            double beta) {
@@ -121,6 +124,14 @@ Status convertRecurrent(ConvertContext &c, CellKind kind) {
   TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
   TC_ASSIGN_OR_RETURN(Value * w, c.input(1));
   TC_ASSIGN_OR_RETURN(Value * r, c.input(2));
+  if (layout != 0 && layout != 1)
+    return c.error(strCat("layout must be 0 or 1, got ", layout));
+  for (Value *operand : {x, w, r})
+    if (operand->type().rank() != 3)
+      return c.error(strCat("X, W and R must have rank 3, got ", x->type().str(), ", ",
+                            w->type().str(), " and ", r->type().str()));
+  if (s.hidden < 0 || s.hidden > kMaxWindowValue)
+    return c.error(strCat("hidden_size ", s.hidden, " is out of range"));
   if (layout == 1) {
     TC_ASSIGN_OR_RETURN(x, permute(c, x, Ints{1, 0, 2}));
   }
@@ -128,9 +139,13 @@ Status convertRecurrent(ConvertContext &c, CellKind kind) {
   if (!seq)
     return c.error(strCat("needs a static sequence length, got ", x->type().str()));
   s.seq = *seq;
+  // Every step is unrolled at import, as Loop iterations are.
+  if (s.seq > kMaxUnrolledSteps)
+    return c.error(strCat("the sequence has ", s.seq, " steps, more than the ", kMaxUnrolledSteps,
+                          " tensorc unrolls"));
   if (s.hidden == 0) {
     std::optional<int64_t> rows = r->type().shape[2].constant();
-    if (!rows)
+    if (!rows || *rows < 1 || *rows > kMaxWindowValue)
       return c.error("hidden_size is required");
     s.hidden = *rows;
   }

@@ -1,5 +1,6 @@
 // ONNX converters for constants, shapes and data movement, with import-time shape arithmetic.
 #include "ConvertContext.h"
+#include "ImportState.h"
 #include "OnnxTensor.h"
 #include "tensorc/Support/StrCat.h"
 
@@ -750,10 +751,11 @@ Status convertEyeLike(ConvertContext &c) {
   }
   int64_t k = c.intAttr("k", 0);
   TC_ASSIGN_OR_RETURN(Tensor eye, c.newTensor(dtype, *shape, "the identity matrix"));
-  // Row i has its one at column i + k: rows max(0, -k) .. min(rows, cols - k), overflow-free.
+  // Row i has its one at column i + k: rows max(0, -k) .. min(rows, cols - k). A k outside
+  // [-rows, cols] places no ones, as the clamped one does, and cannot overflow.
   int64_t rows = (*shape)[0], cols = (*shape)[1];
-  int64_t firstRow = k >= 0 ? 0 : k <= -rows ? rows : -k;
-  int64_t endRow = k >= cols ? 0 : std::min(rows, cols - k);
+  k = std::clamp(k, -rows, cols);
+  int64_t firstRow = std::max<int64_t>(0, -k), endRow = std::min(rows, cols - k);
   for (int64_t i = firstRow; i < endRow; ++i)
     eye.setInt(i * cols + i + k, 1);
   TC_ASSIGN_OR_RETURN(Value * value, c.constant(std::move(eye)));
@@ -780,6 +782,11 @@ Status convertOneHot(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Value * values, c.input(2));
   size_t outRank = indices->type().rank() + 1;
   TC_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(c, c.intAttr("axis", -1), outRank));
+  Shape resultShape = indices->type().shape;
+  resultShape.insert(resultShape.begin() + axis, SymInt(depth));
+  TensorType resultType(values->type().dtype, resultShape);
+  if (Status fits = checkStaticSize(resultType, strCat("with depth ", depth, " the result")); !fits)
+    return c.error(fits.message());
   TC_ASSIGN_OR_RETURN(indices, wrapIndices(c, indices, SymInt(depth)));
   AttrMap unsqueeze;
   unsqueeze.emplace("dim", Attribute(axis));
