@@ -149,6 +149,60 @@ def safetensors_seeds():
     }
 
 
+def bundle_seeds():
+    """Manifests for the bundle harness: its bundle holds weights w: f32[4] and the runtime
+    tests' kernels (test/runtime/test_kernels.c) as the host's CPU variant."""
+    host = "x86_64"
+    matrix = ["batch", 4]
+    add_graph = ("graph(%a: f32[n, 4], %b: f32[4]):\n"
+                 "  %c : f32[n, 4] = call_function[target=aten.add](args=(%a, %b))\n"
+                 "  return (%c,)\n")
+
+    def buffer(i, name, kind, shape, **extra):
+        return dict(id=i, name=name, kind=kind, dtype="f32", shape=shape, **extra)
+
+    sample = {
+        "format_version": 2, "tensorc_version": "0.1.0", "source_hash": "", "model": "m.fx",
+        "symbols": ["batch"],
+        "inputs": [{"name": "x", "dtype": "f32", "shape": matrix},
+                   {"name": "y", "dtype": "f32", "shape": matrix}],
+        "outputs": [{"name": "out", "dtype": "f32", "shape": matrix},
+                    {"name": "rows", "dtype": "f32", "shape": ["batch"]}],
+        "buffers": [buffer(0, "x", "input", matrix, index=0),
+                    buffer(1, "y", "input", matrix, index=1),
+                    buffer(2, "w", "weight", [4], weight="w"),
+                    buffer(3, "sum", "arena", matrix, offset=0),
+                    buffer(4, "biased", "arena", matrix, offset="64*batch"),
+                    buffer(5, "out", "output", matrix, index=0),
+                    buffer(6, "rows", "output", ["batch"], index=1)],
+        "arena_bytes": "128*batch", "peak_bytes": 0,
+        "launches": [
+            {"kind": "kernel", "name": "tc_test_add_f32", "args": [0, 1, 3], "range": "4*batch",
+             "grain": 16},
+            {"kind": "extern", "name": "aten.add", "args": [3, 2, 4], "graph": add_graph},
+            {"kind": "copy", "name": "copy", "args": [4, 5]},
+            {"kind": "kernel", "name": "tc_test_fill_batch_f32", "args": [6], "range": "batch",
+             "grain": 1}],
+        "cpu": [{"name": host, "arch": host, "file": f"cpu/{host}.so", "requires": [],
+                 "priority": 0}],
+        "guards": [{"lhs": "(batch + 4095)//4096", "rhs": 1, "message": "batch too large"}],
+        "files": [{"path": f"cpu/{host}.so", "sha256": "@kernels_sha256@"},
+                  {"path": "weights.safetensors", "sha256": "@weights_sha256@"}],
+    }
+    externs = json.loads(json.dumps(sample))
+    externs["launches"] = [
+        {"kind": "extern", "name": "aten.mul", "args": [0, 1, 3],
+         "graph": "graph(%a: f32[n, 4], %b: f32[n, 4]):\n"
+                  "  %c : f32[n, 4] = call_function[target=aten.mul](args=(%a, %b))\n"
+                  "  return (%c,)\n"},
+        {"kind": "extern", "name": "aten.sum", "args": [3, 6],
+         "graph": "graph(%a: f32[n, 4]):\n"
+                  "  %c : f32[n] = call_function[target=aten.sum](args=(%a, [1]))\n"
+                  "  return (%c,)\n"},
+        {"kind": "copy", "name": "copy", "args": [3, 5]}]
+    return {"sample": sample, "externs": externs}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", default=os.path.join(HERE, "corpus"))
@@ -165,6 +219,11 @@ def main():
     for name, data in safetensors_seeds().items():
         with open(os.path.join(directory, name + ".safetensors"), "wb") as f:
             f.write(data)
+    directory = os.path.join(args.out, "bundle_load")
+    os.makedirs(directory, exist_ok=True)
+    for name, manifest in bundle_seeds().items():
+        with open(os.path.join(directory, name + ".json"), "w") as f:
+            json.dump(manifest, f, indent=2, sort_keys=True)
     directory = os.path.join(args.out, "fx_parse")
     os.makedirs(directory, exist_ok=True)
     for folder in ("models", os.path.join("test", "lit"), os.path.join("test", "gpu")):
