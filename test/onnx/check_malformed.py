@@ -175,6 +175,19 @@ def build_cases(root):
                                    "4611686018427387904], whose byte size overflows 64 bits"),
                            (-2**63, "depth must be a positive integer, got -9223372036854775808")):
         add(f"onehot_depth_{depth}", one_hot(depth), "node 'y' (OneHot): " + message)
+    # OneHot depth 2^31 and Range(0, 2^62, 2^31) with constant operands are no longer folded
+    # (24 and 16 GiB): they compile, and running them is refused by the tensor size limit
+    # (test/e2e/check_hostile_bundles.py).
+    add("graph_output_listed_twice",
+        model_with(nodes=[helper.make_node("Relu", ["x"], ["y"])],
+                   outputs=[value("y", TensorProto.FLOAT, [2]), value("y", TensorProto.FLOAT, [2])]),
+        "graph output 'y' is listed twice")
+    add("input_dim_2^62_bool",
+        model_with(nodes=[helper.make_node("Not", ["x"], ["y"])],
+                   inputs=[value("x", TensorProto.BOOL, [2**62])],
+                   outputs=[value("y", TensorProto.BOOL, None)]),
+        "graph input 'x' is bool[4611686018427387904], whose byte size 4611686018427387904 is "
+        "2^62 or more")
     x4 = value("x", TensorProto.FLOAT, [1, 4, 2, 2])
     add("depth_to_space_huge_blocksize",
         model_with(nodes=[helper.make_node("DepthToSpace", ["x"], ["y"], blocksize=2**62)],

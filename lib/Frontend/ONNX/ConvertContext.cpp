@@ -24,12 +24,20 @@ bool hasSymbolicInts(const AttrMap &attrs) {
 } // namespace
 
 Status checkStaticSize(const TensorType &type, const std::string &what) {
+  for (const SymInt &dim : type.shape)
+    if (dim.constant() == 0)
+      return Status::ok(); // empty, whatever its other dims
   int64_t bytes = int64_t(dtypeSize(type.dtype));
   for (const SymInt &dim : type.shape) {
     std::optional<int64_t> value = dim.constant();
     if (value && *value > 0 && __builtin_mul_overflow(bytes, *value, &bytes))
       return makeError(what, " is ", type.str(), ", whose byte size overflows 64 bits");
   }
+  // No 64-bit machine addresses 2^62 bytes (x86_64 and aarch64 stop at 2^57 and 2^52); sizes
+  // below this also leave room for offset arithmetic without overflow.
+  if (bytes >= (int64_t(1) << 62))
+    return makeError(what, " is ", type.str(), ", whose byte size ", bytes,
+                     " is 2^62 or more, beyond any machine's address space");
   return Status::ok();
 }
 

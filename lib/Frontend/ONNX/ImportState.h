@@ -42,7 +42,7 @@ Status convertNodes(const ::onnx::GraphProto &graph, ImportState &state);
 /// levels, and each level costs native stack in the parser and the converters.
 constexpr int kMaxSubgraphDepth = 16;
 
-/// Errors when a type's constant dims already overflow 64 bits as a byte count.
+/// Errors when a type's constant dims make a byte count of 2^62 or more (or overflow 64 bits).
 Status checkStaticSize(const TensorType &type, const std::string &what);
 /// The integer vector (every element constant) as an i64 tensor.
 Tensor tensorFromSymVector(const SymVector &vector);

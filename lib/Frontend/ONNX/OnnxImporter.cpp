@@ -290,7 +290,11 @@ Status importGraph(const ::onnx::ModelProto &model, const ImportOptions &options
   TC_RETURN_IF_ERROR(convertNodes(graph, state));
 
   std::vector<Value *> outputs;
+  std::set<std::string> outputNames;
   for (const auto &info : graph.output()) {
+    // Bundles, --outputs files and the runtime's API find outputs by name.
+    if (!outputNames.insert(info.name()).second)
+      return makeError("graph output '", info.name(), "' is listed twice");
     if (!state.values.count(info.name()) && !state.symbolic.count(info.name()))
       return makeError("graph output '", info.name(), "' is not computed by any node");
     if (!state.values.count(info.name())) {
