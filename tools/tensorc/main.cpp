@@ -15,6 +15,8 @@ int main(int argc, char **argv) {
   CLI::App app{"tensorc: an ahead-of-time model compiler"};
   app.set_version_flag("--version", std::string("tensorc ") + TENSORC_VERSION);
   app.require_subcommand(1);
+  // Global options (--log, --max-tensor-bytes) are accepted after the subcommand too.
+  app.fallthrough();
   std::string logCategories;
   app.add_option("--log", logCategories,
                  "Debug logging for comma-separated categories (stage names, 'time', 'all'); "
