@@ -550,11 +550,20 @@ Status convertLRN(ConvertContext &c) {
     return c.error("needs a positive 'size'");
   int64_t size = c.intAttr("size", 1);
   DType dtype = x->type().dtype;
-  int64_t before = (size - 1) / 2, after = size - 1 - before;
+  // Channel c sums the squares of channels [c - before, c + after] that exist: reaching further
+  // than C - 1 either way adds only zeros, so the window is clamped there (a size of 2^16 once
+  // unrolled 2^16 slices). What remains is unrolled, one slice per term, up to a limit.
+  int64_t reach = std::max<int64_t>(*channels - 1, 0);
+  int64_t before = std::min((size - 1) / 2, reach);
+  int64_t after = std::min(size - 1 - (size - 1) / 2, reach);
+  constexpr int64_t kMaxWindowTerms = 1024;
+  if (before + after + 1 > kMaxWindowTerms)
+    return c.error(strCat("a window of ", before + after + 1, " channels is more than the ",
+                          kMaxWindowTerms, " tensorc unrolls"));
   TC_ASSIGN_OR_RETURN(Value * squares, c.emit("aten.mul", {x, x}));
   TC_ASSIGN_OR_RETURN(Value * padded, padZeros(c, squares, 1, before, after));
   Value *window = nullptr;
-  for (int64_t k = 0; k < size; ++k) {
+  for (int64_t k = 0; k <= before + after; ++k) {
     TC_ASSIGN_OR_RETURN(Value * part, sliceDim(c, padded, 1, k, k + *channels));
     if (window) {
       TC_ASSIGN_OR_RETURN(window, c.emit("aten.add", {window, part}));
