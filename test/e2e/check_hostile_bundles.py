@@ -250,13 +250,15 @@ def budget_cases(args, root, failures):
 
 def interrupt_cases(args, root, model, failures):
     """Signals while the linker runs: poll for the compile's child process, then signal it."""
-    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGKILL):
-        name = f"{signal.Signals(signum).name} during the link"
-        work = os.path.join(root, "sig-" + str(signum))
+    for emit, signum in [(e, s) for e in ("bundle", "so")
+                         for s in (signal.SIGTERM, signal.SIGINT, signal.SIGKILL)]:
+        name = f"{signal.Signals(signum).name} during the link (--emit={emit})"
+        work = os.path.join(root, f"sig-{emit}-{signum}")
         tmp = os.path.join(work, "tmp")
         os.makedirs(tmp)
-        out = os.path.join(work, "out.bundle")
-        proc = subprocess.Popen([args.tensorc, "compile", model, "-o", out],
+        out = os.path.join(work, "out." + emit)
+        compile_command = [args.tensorc, "compile", model, "-o", out, "--emit=" + emit]
+        proc = subprocess.Popen(compile_command,
                                 env=dict(os.environ, TMPDIR=tmp), stderr=subprocess.PIPE,
                                 stdout=subprocess.DEVNULL, text=True)
         linker = None
@@ -267,9 +269,18 @@ def interrupt_cases(args, root, model, failures):
                     children = f.read().split()
             except OSError:
                 children = []
-            if children:
-                linker = children[0]
-            else:
+            for child in children:
+                try:
+                    with open(f"/proc/{child}/comm") as f:
+                        command = f.read().strip()
+                except OSError:
+                    continue
+                # --emit=so: the C++ driver's link of the library (after ld.lld's of the kernels).
+                if command == "tensorc":
+                    continue  # forked, not yet the linker
+                if emit == "bundle" or "lld" not in command:
+                    linker = f"{child} ({command})"
+            if linker is None:
                 time.sleep(0.001)
         if linker is None:
             print(f"FAIL {name}: the compile ran no linker (exit {proc.wait()})")
@@ -277,7 +288,7 @@ def interrupt_cases(args, root, model, failures):
             continue
         proc.send_signal(signum)
         proc.wait(timeout=30)
-        time.sleep(0.2)  # let a killed linker go
+        time.sleep(0.5)  # let a killed linker go (and anything it started)
         problems = []
         if proc.returncode != -signum:
             problems.append(f"exit status {proc.returncode} (want signal {signum})")
@@ -285,13 +296,13 @@ def interrupt_cases(args, root, model, failures):
         left.remove("tmp")
         if signum == signal.SIGKILL:
             # Uncatchable: the staging directory stays, and the next compile removes it.
-            if not any(entry.startswith(".out.bundle.tmp-") for entry in left):
+            if not any(entry.startswith(f".out.{emit}.tmp-") for entry in left):
                 problems.append(f"no staging directory after SIGKILL? {left}")
-            subprocess.run([args.tensorc, "compile", model, "-o", out], check=True,
-                           capture_output=True, env=dict(os.environ, TMPDIR=tmp))
+            subprocess.run(compile_command, check=True, capture_output=True,
+                           env=dict(os.environ, TMPDIR=tmp))
             left = sorted(os.listdir(work))
             left.remove("tmp")
-            if left != ["out.bundle"]:
+            if left != ["out." + emit]:
                 problems.append(f"the next compile left {left}")
         elif left:
             problems.append(f"left {left} next to the output")
@@ -301,7 +312,7 @@ def interrupt_cases(args, root, model, failures):
             failures.append(name)
             print(f"FAIL {name}: {'; '.join(problems)}")
         else:
-            print(f"ok   {name}: no temporaries left")
+            print(f"ok   {name}: signalled while {linker} ran; no temporaries left")
 
 
 def main():
