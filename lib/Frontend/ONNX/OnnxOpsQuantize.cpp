@@ -109,14 +109,11 @@ Expected<Value *> quantize(ConvertContext &c, Value *value, Value *zeroPoint, DT
   return c.cast(y, dtype);
 }
 
-/// The axis a per-axis scale applies along (opset >= 13 attribute), normalized. A scalar input
-/// has no axis: the default then stands for none (the scale must be a scalar too).
+/// The axis a per-axis scale applies along (opset >= 13 attribute), normalized. Only a per-axis
+/// (1-D, more than one element) scale or zero point uses it, and alongAxis checks it then: with a
+/// per-tensor scale the default axis 1 may well be out of range (a 1-D input), and is ignored.
 Expected<int64_t> quantAxis(ConvertContext &c, size_t rank) {
   int64_t axis = c.intAttr("axis", 1);
-  if (rank == 0 && !c.hasAttr("axis"))
-    return 0;
-  if (axis < -int64_t(rank) || axis >= int64_t(std::max<size_t>(rank, 1)))
-    return c.error(strCat("axis ", axis, " is out of range for rank ", rank));
   return axis < 0 ? axis + int64_t(rank) : axis;
 }
 
