@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 
 namespace tensorc::rt {
 
@@ -100,6 +101,22 @@ CudaExecutor::create(const Manifest &manifest, const FileReader &readFile,
   TC_ASSIGN_OR_RETURN(std::string image, readFile(chosen->file));
   TC_RETURN_IF_ERROR(d.check(d.moduleLoadData(&self->module_, image.c_str()),
                              strCat("loading ", chosen->file, " on ", deviceArchName)));
+
+  // The module's signature table (a __device__ byte array next to the kernels): the manifest
+  // must describe the plan the kernels were compiled for.
+  cu::DevicePtr tableAddress = 0;
+  size_t tableBytes = 0;
+  TC_RETURN_IF_ERROR(d.check(
+      d.moduleGetGlobal(&tableAddress, &tableBytes, self->module_, bundle::kKernelSignatureSymbol),
+      strCat(chosen->file, ": no kernel signature table (", bundle::kKernelSignatureSymbol, ")")));
+  std::string table(tableBytes, '\0');
+  if (tableBytes)
+    TC_RETURN_IF_ERROR(
+        d.check(d.memcpyDtoHAsync(table.data(), tableAddress, tableBytes, self->stream_),
+                "reading the kernel signature table"));
+  TC_RETURN_IF_ERROR(d.check(d.streamSynchronize(self->stream_), "reading the kernel signatures"));
+  table.resize(std::strlen(table.c_str()));
+  TC_RETURN_IF_ERROR(bundle::checkKernelSignatures(manifest, table, chosen->file, /*cuda=*/true));
 
   self->functions_.assign(manifest.launches.size(), nullptr);
   for (size_t i = 0; i < manifest.launches.size(); ++i) {

@@ -11,16 +11,23 @@
 #include "tensorc/Frontend/FX/FxParser.h"
 #include "tensorc/Interp/Interpreter.h"
 #include "tensorc/Ops/Registry.h"
+#include "tensorc/Support/Limits.h"
+#include "tensorc/Support/Sha256.h"
 
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <system_error>
+#include <unistd.h>
 
 namespace tensorc::rt {
 
@@ -38,9 +45,82 @@ struct FreeDeleter {
   void operator()(void *memory) const { std::free(memory); }
 };
 
-bool fileExists(const std::string &path) {
+/// A bundle file mapped read-only; unmapped when the last holder lets go.
+struct MappedFile {
+  const void *data = nullptr;
+  size_t size = 0;
+  MappedFile() = default;
+  MappedFile(const MappedFile &) = delete;
+  MappedFile &operator=(const MappedFile &) = delete;
+  ~MappedFile() {
+    if (data && size)
+      ::munmap(const_cast<void *>(data), size);
+  }
+};
+
+/// `bundleDir`/`relative` with every symlink resolved, which must still lie inside the bundle
+/// (a symlinked variant could otherwise load any file of the machine) and be a regular file.
+Expected<std::string> resolveInBundle(const std::string &bundleDir, const std::string &relative) {
+  std::string path = bundleDir + "/" + relative;
+  char rootBuffer[PATH_MAX], fileBuffer[PATH_MAX];
+  if (!::realpath(bundleDir.c_str(), rootBuffer))
+    return makeError("cannot open ", path, ": ", std::strerror(errno));
+  if (!::realpath(path.c_str(), fileBuffer))
+    return makeError("cannot open ", path, ": ", std::strerror(errno));
+  std::string root = rootBuffer, file = fileBuffer;
+  if (file.compare(0, root.size() + 1, root + "/") != 0)
+    return makeError(path, ": resolves to ", file,
+                     ", outside the bundle (symlinks must stay inside it)");
   struct stat info;
-  return ::stat(path.c_str(), &info) == 0;
+  if (::stat(file.c_str(), &info) != 0 || !S_ISREG(info.st_mode))
+    return makeError(path, ": not a regular file");
+  return file;
+}
+
+Expected<std::shared_ptr<MappedFile>> mapBundleFile(const std::string &bundleDir,
+                                                    const std::string &relative) {
+  TC_ASSIGN_OR_RETURN(std::string resolved, resolveInBundle(bundleDir, relative));
+  std::string path = bundleDir + "/" + relative;
+  int fd = ::open(resolved.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return makeError("cannot read ", path, ": ", std::strerror(errno));
+  struct stat info;
+  auto mapped = std::make_shared<MappedFile>();
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    ::close(fd);
+    return makeError(path, ": not a regular file");
+  }
+  mapped->size = size_t(info.st_size);
+  if (mapped->size > 0) {
+    void *data = ::mmap(nullptr, mapped->size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (data == MAP_FAILED) {
+      ::close(fd);
+      return makeError("cannot map ", path, ": ", std::strerror(errno));
+    }
+    mapped->data = data;
+  }
+  ::close(fd);
+  return mapped;
+}
+
+/// Checks `bytes` against the digest the manifest lists for `relative`; `where` names them.
+Status verifyBundleFile(const Manifest &manifest, const std::string &relative, const void *bytes,
+                        size_t size, const std::string &where) {
+  const bundle::BundleFile *listed = manifest.findFile(relative);
+  if (!listed)
+    return makeError(where, ": the manifest lists no sha256 for it");
+  if (sha256Hex(bytes, size) != listed->sha256)
+    return makeError(where, ": corrupt (its SHA-256 does not match the manifest's)");
+  return Status::ok();
+}
+
+/// A bundle file's bytes, resolved inside the bundle and verified against the manifest.
+Expected<std::string> readBundleFile(const std::string &bundleDir, const Manifest &manifest,
+                                     const std::string &relative) {
+  TC_ASSIGN_OR_RETURN(std::shared_ptr<MappedFile> mapped, mapBundleFile(bundleDir, relative));
+  TC_RETURN_IF_ERROR(
+      verifyBundleFile(manifest, relative, mapped->data, mapped->size, bundleDir + "/" + relative));
+  return std::string(static_cast<const char *>(mapped->data), mapped->size);
 }
 
 Expected<std::string> readFile(const std::string &path) {
@@ -64,8 +144,10 @@ Expected<Manifest> parseManifest(std::string_view text, const std::string &path)
   return manifest;
 }
 
-Expected<Manifest> readManifest(const std::string &path) {
-  TC_ASSIGN_OR_RETURN(std::string text, readFile(path));
+Expected<Manifest> readManifest(const std::string &bundleDir) {
+  std::string path = bundleDir + "/manifest.json";
+  TC_ASSIGN_OR_RETURN(std::string resolved, resolveInBundle(bundleDir, "manifest.json"));
+  TC_ASSIGN_OR_RETURN(std::string text, readFile(resolved));
   return parseManifest(text, path);
 }
 
@@ -105,10 +187,12 @@ struct Model::Impl {
   std::string bundleDir; // the directory, or the model library for an embedded bundle
   const bundle::EmbeddedBundle *embedded = nullptr; // set: the files are in this image
   std::string variant;
+  std::shared_ptr<MappedFile> weightFile; // the mapped weights.safetensors the weights view
   std::unique_ptr<WeightSource> weights;
   std::unique_ptr<KernelLibrary> kernels;
   std::unique_ptr<CudaExecutor> cuda; // set when running on a GPU
-  ThreadPool pool;
+  std::unique_ptr<ThreadPool> pool;
+  int64_t maxTensorBytes = kDefaultMaxTensorBytes;
 
   // Per buffer: the weight bytes (Weight buffers only).
   std::vector<const void *> weightData;
@@ -134,7 +218,8 @@ struct Model::Impl {
   int64_t profileRun = 0;
   LaunchObserver *observer = nullptr;
 
-  explicit Impl(int threads) : pool(threads) {}
+  /// Checks the options and starts the thread pool.
+  static Expected<std::unique_ptr<Impl>> create(const LoadOptions &options);
 
   Status loadWeights();
   Status loadKernels(const std::string &forcedVariant);
@@ -156,24 +241,27 @@ struct Model::Impl {
 };
 
 Status Model::Impl::loadWeights() {
-  bool anyWeight = false;
-  for (const BufferDesc &buffer : manifest.buffers)
-    anyWeight |= buffer.kind == BufferKind::Weight;
-  std::string path = bundleDir + "/weights.safetensors";
+  bool listed = manifest.findFile("weights.safetensors") != nullptr;
   if (embedded) {
     const bundle::EmbeddedFile *file = findEmbeddedFile(*embedded, "weights.safetensors");
-    if (!file && anyWeight)
+    if (!file && listed)
       return makeError(bundleDir, ": the embedded bundle has no weights.safetensors");
     if (!file) {
       weights = emptyWeights();
     } else {
-      TC_ASSIGN_OR_RETURN(weights, viewWeightBytes(file->data, size_t(file->size),
-                                                   bundleDir + "[weights.safetensors]"));
+      std::string where = bundleDir + "[weights.safetensors]";
+      TC_RETURN_IF_ERROR(
+          verifyBundleFile(manifest, "weights.safetensors", file->data, size_t(file->size), where));
+      TC_ASSIGN_OR_RETURN(weights, viewWeightBytes(file->data, size_t(file->size), where));
     }
-  } else if (!anyWeight && !fileExists(path)) {
-    weights = emptyWeights();
+  } else if (!listed) {
+    weights = emptyWeights(); // the manifest's validation ensures nothing reads weights
   } else {
-    TC_ASSIGN_OR_RETURN(weights, openWeightFile(path));
+    std::string where = bundleDir + "/weights.safetensors";
+    TC_ASSIGN_OR_RETURN(weightFile, mapBundleFile(bundleDir, "weights.safetensors"));
+    TC_RETURN_IF_ERROR(verifyBundleFile(manifest, "weights.safetensors", weightFile->data,
+                                        weightFile->size, where));
+    TC_ASSIGN_OR_RETURN(weights, viewWeightBytes(weightFile->data, weightFile->size, where));
   }
   usedBuffers.assign(manifest.buffers.size(), false);
   for (const bundle::Launch &launch : manifest.launches)
@@ -214,15 +302,27 @@ Status Model::Impl::loadKernels(const std::string &forcedVariant) {
   TC_ASSIGN_OR_RETURN(const bundle::CpuVariant *chosen,
                       selectCpuVariant(manifest.cpu, hostCpu(), forcedVariant));
   variant = chosen->name;
+  // The verified bytes are what gets loaded (from memory): nothing can swap the file between
+  // the check and dlopen.
+  std::string origin;
   if (embedded) {
+    origin = bundleDir + "[" + chosen->file + "]";
     const bundle::EmbeddedFile *file = findEmbeddedFile(*embedded, chosen->file);
     if (!file)
       return makeError(bundleDir, ": the embedded bundle has no ", chosen->file);
-    TC_ASSIGN_OR_RETURN(kernels, openKernelBytes(file->data, size_t(file->size),
-                                                 bundleDir + "[" + chosen->file + "]"));
+    TC_RETURN_IF_ERROR(
+        verifyBundleFile(manifest, chosen->file, file->data, size_t(file->size), origin));
+    TC_ASSIGN_OR_RETURN(kernels, openKernelBytes(file->data, size_t(file->size), origin));
   } else {
-    TC_ASSIGN_OR_RETURN(kernels, openKernelFile(bundleDir + "/" + chosen->file));
+    origin = bundleDir + "/" + chosen->file;
+    TC_ASSIGN_OR_RETURN(std::string bytes, readBundleFile(bundleDir, manifest, chosen->file));
+    TC_ASSIGN_OR_RETURN(kernels, openKernelBytes(bytes.data(), bytes.size(), origin));
   }
+  // The manifest must describe the plan these kernels were compiled for: argument counts,
+  // buffer dtypes and shapes, ranges.
+  TC_ASSIGN_OR_RETURN(std::string_view table,
+                      kernels->lookupString(bundle::kKernelSignatureSymbol));
+  TC_RETURN_IF_ERROR(bundle::checkKernelSignatures(manifest, table, origin, /*cuda=*/false));
   // Resolve every symbol now: a bundle missing one fails at load, not halfway through a run.
   for (size_t i = 0; i < manifest.launches.size(); ++i) {
     if (manifest.launches[i].kind != LaunchKind::Kernel)
@@ -268,20 +368,31 @@ Status Model::Impl::loadExterns() {
   return Status::ok();
 }
 
+Expected<std::unique_ptr<Model::Impl>> Model::Impl::create(const LoadOptions &options) {
+  if (options.threads < 0 || options.threads > kMaxThreads)
+    return makeError("threads must be 0 (one per core) or 1 to ", kMaxThreads, ", got ",
+                     options.threads);
+  auto impl = std::make_unique<Impl>();
+  TC_ASSIGN_OR_RETURN(impl->maxTensorBytes, resolveMaxTensorBytes(options.maxTensorBytes));
+  try {
+    impl->pool = std::make_unique<ThreadPool>(options.threads);
+  } catch (const std::system_error &error) {
+    return makeError("cannot start ", options.threads, " threads: ", error.what());
+  }
+  return impl;
+}
+
 Expected<std::unique_ptr<Model>> Model::load(const std::string &bundleDir,
                                              const LoadOptions &options) {
-  if (options.threads < 0)
-    return makeError("threads must be 0 (all cores) or positive, got ", options.threads);
-  TC_ASSIGN_OR_RETURN(Manifest manifest, readManifest(bundleDir + "/manifest.json"));
-  auto impl = std::make_unique<Impl>(options.threads);
+  TC_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, Impl::create(options));
+  TC_ASSIGN_OR_RETURN(Manifest manifest, readManifest(bundleDir));
   impl->manifest = std::move(manifest);
   impl->bundleDir = bundleDir;
   return Impl::finishLoad(std::move(impl), options);
 }
 
 Expected<std::unique_ptr<Model>> Model::loadEmbedded(const LoadOptions &options) {
-  if (options.threads < 0)
-    return makeError("threads must be 0 (all cores) or positive, got ", options.threads);
+  TC_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, Impl::create(options));
   // Weak: null unless this runtime was linked into a model library by `--emit=so`.
   if (!tensorc_embedded_bundle)
     return makeError("this program embeds no model (only libraries built by `tensorc compile "
@@ -298,7 +409,6 @@ Expected<std::unique_ptr<Model>> Model::loadEmbedded(const LoadOptions &options)
                       parseManifest(std::string_view(static_cast<const char *>(manifestFile->data),
                                                      size_t(manifestFile->size)),
                                     library + "[manifest.json]"));
-  auto impl = std::make_unique<Impl>(options.threads);
   impl->manifest = std::move(manifest);
   impl->bundleDir = library;
   impl->embedded = embedded;
@@ -318,9 +428,12 @@ Expected<std::unique_ptr<Model>> Model::Impl::finishLoad(std::unique_ptr<Impl> i
     cudaOptions.graphs =
         options.cudaGraphs < 0 ? impl->manifest.cudaGraphs : options.cudaGraphs != 0;
     std::string dir = impl->bundleDir;
-    auto readBundleFile = [dir](const std::string &file) { return readFile(dir + "/" + file); };
+    const Manifest &manifest = impl->manifest;
+    auto readImage = [dir, &manifest](const std::string &file) {
+      return readBundleFile(dir, manifest, file);
+    };
     Expected<std::unique_ptr<CudaExecutor>> executor =
-        CudaExecutor::create(impl->manifest, readBundleFile, impl->weightData, impl->usedBuffers,
+        CudaExecutor::create(impl->manifest, readImage, impl->weightData, impl->usedBuffers,
                              impl->externGraphs, cudaOptions);
     if (!executor)
       return executor.takeError().withContext(impl->bundleDir);
@@ -380,7 +493,7 @@ std::string Model::deviceDescription() const {
   return impl_->cuda ? impl_->cuda->description() : "cpu";
 }
 void *Model::cudaStream() const { return impl_->cuda ? impl_->cuda->ownStream() : nullptr; }
-int Model::numThreads() const { return impl_->pool.numThreads(); }
+int Model::numThreads() const { return impl_->pool->numThreads(); }
 size_t Model::arenaCapacity() const { return impl_->arenaCapacity; }
 
 Status Model::Impl::bindSymbols(const std::vector<Tensor> &inputs) {
@@ -451,33 +564,19 @@ Status Model::Impl::bindSymbols(const std::vector<Tensor> &inputs) {
 Status Model::Impl::planBuffers(const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs,
                                 bool hostMemory, bool allocateOutputs) {
   const Manifest &m = manifest;
-  TC_ASSIGN_OR_RETURN(int64_t arenaBytes, m.arenaBytes.evaluate(bindings));
-  if (arenaBytes < 0)
-    return makeError("arena_bytes '", m.arenaBytes.text(), "' is ", arenaBytes);
-  if (hostMemory)
-    TC_RETURN_IF_ERROR(ensureArena(size_t(arenaBytes)));
-  char *arenaBase = static_cast<char *>(arena.get());
-
-  outputs.clear();
-  outputs.resize(m.outputs.size());
+  // Every size first, each within the tensor size limit: nothing is allocated for a run that
+  // would ask for more (a 150-byte model can declare a pad of 2^31 elements).
+  std::vector<std::vector<int64_t>> outputShapes(m.outputs.size());
   for (size_t o = 0; o < m.outputs.size(); ++o) {
-    std::vector<int64_t> shape;
+    std::string what = "output '" + m.outputs[o].name + "'";
     for (const bundle::SizeExpr &dim : m.outputs[o].shape) {
       Expected<int64_t> value = dim.evaluate(bindings);
       if (!value)
-        return value.takeError().withContext("output '" + m.outputs[o].name + "'");
-      shape.push_back(*value);
+        return value.takeError().withContext(what);
+      outputShapes[o].push_back(*value);
     }
-    if (!allocateOutputs) {
-      outputs[o] = Tensor::view(m.outputs[o].dtype, std::move(shape), nullptr, nullptr);
-      continue;
-    }
-    Expected<Tensor> tensor = Tensor::zeros(m.outputs[o].dtype, shape);
-    if (!tensor)
-      return tensor.takeError().withContext("output '" + m.outputs[o].name + "'");
-    outputs[o] = std::move(tensor).value();
+    TC_RETURN_IF_ERROR(checkTensorBytes(m.outputs[o].dtype, outputShapes[o], maxTensorBytes, what));
   }
-
   for (const BufferDesc &buffer : m.buffers) {
     // A buffer no launch touches (a GEMM result its epilogue replaced) gets no memory.
     if (!usedBuffers[size_t(buffer.id)])
@@ -491,27 +590,50 @@ Status Model::Impl::planBuffers(const std::vector<Tensor> &inputs, std::vector<T
         return value.takeError().withContext(what);
       shape[d] = *value;
     }
-    TC_ASSIGN_OR_RETURN(int64_t numel, checkedNumel(shape, what));
-    if (!hostMemory) {
-      const Tensor *user = buffer.kind == BufferKind::Input    ? &inputs[size_t(buffer.index)]
-                           : buffer.kind == BufferKind::Output ? &outputs[size_t(buffer.index)]
-                                                               : nullptr;
-      if (user && user->numel() != numel)
-        return makeError(what, ": ", describeShape(buffer.dtype, shape), " does not match ",
-                         bundle::bufferKindName(buffer.kind), " ",
-                         describeShape(user->dtype(), user->shape()));
+    TC_RETURN_IF_ERROR(checkTensorBytes(buffer.dtype, shape, maxTensorBytes, what));
+  }
+  TC_ASSIGN_OR_RETURN(int64_t arenaBytes, m.arenaBytes.evaluate(bindings));
+  if (arenaBytes < 0)
+    return makeError("arena_bytes '", m.arenaBytes.text(), "' is ", arenaBytes);
+  if (hostMemory)
+    TC_RETURN_IF_ERROR(ensureArena(size_t(arenaBytes)));
+  char *arenaBase = static_cast<char *>(arena.get());
+
+  outputs.clear();
+  outputs.resize(m.outputs.size());
+  for (size_t o = 0; o < m.outputs.size(); ++o) {
+    if (!allocateOutputs) {
+      outputs[o] = Tensor::view(m.outputs[o].dtype, std::move(outputShapes[o]), nullptr, nullptr);
       continue;
     }
-    const Tensor *user = nullptr;
+    Expected<Tensor> tensor = Tensor::zeros(m.outputs[o].dtype, outputShapes[o]);
+    if (!tensor)
+      return tensor.takeError().withContext("output '" + m.outputs[o].name + "'");
+    outputs[o] = std::move(tensor).value();
+  }
+
+  for (const BufferDesc &buffer : m.buffers) {
+    if (!usedBuffers[size_t(buffer.id)])
+      continue;
+    std::string what = strCat("buffers[", buffer.id, "] '", buffer.name, "'");
+    const std::vector<int64_t> &shape = bufferShapes[size_t(buffer.id)];
+    TC_ASSIGN_OR_RETURN(int64_t numel, checkedNumel(shape, what));
+    const Tensor *user = buffer.kind == BufferKind::Input    ? &inputs[size_t(buffer.index)]
+                         : buffer.kind == BufferKind::Output ? &outputs[size_t(buffer.index)]
+                                                             : nullptr;
+    if (user && user->numel() != numel)
+      return makeError(what, ": ", describeShape(buffer.dtype, shape), " does not match ",
+                       bundle::bufferKindName(buffer.kind), " ",
+                       describeShape(user->dtype(), user->shape()));
+    if (!hostMemory)
+      continue;
     void *&pointer = bufferPointers[size_t(buffer.id)];
     switch (buffer.kind) {
     case BufferKind::Input:
-      user = &inputs[size_t(buffer.index)];
       // Kernels take void*, but the plan never writes an input buffer.
       pointer = const_cast<void *>(user->data());
       break;
     case BufferKind::Output:
-      user = &outputs[size_t(buffer.index)];
       pointer = outputs[size_t(buffer.index)].mutableData();
       break;
     case BufferKind::Weight:
@@ -530,10 +652,6 @@ Status Model::Impl::planBuffers(const std::vector<Tensor> &inputs, std::vector<T
       break;
     }
     }
-    if (user && user->numel() != numel)
-      return makeError(what, ": ", describeShape(buffer.dtype, shape), " does not match ",
-                       bundle::bufferKindName(buffer.kind), " ",
-                       describeShape(user->dtype(), user->shape()));
   }
   return Status::ok();
 }
@@ -562,7 +680,8 @@ Status Model::Impl::runExtern(size_t index) {
     inputs.push_back(
         Tensor::view(manifest.buffers[id].dtype, bufferShapes[id], nullptr, bufferPointers[id]));
   }
-  Expected<std::vector<Tensor>> results = interp::interpret(graph, inputs, bindings);
+  Expected<std::vector<Tensor>> results =
+      interp::interpret(graph, inputs, bindings, maxTensorBytes);
   if (!results)
     return results.takeError().withContext(launchLabel(manifest, index));
   for (size_t r = 0; r < results->size(); ++r) {
@@ -611,11 +730,11 @@ Status Model::Impl::runLaunch(size_t index) {
         fn(args, syms, begin, end);
         p->add({run, index, p->threadIndex(), begin, end, start, p->nowUs() - start});
       };
-      pool.parallelFor(*range, launch.grain, timed);
+      pool->parallelFor(*range, launch.grain, timed);
       return Status::ok();
     }
     auto body = [fn, args, syms](int64_t begin, int64_t end) { fn(args, syms, begin, end); };
-    pool.parallelFor(*range, launch.grain, body);
+    pool->parallelFor(*range, launch.grain, body);
     return Status::ok();
   }
   case LaunchKind::Extern:
@@ -750,13 +869,13 @@ void Model::setProfiler(Profiler *profiler) {
     profiler->setDevice(impl_->cuda ? impl_->cuda->description()
                                     : strCat("cpu (",
                                              impl_->variant.empty() ? "no kernels" : impl_->variant,
-                                             ", ", impl_->pool.numThreads(), " threads)"));
+                                             ", ", impl_->pool->numThreads(), " threads)"));
 }
 
 Expected<MachinePeaks> Model::peaks() const {
   if (impl_->cuda)
     return impl_->cuda->peaks();
-  return measureCpuPeaks(impl_->pool.numThreads());
+  return measureCpuPeaks(impl_->pool->numThreads());
 }
 
 Expected<std::vector<DeviceTensor>> Model::runOnDevice(const std::vector<DeviceTensor> &inputs,

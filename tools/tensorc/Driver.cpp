@@ -2,6 +2,7 @@
 #include "Driver.h"
 
 #include "tensorc/Interp/Inputs.h"
+#include "tensorc/Support/Printable.h"
 #include "tensorc/Support/Safetensors.h"
 #include "tensorc/Support/StrCat.h"
 
@@ -12,7 +13,8 @@
 namespace tensorc::driver {
 
 int fail(const std::string &message) {
-  std::cerr << "tensorc: error: " << message << "\n";
+  // One line, whatever names from the model it quotes (no forged lines, no terminal escapes).
+  std::cerr << "tensorc: error: " << printable(message) << "\n";
   return 1;
 }
 

@@ -6,6 +6,7 @@
 #include "tensorc/Pipeline/Pipeline.h"
 #include "tensorc/Runtime/Model.h"
 #include "tensorc/Runtime/Profile.h"
+#include "tensorc/Runtime/RunInputs.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <filesystem>
@@ -44,31 +45,16 @@ int runBundle(const RunOptions &options) {
   if (!model)
     return fail(model.error().message());
   const bundle::Manifest &manifest = (*model)->manifest();
-  Graph signature; // placeholders shaped like the bundle's inputs
-  for (const bundle::TensorDesc &input : manifest.inputs) {
-    Shape shape;
-    for (const bundle::SizeExpr &dim : input.shape) {
-      if (auto symbol = dim.symbolName()) {
-        shape.push_back(SymInt::symbol(*symbol));
-        continue;
-      }
-      Expected<int64_t> value = dim.evaluate({});
-      if (!value)
-        return fail(strCat(options.model, ": input '", input.name, "' has dim ", dim.text(),
-                           ", which random inputs cannot size"));
-      shape.push_back(SymInt(*value));
-    }
-    Expected<Value *> added = signature.addInput(input.name, TensorType(input.dtype, shape));
-    if (!added)
-      return fail(added.error().message());
-  }
   Expected<SymbolBindings> bindings = parseDims(options.dims);
   if (!bindings)
     return fail(bindings.error().message());
-  Expected<std::vector<Tensor>> inputs =
-      !options.inputs.empty()
-          ? interp::loadInputs(signature, options.inputs)
-          : interp::randomInputs(signature, options.seed.value_or(0), *bindings);
+  // The same inputs, checks and messages as the runtime-only tensorc-run.
+  rt::RunInputOptions inputOptions;
+  inputOptions.path = options.inputs;
+  inputOptions.seed = options.seed.value_or(0);
+  inputOptions.dims = *bindings;
+  inputOptions.maxTensorBytes = load.maxTensorBytes;
+  Expected<std::vector<Tensor>> inputs = rt::makeRunInputs(**model, inputOptions);
   if (!inputs)
     return fail(inputs.error().message());
   rt::Profiler profiler;

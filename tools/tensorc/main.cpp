@@ -4,7 +4,9 @@
 #include "Driver.h"
 
 #include "tensorc/Ops/Registry.h"
+#include "tensorc/Support/Limits.h"
 #include "tensorc/Support/Log.h"
+#include "tensorc/Support/SignalCleanup.h"
 
 #include <cstdlib>
 
@@ -13,10 +15,17 @@ int main(int argc, char **argv) {
   CLI::App app{"tensorc: an ahead-of-time model compiler"};
   app.set_version_flag("--version", std::string("tensorc ") + TENSORC_VERSION);
   app.require_subcommand(1);
+  // Global options (--log, --max-tensor-bytes) are accepted after the subcommand too.
+  app.fallthrough();
   std::string logCategories;
   app.add_option("--log", logCategories,
                  "Debug logging for comma-separated categories (stage names, 'time', 'all'); "
                  "also TENSORC_LOG");
+  std::string maxTensorBytes;
+  app.add_option("--max-tensor-bytes", maxTensorBytes,
+                 "The most bytes one tensor may take when tensorc makes it (import-time "
+                 "constants, the interpreter's and the runtime's tensors), e.g. 16G; also "
+                 "TENSORC_MAX_TENSOR_BYTES (default 4G)");
 
   // --help lists the subcommands in this order.
   std::vector<driver::Subcommand> commands = {
@@ -26,7 +35,18 @@ int main(int argc, char **argv) {
   };
 
   CLI11_PARSE(app, argc, argv);
+  // An interrupted compile removes its staging directory (and kills the linker it started).
+  cleanup::installSignalHandlers();
 
+  // One limit for every layer: the flag sets the variable they all read.
+  if (!maxTensorBytes.empty()) {
+    Expected<int64_t> bytes = parseByteSize(maxTensorBytes);
+    if (!bytes)
+      return driver::fail("--max-tensor-bytes: " + bytes.error().message());
+    ::setenv(kMaxTensorBytesEnv, std::to_string(*bytes).c_str(), 1);
+  }
+  if (Expected<int64_t> bytes = maxTensorBytesFromEnv(); !bytes)
+    return driver::fail(bytes.error().message());
   if (const char *env = std::getenv("TENSORC_LOG"))
     log::enableCategories(env);
   log::enableCategories(logCategories);

@@ -14,6 +14,10 @@
 
 namespace tensorc::rt {
 
+/// The most threads a model may run kernels on (LoadOptions::threads): more is an error, not a
+/// few hundred thousand threads the system refuses to start.
+constexpr int kMaxThreads = 1024;
+
 struct LoadOptions {
   int threads = 0;     // threads running kernels, the caller's included; 0 = one per core
   std::string variant; // force a CPU variant ("x86_64" to skip AVX-512); empty = best supported
@@ -23,6 +27,9 @@ struct LoadOptions {
   int cudaDevice = 0;
   /// CUDA-graph replay: -1 = as the bundle was compiled (-O reduce-overhead), 0 = off, 1 = on.
   int cudaGraphs = -1;
+  /// The most bytes any one input, output or intermediate buffer of a run may take, checked
+  /// before anything is allocated; 0 = TENSORC_MAX_TENSOR_BYTES or kDefaultMaxTensorBytes.
+  int64_t maxTensorBytes = 0;
 };
 
 /// A dense, row-major tensor in the memory of a model's GPU (`address` is a CUdeviceptr). `owner`
@@ -40,7 +47,9 @@ struct DeviceTensor {
 class Model {
 public:
   /// Reads and validates `bundleDir`/manifest.json, maps the weights, picks and opens the CPU
-  /// variant, resolves every kernel and parses every extern graph. Errors name the file at fault.
+  /// variant, resolves every kernel and parses every extern graph. Every file read must resolve
+  /// inside the bundle (symlinks included) and match the manifest's SHA-256, and the manifest
+  /// must match the signatures compiled into the kernels. Errors name the file at fault.
   static Expected<std::unique_ptr<Model>> load(const std::string &bundleDir,
                                                const LoadOptions &options = {});
   /// The bundle embedded in the running image by `tensorc compile --emit=so` (what

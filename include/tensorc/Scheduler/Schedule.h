@@ -95,6 +95,10 @@ struct ScheduleOptions {
   /// not made are refused with the limit as the reason.
   int64_t maxFusions = -1;
   std::set<std::string> disabledFusions;
+  /// The most expression nodes the bodies of one loop kernel hold together: fusing a long chain
+  /// into one huge function makes NVRTC's (and LLVM's) compile time grow faster than linearly;
+  /// bounded kernels keep it linear in the model's size.
+  size_t maxKernelExprNodes = 512;
 };
 
 /// Groups the program's nodes into kernels: vertical (reduction + pointwise row stages into one

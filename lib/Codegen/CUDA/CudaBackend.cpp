@@ -10,6 +10,18 @@ namespace tensorc::codegen {
 
 namespace {
 
+/// `data` as a NUL-terminated `extern "C" __device__` byte array the runtime reads back with
+/// cuModuleGetGlobal.
+std::string deviceConstant(const std::string &symbol, const std::string &data) {
+  std::string bytes;
+  for (size_t i = 0; i < data.size(); ++i)
+    bytes += strCat(i % 24 == 0 ? "\n  " : "", int(static_cast<unsigned char>(data[i])), ",");
+  return strCat("\n// Read back by the runtime (the kernels' signatures, checked against the "
+                "manifest).\n",
+                "extern \"C\" __device__ const unsigned char ", symbol, "[", data.size() + 1,
+                "] = {", bytes, "\n  0};\n");
+}
+
 class CudaBackend final : public Backend {
 public:
   explicit CudaBackend(const CudaBackendOptions &options) : options_(options) {}
@@ -23,11 +35,16 @@ public:
   }
 
   Expected<BackendOutput> compile(const loop::LoopProgram &program,
-                                  const sched::Schedule &schedule) override {
+                                  const sched::Schedule &schedule,
+                                  const CompileContext &context) override {
     TC_ASSIGN_OR_RETURN(cuda::RenderedKernels rendered, cuda::renderKernels(program, schedule));
     BackendOutput output;
     for (auto &[kernel, config] : rendered.configs)
       output.launches[kernel] = {config.grid, config.block};
+    if (!context.dataSymbol.empty() && context.dataFor) {
+      TC_ASSIGN_OR_RETURN(std::string data, context.dataFor(output.launches));
+      rendered.source += deviceConstant(context.dataSymbol, data);
+    }
     if (!options_.quiet)
       log::info(strCat("compiling ", rendered.configs.size(), " CUDA kernels for ",
                        join(options_.archs, ", "), " with NVRTC"));
