@@ -65,7 +65,7 @@ Status lowerPad(LowerContext &context, const Node &node) {
   DType dtype = node.output()->type().dtype;
   // Reflect and replicate read the input up to 3 times per padded dim.
   if (mode != "constant" && mode != "circular" && context.value(input).buffer < 0 &&
-      context.value(input).cost > 0)
+      context.value(input).cost >= context.options().realizeCostThreshold)
     context.realize(input);
   Loader source = context.value(input).load;
   Loader load;

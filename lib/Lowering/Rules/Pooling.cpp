@@ -121,10 +121,11 @@ std::vector<int64_t> lastOffsets(const Pool &pool) {
   return last;
 }
 
-/// The input as its users read it: a costly inline producer is computed once into a buffer
-/// rather than once per tap.
+/// The input as its users read it: a cheap producer (a relu) is recomputed per tap, a costly one
+/// is computed once into a buffer.
 Loader windowSource(LowerContext &context, const Value *input) {
-  if (context.value(input).buffer < 0 && context.value(input).cost > 0)
+  if (context.value(input).buffer < 0 &&
+      context.value(input).cost >= context.options().realizeCostThreshold)
     context.realize(input);
   return context.value(input).load;
 }
