@@ -64,8 +64,12 @@ Status lowerPad(LowerContext &context, const Node &node) {
   const Value *input = node.input(0);
   DType dtype = node.output()->type().dtype;
   // Reflect and replicate read the input up to 3 times per padded dim.
-  if (mode != "constant" && mode != "circular" && context.value(input).buffer < 0 &&
-      context.value(input).cost >= context.options().realizeCostThreshold)
+  int64_t reads = 1;
+  if (mode == "reflect" || mode == "replicate")
+    for (size_t k = 0; k < dims.size(); ++k)
+      reads *= 3;
+  if (context.value(input).buffer < 0 &&
+      context.value(input).cost * reads >= context.options().realizeCostThreshold)
     context.realize(input);
   Loader source = context.value(input).load;
   Loader load;

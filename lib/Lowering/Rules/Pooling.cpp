@@ -121,11 +121,12 @@ std::vector<int64_t> lastOffsets(const Pool &pool) {
   return last;
 }
 
-/// The input as its users read it: a cheap producer (a relu) is recomputed per tap, a costly one
-/// is computed once into a buffer.
-Loader windowSource(LowerContext &context, const Value *input) {
-  if (context.value(input).buffer < 0 &&
-      context.value(input).cost >= context.options().realizeCostThreshold)
+/// The input as the window reads it, `taps` times per output element: a producer whose body
+/// costs less than a buffer round trip over all taps (a relu) is recomputed per tap, a costlier
+/// one computed once into a buffer.
+Loader windowSource(LowerContext &context, const Value *input, int64_t taps) {
+  const Lowered &lowered = context.value(input);
+  if (lowered.buffer < 0 && lowered.cost * taps >= context.options().realizeCostThreshold)
     context.realize(input);
   return context.value(input).load;
 }
@@ -196,7 +197,7 @@ Status lowerMaxPool(LowerContext &context, const Node &node) {
     return context.fallback(node, read.error().message());
   Pool pool = std::move(*read);
   DType dtype = node.output()->type().dtype;
-  Loader source = windowSource(context, node.input(0));
+  Loader source = windowSource(context, node.input(0), pool.taps());
   auto tapValue = [source, dtype](const Tap &tap) {
     ExprRef value = makeCast(source(tap.at), dtype);
     return tap.valid ? makeSelect(tap.valid, value, lowestValue(dtype)) : value;
@@ -227,7 +228,7 @@ Status lowerAvgPool(LowerContext &context, const Node &node) {
     return context.fallback(node, read.error().message());
   Pool pool = std::move(*read);
   DType dtype = node.output()->type().dtype, type = computeType(dtype);
-  Loader source = windowSource(context, node.input(0));
+  Loader source = windowSource(context, node.input(0), pool.taps());
   auto tapValue = [source, type](const Tap &tap) {
     ExprRef value = makeCast(source(tap.at), type);
     return tap.valid ? makeSelect(tap.valid, value, makeConstant(0.0, type)) : value;
@@ -278,7 +279,7 @@ Status lowerMaxPoolWithIndices(LowerContext &context, const Node &node) {
   const std::vector<SymInt> &inShape = node.input(0)->type().shape;
   DType dtype = node.output(0)->type().dtype;
   bool columnMajor = AttrReader(node.attrs()).getInt("storage_order") == 1;
-  Loader source = windowSource(context, node.input(0));
+  Loader source = windowSource(context, node.input(0), pool.taps());
   std::vector<Index> offsets = windowOffsets(pool);
   std::vector<int64_t> last = lastOffsets(pool);
   auto window = [=](const Index &index, bool wantIndex) {
