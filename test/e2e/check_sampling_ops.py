@@ -119,6 +119,21 @@ def cases():
                 inputs
         return build
 
+    def adaptive_avg_pool(shape, size):
+        """torch's AdaptiveAvgPool2d with windows that do not divide the input, as the dynamo
+        exporter writes it (GatherND of the windows' positions, then ReduceMean)."""
+        def build(rng):
+            import torch
+            x = rand(rng, *shape)
+            with tempfile.TemporaryDirectory() as tmp:
+                path = os.path.join(tmp, "adaptive.onnx")
+                module = torch.nn.AdaptiveAvgPool2d(size).eval()
+                torch.onnx.export(module, (torch.from_numpy(x),), path, dynamo=True,
+                                  input_names=["x"], verbose=False)
+                model = onnx.load(path)
+            return model, {"x": x}
+        return build
+
     return {
         # pooling: ResNet's stem, ceil_mode, dilation, 1-D and 3-D, indices, averages
         "maxpool_3x3_s2_p1": pool("MaxPool", (1, 4, 17, 17), kernel_shape=[3, 3], strides=[2, 2],
@@ -144,6 +159,7 @@ def cases():
                                          strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1),
         "avgpool_adaptive_2x2_of_8x8": pool("AveragePool", (1, 5, 8, 8), kernel_shape=[4, 4],
                                             strides=[4, 4]),
+        "adaptive_avg_pool_3x5_of_7x11": adaptive_avg_pool((2, 3, 7, 11), (3, 5)),
         "avgpool_large_window": pool("AveragePool", (2, 3, 12, 12), kernel_shape=[10, 10],
                                      strides=[2, 2]),
         "avgpool_1d": pool("AveragePool", (2, 3, 13), kernel_shape=[3], strides=[2],
