@@ -2,7 +2,7 @@
 """Pooling, resize, pad, concat of many inputs, gather_nd and scatter_nd as generated kernels, on
 both targets, against onnxruntime.
 
-Each case is one ONNX node on random inputs. It is compiled with --fallback=error (a reference
+Each case is one ONNX node on random inputs (one a torch module through the dynamo exporter). It is compiled with --fallback=error (a reference
 kernel fallback fails the case) for the CPU, whose bundle runs with tensorc run on every host
 variant, and for CUDA, whose kernels.cu runs on the CPU emulation of check_cuda_emulated.py (so
 the CUDA renderer's output is compiled and checked without a GPU). The interpreter is checked
@@ -28,8 +28,8 @@ sys.path.insert(0, HERE)
 import safetensors_np  # noqa: E402
 from check_cuda_emulated import emulation_source  # noqa: E402
 
-ONNX_TYPES = {np.float32: TensorProto.FLOAT, np.int64: TensorProto.INT64,
-              np.int32: TensorProto.INT32}
+ONNX_TYPES = {np.float32: TensorProto.FLOAT, np.float16: TensorProto.FLOAT16,
+              np.int64: TensorProto.INT64, np.int32: TensorProto.INT32}
 
 
 def node_model(op, inputs, outputs, attrs=None, constants=None, opset=19):
@@ -61,9 +61,9 @@ def rand(rng, *shape):
 
 def cases():
     """name -> function(rng) returning (model, inputs)."""
-    def pool(op, shape, **attrs):
+    def pool(op, shape, dtype=np.float32, **attrs):
         def build(rng):
-            x = {"x": rand(rng, *shape)}
+            x = {"x": rand(rng, *shape).astype(dtype)}
             outputs = ["y", "i"] if attrs.pop("indices", False) else ["y"]
             return node_model(op, x, outputs, dict(attrs)), x
         return build
@@ -153,6 +153,11 @@ def cases():
         "avgpool_include_pad_ceil": pool("AveragePool", (1, 3, 10, 9), kernel_shape=[3, 3],
                                          strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1,
                                          count_include_pad=1),
+        "maxpool_f16": pool("MaxPool", (1, 8, 15, 15), np.float16, kernel_shape=[3, 3],
+                            strides=[2, 2], pads=[1, 1, 1, 1]),
+        "avgpool_f16_include_pad": pool("AveragePool", (1, 8, 9, 9), np.float16,
+                                        kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                                        count_include_pad=1),
         "avgpool_exclude_pad": pool("AveragePool", (2, 4, 7, 8), kernel_shape=[3, 3],
                                     pads=[1, 1, 1, 1]),
         "avgpool_exclude_pad_ceil": pool("AveragePool", (1, 2, 11, 11), kernel_shape=[3, 3],
@@ -225,7 +230,9 @@ def compare(label, got, want):
     if want.dtype.kind in "iub":
         bad = got != want
     else:
-        bad = ~np.isclose(got, want, rtol=1e-4, atol=1e-5, equal_nan=True)
+        tol = 2e-3 if want.dtype == np.float16 else 1e-4
+        bad = ~np.isclose(got.astype(np.float64), want.astype(np.float64), rtol=tol,
+                          atol=tol / 10, equal_nan=True)
     if bad.any():
         i = int(np.argmax(bad.reshape(-1)))
         return (f"{label}: {int(bad.sum())} of {bad.size} differ; first at "
@@ -276,7 +283,7 @@ def run_emulated(args, case, bundle, inputs):
     for name, value in list(inputs.items()) + list(weights.items()):
         if name in by_name:
             value.tofile(os.path.join(case, f"buf{by_name[name]['id']}.bin"))
-    sizes = {"f32": 4, "i64": 8, "i32": 4}
+    sizes = {"f32": 4, "f16": 2, "i64": 8, "i32": 4}
     for b in buffers:  # weights no kernel reads (Pad's pads) are not in the file
         path = os.path.join(case, f"buf{b['id']}.bin")
         if b["kind"] == "weight" and b["name"] not in weights:
@@ -286,7 +293,7 @@ def run_emulated(args, case, bundle, inputs):
                          capture_output=True, text=True)
     if ran.returncode:
         raise RuntimeError(f"emulation failed: {ran.stderr.strip()}")
-    types = {"f32": np.float32, "i64": np.int64, "i32": np.int32}
+    types = {"f32": np.float32, "f16": np.float16, "i64": np.int64, "i32": np.int32}
     got = {}
     for b in buffers:
         if b["kind"] == "output":
