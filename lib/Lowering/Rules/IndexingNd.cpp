@@ -22,6 +22,39 @@ ExprRef resolvedIndex(const ExprRef &position, int64_t size) {
   return clampIndex(wrapped, size);
 }
 
+/// The reduction of a scatter's `reduce` attribute other than "none" (the registry's names).
+std::optional<ReduceOp> scatterReduceOp(const std::string &reduce) {
+  if (reduce == "add" || reduce == "sum")
+    return ReduceOp::Sum;
+  if (reduce == "mul" || reduce == "multiply" || reduce == "prod")
+    return ReduceOp::Prod;
+  if (reduce == "max" || reduce == "amax")
+    return ReduceOp::Max;
+  if (reduce == "min" || reduce == "amin")
+    return ReduceOp::Min;
+  return std::nullopt;
+}
+
+/// What `op` leaves unchanged: the value of a tuple that does not write the element.
+ExprRef reduceIdentity(ReduceOp op, DType type) {
+  bool floating = isFloating(type);
+  switch (op) {
+  case ReduceOp::Sum:
+    return floating ? makeConstant(0.0, type) : makeIntConstant(0, type);
+  case ReduceOp::Prod:
+    return floating ? makeConstant(1.0, type) : makeIntConstant(1, type);
+  case ReduceOp::Max:
+    return lowestValue(type);
+  case ReduceOp::Min: // the largest value: +inf, or the lowest integer's complement
+    return floating ? makeConstant(std::numeric_limits<double>::infinity(), type)
+                    : makeUnary(UnaryOp::BitwiseNot, lowestValue(type));
+  case ReduceOp::ArgMax:
+  case ReduceOp::ArgMin:
+    break;
+  }
+  return nullptr;
+}
+
 /// The static sizes of `shape`, or nullopt.
 std::optional<std::vector<int64_t>> staticSizes(const std::vector<SymInt> &shape) {
   std::vector<int64_t> sizes;
@@ -89,6 +122,8 @@ Status lowerScatterNd(LowerContext &context, const Node &node) {
     tupleCount *= size;
   if (outCount == 0 || tupleCount == 0)
     return context.fallback(node, "an empty result or index");
+  if (indices->type().shape.back() == SymInt(0))
+    return context.fallback(node, "index tuples of length 0 (each replaces the whole input)");
   if (outCount > kMaxScatterWork / tupleCount)
     return context.fallback(node, "more tuples times elements than the deterministic kernel "
                                   "(a reduction over every tuple per element) handles quickly");
@@ -126,40 +161,19 @@ Status lowerScatterNd(LowerContext &context, const Node &node) {
               std::vector<SymInt>(outType.shape.end() - long(restDims), outType.shape.end()));
   ExprRef body;
   DType resultType = type;
-  if (reduce == "none") {
+  if (reduce == "none") { // the last tuple that writes the element, or -1
     loop.reduceOp = ReduceOp::Max;
     resultType = DType::I64;
-    body = indexExpr(flatTuple);
+    body = makeSelect(match, indexExpr(flatTuple), i64Constant(-1));
   } else {
+    std::optional<ReduceOp> op = scatterReduceOp(reduce);
+    if (!op)
+      return context.fallback(node, "reduce '" + reduce + "'");
+    loop.reduceOp = *op;
     ExprRef update =
         makeCast(makeLoad(updatesBuffer, dtype, flatTuple * SymInt(sliceSize) + rest), type);
-    ExprRef identity;
-    if (reduce == "add" || reduce == "sum") {
-      loop.reduceOp = ReduceOp::Sum;
-      identity = makeConstant(0.0, type);
-    } else if (reduce == "mul" || reduce == "multiply" || reduce == "prod") {
-      loop.reduceOp = ReduceOp::Prod;
-      identity = makeConstant(1.0, type);
-    } else if (reduce == "max" || reduce == "amax") {
-      loop.reduceOp = ReduceOp::Max;
-      identity = lowestValue(type);
-    } else if (reduce == "min" || reduce == "amin") {
-      loop.reduceOp = ReduceOp::Min;
-      identity = isFloating(type)
-                     ? makeConstant(std::numeric_limits<double>::infinity(), type)
-                     : makeUnary(UnaryOp::BitwiseNot, lowestValue(type)); // the largest value
-    } else {
-      return context.fallback(node, "reduce '" + reduce + "'");
-    }
-    if (!isFloating(type) && loop.reduceOp != ReduceOp::Max && loop.reduceOp != ReduceOp::Min)
-      identity = makeIntConstant(loop.reduceOp == ReduceOp::Sum ? 0 : 1, type);
-    body = update;
-    match = makeSelect(match, update, identity);
+    body = makeSelect(match, update, reduceIdentity(*op, type));
   }
-  if (reduce == "none")
-    body = makeSelect(match, body, i64Constant(-1));
-  else
-    body = match;
   loop.body = context.simplifyBody(body, loop.ranges, loop.reductionRanges);
   loop.origins = context.mergedOrigins(node);
   std::string name = context.uniqueBufferName(node.output()->name() + "_scattered");
