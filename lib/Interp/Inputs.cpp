@@ -10,19 +10,26 @@
 
 namespace tensorc::interp {
 
-namespace {
-/// splitmix64: small, fast, and the same sequence on every platform.
-struct SplitMix64 {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+uint64_t RandomInputs::nextBits() {
+  // splitmix64: small, fast, and the same sequence on every platform.
+  uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+Expected<Tensor> RandomInputs::next(DType dtype, const std::vector<int64_t> &shape) {
+  TC_ASSIGN_OR_RETURN(Tensor tensor, Tensor::zeros(dtype, shape));
+  for (int64_t i = 0; i < tensor.numel(); ++i) {
+    if (isFloating(dtype))
+      tensor.setDouble(i, double(nextBits() >> 11) * 0x1.0p-53 * 2.0 - 1.0);
+    else if (dtype == DType::Bool)
+      tensor.setInt(i, int64_t(nextBits() & 1));
+    else
+      tensor.setInt(i, int64_t(nextBits() % 10));
   }
-  double uniform() { return double(next() >> 11) * 0x1.0p-53; }
-};
-} // namespace
+  return tensor;
+}
 
 Expected<std::vector<Tensor>> loadInputs(const Graph &graph, const std::string &path) {
   TC_ASSIGN_OR_RETURN(auto tensors, readSafetensors(path));
@@ -39,7 +46,7 @@ Expected<std::vector<Tensor>> loadInputs(const Graph &graph, const std::string &
 
 Expected<std::vector<Tensor>> randomInputs(const Graph &graph, uint64_t seed,
                                            const SymbolBindings &dims) {
-  SplitMix64 rng{seed};
+  RandomInputs random(seed);
   std::vector<Tensor> inputs;
   for (const Value *input : graph.userInputs()) {
     std::vector<int64_t> shape;
@@ -50,15 +57,7 @@ Expected<std::vector<Tensor>> randomInputs(const Graph &graph, uint64_t seed,
                          value.error().message(), " (give it with --dim NAME=VALUE)");
       shape.push_back(*value);
     }
-    TC_ASSIGN_OR_RETURN(Tensor tensor, Tensor::zeros(input->type().dtype, shape));
-    for (int64_t i = 0; i < tensor.numel(); ++i) {
-      if (isFloating(tensor.dtype()))
-        tensor.setDouble(i, rng.uniform() * 2.0 - 1.0);
-      else if (tensor.dtype() == DType::Bool)
-        tensor.setInt(i, int64_t(rng.next() & 1));
-      else
-        tensor.setInt(i, int64_t(rng.next() % 10));
-    }
+    TC_ASSIGN_OR_RETURN(Tensor tensor, random.next(input->type().dtype, shape));
     inputs.push_back(std::move(tensor));
   }
   return inputs;

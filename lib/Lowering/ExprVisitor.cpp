@@ -46,52 +46,23 @@ void ExprVisitor::visit(const ExprRef &root) {
     if (!visited_.insert(expr.get()).second)
       continue;
     switch (expr->kind) {
-    case ExprKind::Constant:
-      visitConstant(*expr);
-      break;
-    case ExprKind::Load:
-      visitLoad(*expr);
-      break;
-    case ExprKind::IndirectLoad:
-      visitIndirectLoad(*expr);
-      break;
-    case ExprKind::Index:
-      visitIndex(*expr);
-      break;
-    case ExprKind::Unary:
-      visitUnary(*expr);
-      break;
-    case ExprKind::Binary:
-      visitBinary(*expr);
-      break;
-    case ExprKind::Select:
-      visitSelect(*expr);
-      break;
-    case ExprKind::Cast:
-      visitCast(*expr);
-      break;
+#define TENSORC_VISIT(K)                                                                           \
+  case ExprKind::K:                                                                                \
+    visit##K(*expr);                                                                               \
+    break;
+      TENSORC_FOR_EACH_EXPR_KIND(TENSORC_VISIT)
+#undef TENSORC_VISIT
     }
   }
 }
 
-ExprRef ExprMutator::dispatch(const ExprRef &expr) {
+ExprRef ExprMutator::rewrite(const ExprRef &expr) {
   switch (expr->kind) {
-  case ExprKind::Constant:
-    return mutateConstant(expr);
-  case ExprKind::Load:
-    return mutateLoad(expr);
-  case ExprKind::IndirectLoad:
-    return mutateIndirectLoad(expr);
-  case ExprKind::Index:
-    return mutateIndex(expr);
-  case ExprKind::Unary:
-    return mutateUnary(expr);
-  case ExprKind::Binary:
-    return mutateBinary(expr);
-  case ExprKind::Select:
-    return mutateSelect(expr);
-  case ExprKind::Cast:
-    return mutateCast(expr);
+#define TENSORC_MUTATE(K)                                                                          \
+  case ExprKind::K:                                                                                \
+    return mutate##K(expr);
+    TENSORC_FOR_EACH_EXPR_KIND(TENSORC_MUTATE)
+#undef TENSORC_MUTATE
   }
   return expr;
 }
@@ -108,7 +79,7 @@ ExprRef ExprMutator::mutate(const ExprRef &root) {
     for (const ExprRef &operand : expr->operands)
       operands.push_back(done_.at(operand.get()));
     ExprRef rebuilt = withOperands(expr, std::move(operands));
-    ExprRef result = dispatch(rebuilt);
+    ExprRef result = rewrite(rebuilt);
     done_.emplace(expr.get(), result ? result : rebuilt);
   }
   return done_.at(root.get());
@@ -121,18 +92,10 @@ public:
   explicit LambdaMutator(const std::function<ExprRef(const ExprRef &)> &fn) : fn_(fn) {}
 
 private:
-  ExprRef apply(const ExprRef &expr) {
+  ExprRef rewrite(const ExprRef &expr) override {
     ExprRef result = fn_(expr);
     return result ? result : expr;
   }
-  ExprRef mutateConstant(const ExprRef &expr) override { return apply(expr); }
-  ExprRef mutateLoad(const ExprRef &expr) override { return apply(expr); }
-  ExprRef mutateIndirectLoad(const ExprRef &expr) override { return apply(expr); }
-  ExprRef mutateIndex(const ExprRef &expr) override { return apply(expr); }
-  ExprRef mutateUnary(const ExprRef &expr) override { return apply(expr); }
-  ExprRef mutateBinary(const ExprRef &expr) override { return apply(expr); }
-  ExprRef mutateSelect(const ExprRef &expr) override { return apply(expr); }
-  ExprRef mutateCast(const ExprRef &expr) override { return apply(expr); }
 
   const std::function<ExprRef(const ExprRef &)> &fn_;
 };

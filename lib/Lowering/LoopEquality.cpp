@@ -67,9 +67,10 @@ std::string nodeDifference(const LoopNode &a, const LoopNode &b) {
     return "";
   case LoopNode::Kind::Extern:
     return a.externOp == b.externOp && a.externGraph == b.externGraph &&
-                   a.externInputs == b.externInputs && a.externOutputs == b.externOutputs
+                   a.externReason == b.externReason && a.externInputs == b.externInputs &&
+                   a.externOutputs == b.externOutputs
                ? ""
-               : "extern op, graph or buffers";
+               : "extern op, graph, reason or buffers";
   }
   return "";
 }

@@ -3,49 +3,35 @@
 
 #include "tensorc/Lowering/ExprVisitor.h"
 
+#include <algorithm>
 #include <cassert>
+#include <iterator>
 #include <set>
 
 namespace tensorc::loop {
 
+#define TENSORC_NAME(e, n) n,
 const char *unaryName(UnaryOp op) {
-  switch (op) {
-#define TENSORC_CASE(e, n)                                                                         \
-  case UnaryOp::e:                                                                                 \
-    return n;
-    TENSORC_FOR_EACH_UNARY(TENSORC_CASE)
-#undef TENSORC_CASE
-  }
-  return "?";
+  static constexpr const char *kNames[] = {TENSORC_FOR_EACH_UNARY(TENSORC_NAME)};
+  return kNames[size_t(op)];
 }
 
 const char *binaryName(BinaryOp op) {
-  switch (op) {
-#define TENSORC_CASE(e, n)                                                                         \
-  case BinaryOp::e:                                                                                \
-    return n;
-    TENSORC_FOR_EACH_BINARY(TENSORC_CASE)
-#undef TENSORC_CASE
-  }
-  return "?";
+  static constexpr const char *kNames[] = {TENSORC_FOR_EACH_BINARY(TENSORC_NAME)};
+  return kNames[size_t(op)];
 }
 
 const char *reduceName(ReduceOp op) {
-  switch (op) {
-  case ReduceOp::Sum:
-    return "sum";
-  case ReduceOp::Prod:
-    return "prod";
-  case ReduceOp::Max:
-    return "max";
-  case ReduceOp::Min:
-    return "min";
-  case ReduceOp::ArgMax:
-    return "argmax";
-  case ReduceOp::ArgMin:
-    return "argmin";
-  }
-  return "?";
+  static constexpr const char *kNames[] = {TENSORC_FOR_EACH_REDUCE(TENSORC_NAME)};
+  return kNames[size_t(op)];
+}
+#undef TENSORC_NAME
+
+std::string printDims(const std::vector<SymInt> &dims) {
+  std::string out = "[";
+  for (size_t i = 0; i < dims.size(); ++i)
+    out += (i ? ", " : "") + dims[i].str();
+  return out + "]";
 }
 
 std::string loopVar(size_t dim) { return "x" + std::to_string(dim); }
@@ -123,34 +109,13 @@ ExprRef makeUnary(UnaryOp op, ExprRef x) {
 }
 
 DType binaryResultType(BinaryOp op, DType operandType) {
-  switch (op) {
-  case BinaryOp::Eq:
-  case BinaryOp::Ne:
-  case BinaryOp::Lt:
-  case BinaryOp::Le:
-  case BinaryOp::Gt:
-  case BinaryOp::Ge:
-  case BinaryOp::LogicalAnd:
-  case BinaryOp::LogicalOr:
-  case BinaryOp::LogicalXor:
-    return DType::Bool;
-  case BinaryOp::Add:
-  case BinaryOp::Sub:
-  case BinaryOp::Mul:
-  case BinaryOp::Div:
-  case BinaryOp::Pow:
-  case BinaryOp::Remainder:
-  case BinaryOp::Fmod:
-  case BinaryOp::Maximum:
-  case BinaryOp::Minimum:
-  case BinaryOp::BitwiseAnd:
-  case BinaryOp::BitwiseOr:
-  case BinaryOp::BitwiseXor:
-  case BinaryOp::Shl:
-  case BinaryOp::Shr:
-    return operandType;
-  }
-  return operandType;
+  // Comparisons and logical ops give bool; the others their operands' dtype.
+  static constexpr BinaryOp kPredicates[] = {
+      BinaryOp::Eq, BinaryOp::Ne,         BinaryOp::Lt,        BinaryOp::Le,        BinaryOp::Gt,
+      BinaryOp::Ge, BinaryOp::LogicalAnd, BinaryOp::LogicalOr, BinaryOp::LogicalXor};
+  return std::find(std::begin(kPredicates), std::end(kPredicates), op) != std::end(kPredicates)
+             ? DType::Bool
+             : operandType;
 }
 
 ExprRef makeBinary(BinaryOp op, ExprRef a, ExprRef b) {

@@ -2,13 +2,12 @@
 #include "tensorc/Lowering/LoopParser.h"
 
 #include "LoopText.h"
+#include "LoopTextCursor.h"
 #include "tensorc/Lowering/LoopVerifier.h"
 #include "tensorc/Support/Safetensors.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <algorithm>
-#include <cctype>
-#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -19,97 +18,14 @@ namespace tensorc::loop {
 
 namespace {
 
-struct Token {
-  enum class Kind { Ident, Int, Float, Word, String, Punct, End } kind = Kind::End;
-  std::string text;
-  int64_t intValue = 0;
-  double floatValue = 0;
-  int column = 1;
-};
-
-bool isWordChar(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
-}
-
-/// One line's tokens. Identifiers may hold dots (aten.add); a run starting with a digit is a
-/// number when it reads as one (exponents included), else a Word (a digest's hex digits).
-Expected<std::vector<Token>> tokenizeLine(std::string_view line) {
-  std::vector<Token> tokens;
-  size_t i = 0;
-  while (i < line.size()) {
-    char c = line[i];
-    if (c == ' ' || c == '\t' || c == '\r') {
-      ++i;
-      continue;
-    }
-    Token token;
-    token.column = int(i) + 1;
-    if (c == '"') {
-      token.kind = Token::Kind::String;
-      for (++i; i < line.size() && line[i] != '"'; ++i) {
-        if (line[i] == '\\' && i + 1 < line.size())
-          ++i;
-        token.text += line[i];
-      }
-      if (i >= line.size())
-        return makeError(token.column, ": error: unterminated string");
-      ++i;
-    } else if (isWordChar(c)) {
-      size_t start = i;
-      while (i < line.size() && isWordChar(line[i]))
-        ++i;
-      // 1e+20: the exponent's sign continues a number.
-      if (std::isdigit(static_cast<unsigned char>(c)) && i + 1 < line.size() &&
-          (line[i - 1] == 'e' || line[i - 1] == 'E') && (line[i] == '+' || line[i] == '-') &&
-          std::isdigit(static_cast<unsigned char>(line[i + 1])))
-        for (i += 1; i < line.size() && std::isdigit(static_cast<unsigned char>(line[i]));)
-          ++i;
-      token.text = std::string(line.substr(start, i - start));
-      token.kind = Token::Kind::Ident;
-      if (std::isdigit(static_cast<unsigned char>(c))) {
-        const char *begin = token.text.data(), *end = begin + token.text.size();
-        bool isFloat = token.text.find_first_of(".eE") != std::string::npos;
-        auto parsed = isFloat ? std::from_chars(begin, end, token.floatValue)
-                              : std::from_chars(begin, end, token.intValue);
-        token.kind = parsed.ec == std::errc() && parsed.ptr == end
-                         ? (isFloat ? Token::Kind::Float : Token::Kind::Int)
-                         : Token::Kind::Word;
-      }
-    } else {
-      token.kind = Token::Kind::Punct;
-      std::string_view two = line.substr(i, 2);
-      token.text = two == "//" || two == "->" ? std::string(two) : std::string(1, c);
-      i += token.text.size();
-    }
-    tokens.push_back(std::move(token));
-  }
-  Token end;
-  end.column = int(line.size()) + 1;
-  tokens.push_back(end);
-  return tokens;
-}
-
 /// A temporary of the body being read: its expression, by name.
 using Temps = std::map<std::string, ExprRef>;
 
-/// A literal as written: its text and value, and its dtype if it says one.
-struct Literal {
-  bool negative = false;
-  Token number;
-  std::optional<DType> dtype;
-};
-
-class Parser {
+class Parser : public TextCursor {
 public:
   Parser(std::string_view text, const std::string &fileName,
          const std::map<std::string, Tensor> &weights)
-      : fileName_(fileName), weights_(weights) {
-    for (size_t start = 0; start <= text.size();) {
-      size_t end = std::min(text.find('\n', start), text.size());
-      lines_.push_back(text.substr(start, end - start));
-      start = end + 1;
-    }
-  }
+      : TextCursor(text, fileName), weights_(weights) {}
 
   Expected<LoopProgram> run() {
     bool sawOutputs = false;
@@ -145,176 +61,6 @@ public:
   }
 
 private:
-  // ---- lines and tokens ----
-
-  /// Moves to the next line that is not blank or a comment; false at the end of the text.
-  bool nextLine() {
-    while (++lineIndex_ < lines_.size()) {
-      std::string_view line = lines_[lineIndex_];
-      size_t first = line.find_first_not_of(" \t\r");
-      if (first == std::string_view::npos || line[first] == '#')
-        continue;
-      Expected<std::vector<Token>> tokens = tokenizeLine(line);
-      if (!tokens) {
-        tokens_.clear();
-        lexError_ = tokens.error().message();
-      } else {
-        tokens_ = std::move(*tokens);
-        lexError_.clear();
-      }
-      pos_ = 0;
-      limit_ = tokens_.empty() ? 0 : tokens_.size() - 1;
-      return true;
-    }
-    return false;
-  }
-
-  /// The token `ahead` of the cursor; the End token at the line's end or at the limit (a
-  /// sub-range being parsed on its own).
-  const Token &peek(size_t ahead = 0) const {
-    static const Token end;
-    if (tokens_.empty())
-      return end;
-    size_t at = std::min(pos_ + ahead, limit_);
-    if (at == limit_ && limit_ + 1 < tokens_.size()) {
-      limitEnd_.column = tokens_[limit_].column;
-      return limitEnd_;
-    }
-    return tokens_[at];
-  }
-  const Token &next() {
-    const Token &token = peek();
-    if (pos_ < limit_)
-      ++pos_;
-    return token;
-  }
-  bool isIdent(std::string_view text, size_t ahead = 0) const {
-    return peek(ahead).kind == Token::Kind::Ident && peek(ahead).text == text;
-  }
-  bool isPunct(std::string_view text, size_t ahead = 0) const {
-    return peek(ahead).kind == Token::Kind::Punct && peek(ahead).text == text;
-  }
-  bool atEnd() const { return peek().kind == Token::Kind::End; }
-
-  Error error(const std::string &message) const { return errorAt(peek(), message); }
-  Error errorAt(const Token &at, const std::string &message) const {
-    if (!lexError_.empty())
-      return makeError(fileName_, ":", lineIndex_ + 1, ":", lexError_);
-    std::string where = at.kind == Token::Kind::End ? "end of line" : "'" + at.text + "'";
-    return makeError(fileName_, ":", lineIndex_ + 1, ":", at.column, ": error: ", message, " (at ",
-                     where, ")");
-  }
-
-  Status expectPunct(std::string_view text) {
-    if (!isPunct(text))
-      return error(strCat("expected '", text, "'"));
-    next();
-    return Status::ok();
-  }
-  Status expectIdent(std::string_view text) {
-    if (!isIdent(text))
-      return error(strCat("expected '", text, "'"));
-    next();
-    return Status::ok();
-  }
-  Status expectEnd() { return atEnd() ? Status::ok() : error("unexpected text"); }
-
-  Expected<std::string> parseName(const char *what) {
-    if (peek().kind != Token::Kind::Ident)
-      return error(strCat("expected ", what));
-    return next().text;
-  }
-
-  Expected<int64_t> parseInt() {
-    bool negative = isPunct("-");
-    if (negative)
-      next();
-    if (peek().kind != Token::Kind::Int)
-      return error("expected an integer");
-    int64_t value = next().intValue;
-    return negative ? -value : value;
-  }
-
-  Expected<DType> parseDType() {
-    if (peek().kind != Token::Kind::Ident)
-      return error("expected a dtype");
-    std::optional<DType> dtype = tensorc::parseDType(peek().text);
-    if (!dtype)
-      return error(strCat("unknown dtype '", peek().text, "'"));
-    next();
-    return *dtype;
-  }
-
-  // ---- SymInt: sums of products of integers, symbols, //, % and parentheses ----
-
-  Expected<SymInt> parseSymInt() {
-    TC_ASSIGN_OR_RETURN(SymInt value, parseSymTerm());
-    while (isPunct("+") || isPunct("-")) {
-      bool minus = next().text == "-";
-      TC_ASSIGN_OR_RETURN(SymInt rhs, parseSymTerm());
-      value = minus ? value - rhs : value + rhs;
-    }
-    return value;
-  }
-  Expected<SymInt> parseSymTerm() {
-    TC_ASSIGN_OR_RETURN(SymInt value, parseSymFactor());
-    while (isPunct("*") || isPunct("//") || isPunct("%")) {
-      std::string op = next().text;
-      TC_ASSIGN_OR_RETURN(SymInt rhs, parseSymFactor());
-      if (op == "*") {
-        value = value * rhs;
-        continue;
-      }
-      std::optional<int64_t> divisor = rhs.constant();
-      if (!divisor || *divisor <= 0)
-        return error(strCat("divisor ", rhs.str(), " is not a positive integer"));
-      value = op == "//" ? SymInt::floorDiv(value, *divisor) : SymInt::mod(value, *divisor);
-    }
-    return value;
-  }
-  Expected<SymInt> parseSymFactor() {
-    if (isPunct("-")) {
-      next();
-      TC_ASSIGN_OR_RETURN(SymInt value, parseSymFactor());
-      return -value;
-    }
-    if (isPunct("(")) {
-      next();
-      TC_ASSIGN_OR_RETURN(SymInt value, parseSymInt());
-      TC_RETURN_IF_ERROR(expectPunct(")"));
-      return value;
-    }
-    if (peek().kind == Token::Kind::Int)
-      return SymInt(next().intValue);
-    if (peek().kind == Token::Kind::Ident && peek().text.find('.') == std::string::npos)
-      return SymInt::symbol(next().text);
-    return error("expected an integer expression");
-  }
-
-  Expected<std::vector<SymInt>> parseDims() {
-    TC_RETURN_IF_ERROR(expectPunct("["));
-    std::vector<SymInt> dims;
-    while (!isPunct("]")) {
-      if (!dims.empty())
-        TC_RETURN_IF_ERROR(expectPunct(","));
-      TC_ASSIGN_OR_RETURN(dims.emplace_back(), parseSymInt());
-    }
-    next();
-    return dims;
-  }
-
-  Expected<std::vector<int64_t>> parseIntList() {
-    TC_RETURN_IF_ERROR(expectPunct("["));
-    std::vector<int64_t> values;
-    while (!isPunct("]")) {
-      if (!values.empty())
-        TC_RETURN_IF_ERROR(expectPunct(","));
-      TC_ASSIGN_OR_RETURN(values.emplace_back(), parseInt());
-    }
-    next();
-    return values;
-  }
-
   // ---- buffers ----
 
   Expected<int> bufferId(const std::string &name) const {
@@ -333,15 +79,7 @@ private:
 
   /// `( a, b )`: buffer names.
   Expected<std::vector<int>> parseNameList() {
-    TC_RETURN_IF_ERROR(expectPunct("("));
-    std::vector<int> ids;
-    while (!isPunct(")")) {
-      if (!ids.empty())
-        TC_RETURN_IF_ERROR(expectPunct(","));
-      TC_ASSIGN_OR_RETURN(ids.emplace_back(), parseBufferRef());
-    }
-    next();
-    return ids;
+    return parseList<int>("(", ")", [&] { return parseBufferRef(); });
   }
 
   Status parseBuffer() {
@@ -393,69 +131,24 @@ private:
                             tensorDigest(given->second), ", not ", digest));
       return given->second;
     }
+    TC_ASSIGN_OR_RETURN(std::vector<Literal> values,
+                        parseList<Literal>("[", "]", [&] { return parseLiteral(); }));
+    Expected<int64_t> numel = checkedNumel(shape, "weight '" + buffer.name + "'");
+    if (!numel || int64_t(values.size()) != *numel)
+      return error(strCat("weight '", buffer.name, "' has ", values.size(), " values for ",
+                          describeShape(buffer.dtype, shape)));
     TC_ASSIGN_OR_RETURN(Tensor tensor, Tensor::zeros(buffer.dtype, shape));
-    TC_RETURN_IF_ERROR(expectPunct("["));
-    int64_t count = 0;
-    while (!isPunct("]")) {
-      if (count > 0)
-        TC_RETURN_IF_ERROR(expectPunct(","));
-      if (count >= tensor.numel())
-        return error(
-            strCat("weight '", buffer.name, "' has more than ", tensor.numel(), " values"));
-      TC_ASSIGN_OR_RETURN(Literal literal, parseLiteral());
-      TC_ASSIGN_OR_RETURN(ExprRef value, literalValue(literal, buffer.dtype));
+    for (size_t i = 0; i < values.size(); ++i) {
+      TC_ASSIGN_OR_RETURN(ExprRef value, literalValue(values[i], buffer.dtype));
       if (isFloating(buffer.dtype))
-        tensor.setDouble(count++, value->value);
+        tensor.setDouble(int64_t(i), value->value);
       else
-        tensor.setInt(count++, value->intValue);
+        tensor.setInt(int64_t(i), value->intValue);
     }
-    next();
-    if (count != tensor.numel())
-      return error(strCat("weight '", buffer.name, "' has ", count, " values for ", tensor.numel(),
-                          " elements"));
     return tensor;
   }
 
   // ---- literals and bodies ----
-
-  bool atLiteral() const {
-    size_t at = isPunct("-") ? 1 : 0;
-    const Token &token = peek(at);
-    return token.kind == Token::Kind::Int || token.kind == Token::Kind::Float ||
-           (token.kind == Token::Kind::Ident && (token.text == "nan" || token.text == "inf"));
-  }
-
-  Expected<Literal> parseLiteral() {
-    Literal literal;
-    literal.negative = isPunct("-");
-    if (literal.negative)
-      next();
-    if (!atLiteral())
-      return error("expected a number");
-    literal.number = next();
-    if (isPunct(":")) {
-      next();
-      TC_ASSIGN_OR_RETURN(literal.dtype, parseDType());
-    }
-    return literal;
-  }
-
-  /// The constant `literal` is as `dtype` (its own when it names one).
-  Expected<ExprRef> literalValue(const Literal &literal, DType dtype) {
-    if (literal.dtype)
-      dtype = *literal.dtype;
-    const Token &number = literal.number;
-    if (isFloating(dtype)) {
-      double value = number.kind == Token::Kind::Int     ? double(number.intValue)
-                     : number.kind == Token::Kind::Float ? number.floatValue
-                     : number.text == "nan"              ? NAN
-                                                         : INFINITY;
-      return makeConstant(literal.negative ? -value : value, dtype);
-    }
-    if (number.kind != Token::Kind::Int)
-      return errorAt(number, strCat("'", number.text, "' is not a ", dtypeName(dtype), " value"));
-    return makeIntConstant(literal.negative ? -number.intValue : number.intValue, dtype);
-  }
 
   /// An operand: a temporary's name or a literal (typed later, when its context is known).
   struct Operand {
@@ -665,7 +358,7 @@ private:
 
   // ---- nodes ----
 
-  /// ` name=...`, ` origins=[...]` after a node's header.
+  /// ` name=...`, ` origins=[...]` and, for externs, ` reason="..."` after a node's header.
   Status parseNodeSuffix(LoopNode &node) {
     if (isIdent("name")) {
       next();
@@ -675,13 +368,15 @@ private:
     if (isIdent("origins")) {
       next();
       TC_RETURN_IF_ERROR(expectPunct("="));
-      TC_RETURN_IF_ERROR(expectPunct("["));
-      while (!isPunct("]")) {
-        if (!node.origins.empty())
-          TC_RETURN_IF_ERROR(expectPunct(","));
-        TC_ASSIGN_OR_RETURN(node.origins.emplace_back(), parseName("an op name"));
-      }
+      TC_ASSIGN_OR_RETURN(
+          node.origins, parseList<std::string>("[", "]", [&] { return parseName("an op name"); }));
+    }
+    if (node.kind == LoopNode::Kind::Extern && isIdent("reason")) {
       next();
+      TC_RETURN_IF_ERROR(expectPunct("="));
+      if (peek().kind != Token::Kind::String)
+        return error("expected a quoted reason");
+      node.externReason = next().text;
     }
     return expectEnd();
   }
@@ -729,13 +424,20 @@ private:
     TC_RETURN_IF_ERROR(expectIdent(key));
     return expectPunct("=");
   }
-  Expected<SymInt> symKey(std::string_view key) {
-    TC_RETURN_IF_ERROR(expectKey(key));
-    return parseSymInt();
+  /// `key=value` for each (key, field), in order.
+  Status symKeys(std::initializer_list<std::pair<const char *, SymInt *>> fields) {
+    for (auto [key, field] : fields) {
+      TC_RETURN_IF_ERROR(expectKey(key));
+      TC_ASSIGN_OR_RETURN(*field, parseSymInt());
+    }
+    return Status::ok();
   }
-  Expected<int64_t> intKey(std::string_view key) {
-    TC_RETURN_IF_ERROR(expectKey(key));
-    return parseInt();
+  Status intKeys(std::initializer_list<std::pair<const char *, int64_t *>> fields) {
+    for (auto [key, field] : fields) {
+      TC_RETURN_IF_ERROR(expectKey(key));
+      TC_ASSIGN_OR_RETURN(*field, parseInt());
+    }
+    return Status::ok();
   }
   Status pairKey(std::string_view key, int64_t &first, int64_t &second) {
     TC_RETURN_IF_ERROR(expectKey(key));
@@ -773,10 +475,7 @@ private:
     TC_RETURN_IF_ERROR(parseOutput(node));
     if (kind == "gemm") {
       LoopNode::Gemm &g = node.gemm;
-      TC_ASSIGN_OR_RETURN(g.batch, symKey("batch"));
-      TC_ASSIGN_OR_RETURN(g.m, symKey("m"));
-      TC_ASSIGN_OR_RETURN(g.n, symKey("n"));
-      TC_ASSIGN_OR_RETURN(g.k, symKey("k"));
+      TC_RETURN_IF_ERROR(symKeys({{"batch", &g.batch}, {"m", &g.m}, {"n", &g.n}, {"k", &g.k}}));
       TC_RETURN_IF_ERROR(parseNodeSuffix(node));
       TC_RETURN_IF_ERROR(detailLine("a"));
       TC_ASSIGN_OR_RETURN(g.a, parseView());
@@ -786,17 +485,14 @@ private:
     } else if (kind == "conv2d") {
       node.templateKind = LoopNode::TemplateKind::Conv2d;
       LoopNode::Conv &c = node.conv;
-      TC_ASSIGN_OR_RETURN(c.n, symKey("n"));
-      TC_ASSIGN_OR_RETURN(c.c, intKey("c"));
-      TC_ASSIGN_OR_RETURN(c.h, intKey("h"));
-      TC_ASSIGN_OR_RETURN(c.w, intKey("w"));
-      TC_ASSIGN_OR_RETURN(c.oc, intKey("oc"));
+      TC_RETURN_IF_ERROR(symKeys({{"n", &c.n}}));
+      TC_RETURN_IF_ERROR(intKeys({{"c", &c.c}, {"h", &c.h}, {"w", &c.w}, {"oc", &c.oc}}));
       TC_RETURN_IF_ERROR(pairKey("kernel", c.kh, c.kw));
       TC_RETURN_IF_ERROR(pairKey("out", c.oh, c.ow));
       TC_RETURN_IF_ERROR(pairKey("stride", c.strideH, c.strideW));
       TC_RETURN_IF_ERROR(pairKey("padding", c.padH, c.padW));
       TC_RETURN_IF_ERROR(pairKey("dilation", c.dilationH, c.dilationW));
-      TC_ASSIGN_OR_RETURN(c.groups, intKey("groups"));
+      TC_RETURN_IF_ERROR(intKeys({{"groups", &c.groups}}));
       TC_RETURN_IF_ERROR(parseNodeSuffix(node));
       TC_RETURN_IF_ERROR(detailLine("input"));
       TC_ASSIGN_OR_RETURN(c.input, parseBufferRef());
@@ -806,11 +502,8 @@ private:
     } else if (kind == "attention") {
       node.templateKind = LoopNode::TemplateKind::Attention;
       LoopNode::Attention &a = node.attention;
-      TC_ASSIGN_OR_RETURN(a.batch, symKey("batch"));
-      TC_ASSIGN_OR_RETURN(a.l, symKey("l"));
-      TC_ASSIGN_OR_RETURN(a.s, symKey("s"));
-      TC_ASSIGN_OR_RETURN(a.e, intKey("e"));
-      TC_ASSIGN_OR_RETURN(a.ev, intKey("ev"));
+      TC_RETURN_IF_ERROR(symKeys({{"batch", &a.batch}, {"l", &a.l}, {"s", &a.s}}));
+      TC_RETURN_IF_ERROR(intKeys({{"e", &a.e}, {"ev", &a.ev}}));
       TC_RETURN_IF_ERROR(expectKey("scale"));
       TC_ASSIGN_OR_RETURN(Literal scale, parseLiteral());
       TC_ASSIGN_OR_RETURN(ExprRef value, literalValue(scale, DType::F64));
@@ -884,15 +577,7 @@ private:
         program_.fallbacks.push_back(node.externOp);
   }
 
-  std::string fileName_;
   const std::map<std::string, Tensor> &weights_;
-  std::vector<std::string_view> lines_;
-  size_t lineIndex_ = size_t(-1);
-  std::vector<Token> tokens_;
-  size_t pos_ = 0;
-  size_t limit_ = 0; // index of the token the line ends at for now (its End token normally)
-  mutable Token limitEnd_;
-  std::string lexError_;
   std::map<std::string, int> bufferIds_;
   int64_t inputs_ = 0;
   LoopProgram program_;

@@ -23,22 +23,14 @@ std::string formatDouble(double value) {
 }
 
 bool impliedOperandType(ExprKind kind, UnaryOp unary, BinaryOp binary, bool otherIsLiteral) {
-  switch (kind) {
-  case ExprKind::Select:
-    return true;
-  case ExprKind::Unary:
+  if (kind == ExprKind::Select)
+    return true; // a bool condition, then the line's dtype
+  if (kind == ExprKind::Unary)
     return unary != UnaryOp::IsNan && unary != UnaryOp::LogicalNot;
-  case ExprKind::Binary:
-    // Arithmetic has its operands' dtype; a comparison's literal takes the other operand's.
-    return binaryResultType(binary, DType::F32) == DType::F32 || !otherIsLiteral;
-  case ExprKind::IndirectLoad: // the suffix marks a number as the runtime offset
-  case ExprKind::Constant:
-  case ExprKind::Load:
-  case ExprKind::Index:
-  case ExprKind::Cast:
-    return false;
-  }
-  return false;
+  // Arithmetic has its operands' dtype; a comparison's literal takes the other operand's. Casts
+  // and gather offsets (whose suffix marks the number as the offset) always say it.
+  return kind == ExprKind::Binary &&
+         (binaryResultType(binary, DType::F32) == DType::F32 || !otherIsLiteral);
 }
 
 std::optional<DType> impliedRootType(const LoopProgram &program, const LoopNode &node) {
@@ -69,13 +61,6 @@ std::string tensorDigest(const Tensor &tensor) {
 }
 
 namespace {
-
-std::string joinDims(const std::vector<SymInt> &dims) {
-  std::string out = "[";
-  for (size_t i = 0; i < dims.size(); ++i)
-    out += (i ? ", " : "") + dims[i].str();
-  return out + "]";
-}
 
 std::string constantText(const Expr &expr) {
   if (isFloating(expr.dtype))
@@ -142,15 +127,8 @@ std::string printBody(const ExprRef &body, const LoopProgram &program,
 }
 
 const char *bufferKindName(Buffer::Kind kind) {
-  switch (kind) {
-  case Buffer::Kind::Input:
-    return "input";
-  case Buffer::Kind::Weight:
-    return "weight";
-  case Buffer::Kind::Intermediate:
-    return "buffer";
-  }
-  return "?";
+  static constexpr const char *kNames[] = {"input", "weight", "buffer"}; // Buffer::Kind order
+  return kNames[size_t(kind)];
 }
 
 /// ` data=[...]` for small weights (exact values), ` data=fnv1a64:...` for the others.
@@ -167,7 +145,7 @@ std::string weightData(const Tensor &tensor) {
 
 std::string view(const LoopProgram &program, const StridedView &v) {
   return program.buffers[size_t(v.buffer)].name + " offset " + v.offset.str() + " strides " +
-         joinDims(v.strides);
+         printDims(v.strides);
 }
 
 std::string names(const LoopProgram &program, const std::vector<int> &ids) {
@@ -210,13 +188,14 @@ std::string templateHeader(const LoopProgram &program, const LoopNode &node,
     detail += "\n";
     return "template attention " + output + " batch=" + a.batch.str() + " l=" + a.l.str() +
            " s=" + a.s.str() + " e=" + std::to_string(a.e) + " ev=" + std::to_string(a.ev) +
-           " scale=" + formatDouble(a.scale) + " batch_dims=" + joinDims(a.batchDims);
+           " scale=" + formatDouble(a.scale) + " batch_dims=" + printDims(a.batchDims);
   }
   }
   return "";
 }
 
-/// ` name=...` when the node's name is not its output's, ` origins=[...]` when it has any.
+/// ` name=...` when the node's name is not its output's, ` origins=[...]` when it has any, and
+/// ` reason="..."`, why a fallback has no generated kernel.
 std::string nodeSuffix(const LoopNode &node, const std::string &output) {
   std::string out;
   if (node.name != output)
@@ -226,6 +205,12 @@ std::string nodeSuffix(const LoopNode &node, const std::string &output) {
     for (size_t i = 0; i < node.origins.size(); ++i)
       out += (i ? ", " : "") + node.origins[i];
     out += "]";
+  }
+  if (!node.externReason.empty()) {
+    out += " reason=\"";
+    for (char c : node.externReason)
+      out += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+    out += "\"";
   }
   return out;
 }
@@ -240,7 +225,7 @@ std::string printProgram(const LoopProgram &program) {
   std::string out;
   for (const Buffer &buffer : program.buffers) {
     out += std::string(bufferKindName(buffer.kind)) + " " + buffer.name + " : " +
-           std::string(dtypeName(buffer.dtype)) + joinDims(buffer.shape);
+           std::string(dtypeName(buffer.dtype)) + printDims(buffer.shape);
     if (auto data = program.weights.find(buffer.name);
         buffer.kind == Buffer::Kind::Weight && data != program.weights.end())
       out += weightData(data->second);
@@ -254,9 +239,10 @@ std::string printProgram(const LoopProgram &program) {
     case LoopNode::Kind::Reduction: {
       bool reduction = node.kind == LoopNode::Kind::Reduction;
       out += std::string(reduction ? "reduction " : "pointwise ") + output + " over " +
-             joinDims(node.ranges);
+             printDims(node.ranges);
       if (reduction)
-        out += " reducing " + joinDims(node.reductionRanges) + " with " + reduceName(node.reduceOp);
+        out +=
+            " reducing " + printDims(node.reductionRanges) + " with " + reduceName(node.reduceOp);
       out += suffix + "\n" + printBody(node.body, program, impliedRootType(program, node)) + "\n";
       break;
     }

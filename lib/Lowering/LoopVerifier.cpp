@@ -90,13 +90,6 @@ std::optional<Interval> rangeOf(const SymInt &value,
   return total;
 }
 
-std::string dims(const std::vector<SymInt> &shape) {
-  std::string out = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    out += (i ? ", " : "") + shape[i].str();
-  return out + "]";
-}
-
 SymInt product(const std::vector<SymInt> &extents) {
   SymInt total(1);
   for (const SymInt &extent : extents)
@@ -162,7 +155,7 @@ private:
       for (const SymInt &dim : buffer.shape)
         if (dim.constant() && *dim.constant() < 0)
           return makeError("loop IR: buffer ", buffer.name, " has a negative dim ",
-                           dims(buffer.shape));
+                           printDims(buffer.shape));
       int64_t expected = buffer.kind == Buffer::Kind::Input ? inputs++ : -1;
       if (buffer.inputIndex != expected)
         return makeError("loop IR: buffer ", buffer.name, " has input index ", buffer.inputIndex,
@@ -177,7 +170,7 @@ private:
       if (tensor.dtype() != it->dtype || shape != it->shape)
         return makeError("loop IR: weight ", name, " is ",
                          describeShape(tensor.dtype(), tensor.shape()), " but its buffer is ",
-                         dtypeName(it->dtype), dims(it->shape));
+                         dtypeName(it->dtype), printDims(it->shape));
     }
     if (!std::is_sorted(program_.symbols.begin(), program_.symbols.end()) ||
         std::adjacent_find(program_.symbols.begin(), program_.symbols.end()) !=
@@ -213,8 +206,8 @@ private:
       return checkLoop(node, out);
     case LoopNode::Kind::Template:
       if (node.ranges != out.shape)
-        return makeError("template ranges ", dims(node.ranges), " are not its output's shape ",
-                         dims(out.shape));
+        return makeError("template ranges ", printDims(node.ranges), " are not its output's shape ",
+                         printDims(out.shape));
       return checkTemplate(node, out);
     case LoopNode::Kind::Extern:
       break;
@@ -238,8 +231,8 @@ private:
     if (!node.body)
       return makeError("has no body");
     if (product(node.ranges) != product(out.shape))
-      return makeError("ranges ", dims(node.ranges), " do not cover its output ", out.name,
-                       dims(out.shape));
+      return makeError("ranges ", printDims(node.ranges), " do not cover its output ", out.name,
+                       printDims(out.shape));
     bool reduction = node.kind == LoopNode::Kind::Reduction;
     if (!reduction && !node.reductionRanges.empty())
       return makeError("a pointwise node with reduction ranges");
@@ -378,7 +371,7 @@ private:
       TC_RETURN_IF_ERROR(checkView(g.b, {g.batch, g.k, g.n}, "gemm operand b"));
       if (product(out.shape) != g.batch * g.m * g.n)
         return makeError("gemm of ", g.batch.str(), " x ", g.m.str(), " x ", g.n.str(), " writes ",
-                         out.name, dims(out.shape));
+                         out.name, printDims(out.shape));
       return Status::ok();
     }
     case LoopNode::TemplateKind::Conv2d: {
@@ -402,7 +395,7 @@ private:
         TC_RETURN_IF_ERROR(checkBuffer(id, "attention operand"));
       if (product(a.batchDims) != a.batch)
         return makeError("attention batch ", a.batch.str(), " is not the product of its dims ",
-                         dims(a.batchDims));
+                         printDims(a.batchDims));
       if (a.mask.buffer >= 0) {
         std::vector<SymInt> extents = a.batchDims;
         extents.push_back(a.l);

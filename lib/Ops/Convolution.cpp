@@ -14,13 +14,6 @@
 namespace tensorc::ops {
 namespace {
 
-int64_t product(const std::vector<int64_t> &dims) {
-  int64_t result = 1;
-  for (int64_t dim : dims)
-    result *= dim;
-  return result;
-}
-
 /// Reads a per-spatial-dim int list attribute; a single entry applies to every dim.
 Expected<std::vector<int64_t>> readSpatialList(const AttrReader &attrs, const std::string &name,
                                                size_t dims, int64_t minValue) {

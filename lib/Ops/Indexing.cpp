@@ -1,5 +1,5 @@
-// Indexing, scatter and resampling ops: prims.gather_nd, aten.scatter, prims.scatter_nd and
-// prims.resize (ONNX Resize semantics). Negative indices count from the end, as in ONNX.
+// Indexing, scatter and resampling ops: aten.gather, aten.index_select, aten.embedding,
+// prims.gather_nd, aten.scatter, prims.scatter_nd and prims.resize (ONNX Resize semantics).
 #include "OpGroups.h"
 #include "OpHelpers.h"
 
@@ -16,25 +16,16 @@ namespace {
 
 using Types = std::vector<TensorType>;
 
-Status checkIndexDType(DType dtype, const char *what) {
-  if (dtype != DType::I64 && dtype != DType::I32)
-    return makeError(what, " must be i64 or i32, got ", dtypeName(dtype));
-  return Status::ok();
+Status indexOutOfRange(int64_t index, size_t dim, int64_t size) {
+  return makeError("index ", index, " is out of bounds for dimension ", dim, " with size ", size);
 }
 
 /// `index` mapped into [0, size) (negative counts from the end), or an error naming `dim`.
 Expected<int64_t> resolveIndex(int64_t index, int64_t size, size_t dim) {
   int64_t resolved = index < 0 ? index + size : index;
   if (resolved < 0 || resolved >= size)
-    return makeError("index ", index, " is out of bounds for dimension ", dim, " with size ", size);
+    return indexOutOfRange(index, dim, size);
   return resolved;
-}
-
-int64_t product(const std::vector<int64_t> &dims, size_t begin, size_t end) {
-  int64_t result = 1;
-  for (size_t i = begin; i < end; ++i)
-    result *= dims[i];
-  return result;
 }
 
 // ---- Scatter reductions ----------------------------------------------------------------------
@@ -55,49 +46,31 @@ Expected<Reduce> parseReduce(const std::string &name) {
   return makeError("unknown reduce '", name, "' (expected none, add, mul, max or min)");
 }
 
+/// `reduce` of the current value `a` and the incoming `b`.
+template <typename T> T reduced(T a, T b, Reduce reduce) {
+  switch (reduce) {
+  case Reduce::None:
+    return b;
+  case Reduce::Add:
+    return a + b;
+  case Reduce::Mul:
+    return a * b;
+  case Reduce::Max:
+    return std::max(a, b);
+  case Reduce::Min:
+    return std::min(a, b);
+  }
+  return b;
+}
+
 /// out[dst] = reduce(out[dst], src[srcIndex]); integers stay exact through int64.
 void combine(Tensor &out, int64_t dst, const Tensor &src, int64_t srcIndex, Reduce reduce) {
   if (isFloating(out.dtype())) {
-    double a = out.getDouble(dst), b = src.getDouble(srcIndex), r = b;
-    switch (reduce) {
-    case Reduce::None:
-      break;
-    case Reduce::Add:
-      r = a + b;
-      break;
-    case Reduce::Mul:
-      r = a * b;
-      break;
-    case Reduce::Max:
-      r = std::max(a, b);
-      break;
-    case Reduce::Min:
-      r = std::min(a, b);
-      break;
-    }
-    out.setDouble(dst, r);
+    out.setDouble(dst, reduced(out.getDouble(dst), src.getDouble(srcIndex), reduce));
     return;
   }
-  int64_t a = out.getInt(dst), b = src.getInt(srcIndex), r = b;
-  switch (reduce) {
-  case Reduce::None:
-    break;
-  case Reduce::Add:
-    r = a + b;
-    break;
-  case Reduce::Mul:
-    r = a * b;
-    break;
-  case Reduce::Max:
-    r = std::max(a, b);
-    break;
-  case Reduce::Min:
-    r = std::min(a, b);
-    break;
-  }
-  if (out.dtype() == DType::Bool)
-    r = r != 0;
-  out.setInt(dst, r);
+  int64_t r = reduced(out.getInt(dst), src.getInt(srcIndex), reduce);
+  out.setInt(dst, out.dtype() == DType::Bool ? r != 0 : r);
 }
 
 void copyInto(Tensor &out, const Tensor &input) {
@@ -472,9 +445,126 @@ Status resizeKernel(KernelContext &ctx) {
   return Status::ok();
 }
 
+// ---- gather, index_select, embedding ---------------------------------------------------------
+
+Expected<Types> inferGather(const InferContext &ctx) {
+  const TensorType &self = ctx.input(0), &index = ctx.input(1);
+  TC_RETURN_IF_ERROR(checkIndexDType(index.dtype, "gather index"));
+  if (index.rank() != self.rank())
+    return makeError("gather index ", index.str(), " must have the rank of the input ", self.str());
+  TC_ASSIGN_OR_RETURN(size_t dim, normalizeDim(ctx.getInt("dim"), self.rank()));
+  for (size_t d = 0; d < self.rank(); ++d) {
+    std::optional<int64_t> indexSize = index.shape[d].constant(), size = self.shape[d].constant();
+    if (d != dim && indexSize && size && *indexSize > *size)
+      return makeError("gather index ", index.str(), " is larger than the input ", self.str(),
+                       " in dim ", d);
+  }
+  return Types{TensorType(self.dtype, index.shape)};
+}
+
+Status gatherKernel(KernelContext &ctx) {
+  const Tensor &input = ctx.input(0), &index = ctx.input(1);
+  Tensor &output = ctx.output(0);
+  TC_ASSIGN_OR_RETURN(size_t dim, normalizeDim(ctx.getInt("dim"), input.rank()));
+  size_t rank = index.rank();
+  std::vector<int64_t> strides = input.strides();
+  int64_t size = rank == 0 ? 1 : input.dim(dim);
+  int64_t dimStride = rank == 0 ? 0 : strides[dim];
+  size_t elementSize = dtypeSize(input.dtype());
+  const std::byte *in = bytesOf(input);
+  std::byte *out = mutableBytesOf(output);
+  // Walk the index in row-major order; `base` is the input offset of every coordinate but `dim`.
+  std::vector<int64_t> counter(rank, 0);
+  int64_t base = 0;
+  for (int64_t i = 0; i < index.numel(); ++i) {
+    int64_t position = index.getInt(i);
+    if (position < 0 || position >= size)
+      return indexOutOfRange(position, dim, size);
+    std::memcpy(out + i * int64_t(elementSize),
+                in + (base + position * dimStride) * int64_t(elementSize), elementSize);
+    for (size_t d = rank; d-- > 0;) {
+      int64_t stride = d == dim ? 0 : strides[d];
+      base += stride;
+      if (++counter[d] < index.dim(d))
+        break;
+      base -= stride * index.dim(d);
+      counter[d] = 0;
+    }
+  }
+  return Status::ok();
+}
+
+Expected<Types> inferIndexSelect(const InferContext &ctx) {
+  const TensorType &self = ctx.input(0), &index = ctx.input(1);
+  TC_RETURN_IF_ERROR(checkIndexDType(index.dtype, "index_select index"));
+  if (index.rank() > 1)
+    return makeError("index_select index must be 0-d or 1-D, got ", index.str());
+  TC_ASSIGN_OR_RETURN(size_t dim, normalizeDim(ctx.getInt("dim"), self.rank()));
+  SymInt count = index.rank() == 0 ? SymInt(1) : index.shape[0];
+  if (self.rank() == 0) {
+    if (count != SymInt(1))
+      return makeError("index_select on a 0-d input takes one index, got ", index.str());
+    return Types{self};
+  }
+  Shape result = self.shape;
+  result[dim] = count;
+  return Types{TensorType(self.dtype, std::move(result))};
+}
+
+/// Copies rows `index[j]` of the (outer, size, inner) view of `input` into `output`.
+Status selectRows(const Tensor &input, const Tensor &index, size_t dim, Tensor &output) {
+  AxisSplit split = splitAtAxis(input.shape(), dim);
+  size_t run = size_t(split.inner) * dtypeSize(input.dtype());
+  int64_t count = index.numel();
+  const std::byte *in = bytesOf(input);
+  std::byte *out = mutableBytesOf(output);
+  for (int64_t j = 0; j < count; ++j) {
+    int64_t position = index.getInt(j);
+    if (position < 0 || position >= split.size)
+      return indexOutOfRange(position, dim, split.size);
+  }
+  if (run == 0)
+    return Status::ok();
+  for (int64_t o = 0; o < split.outer; ++o)
+    for (int64_t j = 0; j < count; ++j)
+      std::memcpy(out + (o * count + j) * int64_t(run),
+                  in + (o * split.size + index.getInt(j)) * int64_t(run), run);
+  return Status::ok();
+}
+
+Status indexSelectKernel(KernelContext &ctx) {
+  const Tensor &input = ctx.input(0);
+  TC_ASSIGN_OR_RETURN(size_t dim, normalizeDim(ctx.getInt("dim"), input.rank()));
+  return selectRows(input, ctx.input(1), dim, ctx.output(0));
+}
+
+Expected<Types> inferEmbedding(const InferContext &ctx) {
+  const TensorType &weight = ctx.input(0), &indices = ctx.input(1);
+  if (weight.rank() != 2)
+    return makeError("embedding weight must be 2-D, got ", weight.str());
+  TC_RETURN_IF_ERROR(checkIndexDType(indices.dtype, "embedding indices"));
+  Shape result = indices.shape;
+  result.push_back(weight.shape[1]);
+  return Types{TensorType(weight.dtype, std::move(result))};
+}
+
+Status embeddingKernel(KernelContext &ctx) {
+  return selectRows(ctx.input(0), ctx.input(1), 0, ctx.output(0));
+}
+
 } // namespace
 
 Status registerIndexingOps(OpRegistry &registry) {
+  TC_RETURN_IF_ERROR(registry.add(makeOp(
+      OpId::Gather, {tensorParam("self"), attrParam("dim", AttrKind::Int), tensorParam("index")},
+      inferGather, gatherKernel)));
+  TC_RETURN_IF_ERROR(registry.add(
+      makeOp(OpId::IndexSelect,
+             {tensorParam("self"), attrParam("dim", AttrKind::Int), tensorParam("index")},
+             inferIndexSelect, indexSelectKernel)));
+  TC_RETURN_IF_ERROR(
+      registry.add(makeOp(OpId::Embedding, {tensorParam("weight"), tensorParam("indices")},
+                          inferEmbedding, embeddingKernel)));
   TC_RETURN_IF_ERROR(
       registry.add(makeOp(OpId::GatherNd,
                           {tensorParam("self"), tensorParam("index"),

@@ -416,13 +416,6 @@ std::vector<int64_t> concreteDims(const Shape &shape) {
   return dims;
 }
 
-int64_t product(const std::vector<int64_t> &dims) {
-  int64_t result = 1;
-  for (int64_t dim : dims)
-    result *= dim;
-  return result;
-}
-
 /// Plans matmul on concrete row-major operands (also serves mm and bmm).
 Expected<MatmulPlan> planMatmul(const std::vector<int64_t> &aDims,
                                 const std::vector<int64_t> &bDims) {

@@ -4,6 +4,7 @@
 #include "tensorc/Support/StrCat.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace tensorc::ops {
 
@@ -164,6 +165,37 @@ AxisSplit splitAtAxis(const std::vector<int64_t> &shape, size_t axis) {
 
 bool mayBeEqual(const SymInt &a, const SymInt &b) {
   return a == b || !a.isConstant() || !b.isConstant();
+}
+
+Status copyKernel(KernelContext &ctx) {
+  const Tensor &input = ctx.input(0);
+  Tensor &output = ctx.output(0);
+  if (output.nbytes() != input.nbytes())
+    return makeError("internal: result holds ", output.nbytes(), " bytes, input ", input.nbytes());
+  if (input.nbytes() != 0)
+    std::memcpy(output.mutableData(), input.data(), input.nbytes());
+  return Status::ok();
+}
+
+std::string listStr(const std::vector<SymInt> &values) { return "[" + join(values, ", ") + "]"; }
+
+Status checkFloating(const TensorType &type, const char *what) {
+  if (!isFloating(type.dtype))
+    return makeError(what, " must be floating point, got ", type.str());
+  return Status::ok();
+}
+
+Status checkIndexDType(DType dtype, const char *what) {
+  if (dtype != DType::I64 && dtype != DType::I32)
+    return makeError(what, " must be i64 or i32, got ", dtypeName(dtype));
+  return Status::ok();
+}
+
+int64_t product(const std::vector<int64_t> &dims, size_t begin, size_t end) {
+  int64_t result = 1;
+  for (size_t i = begin; i < std::min(end, dims.size()); ++i)
+    result *= dims[i];
+  return result;
 }
 
 } // namespace tensorc::ops

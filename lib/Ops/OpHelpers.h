@@ -4,7 +4,9 @@
 #include "tensorc/IR/OpDef.h"
 #include "tensorc/Support/Tensor.h"
 
+#include <cstddef>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -42,7 +44,28 @@ Expected<Shape> broadcastShapes(const Shape &a, const Shape &b);
 /// category (so `f16 tensor * f32 0-d tensor` stays f16).
 DType resultType(const std::vector<const TensorType *> &operands);
 
+/// Errors unless `type` is floating point ("`what` must be floating point, got i64[3]").
+Status checkFloating(const TensorType &type, const char *what);
+/// Errors unless `dtype` is i64 or i32 (index tensors).
+Status checkIndexDType(DType dtype, const char *what);
+
 // ---- Kernels ---------------------------------------------------------------------------------
+
+/// A tensor's storage as bytes.
+inline const std::byte *bytesOf(const Tensor &tensor) {
+  return static_cast<const std::byte *>(tensor.data());
+}
+inline std::byte *mutableBytesOf(Tensor &tensor) {
+  return static_cast<std::byte *>(tensor.mutableData());
+}
+
+/// view, reshape, squeeze, unsqueeze, clone: the bytes do not move.
+Status copyKernel(KernelContext &ctx);
+/// "[2, s0, 4]".
+std::string listStr(const std::vector<SymInt> &values);
+
+/// The product of dims [begin, end) of `dims` (all of them by default).
+int64_t product(const std::vector<int64_t> &dims, size_t begin = 0, size_t end = size_t(-1));
 
 /// Maps an output flat index to the flat index of an input broadcast to the output's shape.
 class BroadcastIndexer {

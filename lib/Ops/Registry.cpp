@@ -6,20 +6,21 @@
 
 namespace tensorc::ops {
 
+const std::vector<RegisterFn> &allOpGroups() {
+  static const std::vector<RegisterFn> groups = {
+      registerElementwiseOps, registerElementwiseBinaryOps, registerReductionOps,
+      registerLinearAlgebraOps, registerConvolutionOps, registerNormalizationOps,
+      registerAttentionOps, registerViewOps, registerPadOps, registerCreationOps, registerScanOps,
+      registerIndexingOps, registerMiscOps, registerSamplingOps,
+      // Gradient rules last: they attach to ops defined above.
+      registerGradientRules, registerNNGradientRules};
+  return groups;
+}
+
 Expected<OpRegistry> buildCoreRegistry() {
   OpRegistry registry;
-  TC_RETURN_IF_ERROR(registerElementwiseOps(registry));
-  TC_RETURN_IF_ERROR(registerReductionOps(registry));
-  TC_RETURN_IF_ERROR(registerLinearAlgebraOps(registry));
-  TC_RETURN_IF_ERROR(registerConvolutionOps(registry));
-  TC_RETURN_IF_ERROR(registerNormalizationOps(registry));
-  TC_RETURN_IF_ERROR(registerAttentionOps(registry));
-  TC_RETURN_IF_ERROR(registerViewOps(registry));
-  TC_RETURN_IF_ERROR(registerCreationOps(registry));
-  TC_RETURN_IF_ERROR(registerScanOps(registry));
-  TC_RETURN_IF_ERROR(registerIndexingOps(registry));
-  TC_RETURN_IF_ERROR(registerMiscOps(registry));
-  TC_RETURN_IF_ERROR(registerGradientRules(registry));
+  for (RegisterFn group : allOpGroups())
+    TC_RETURN_IF_ERROR(group(registry));
   std::vector<std::string> missing = registry.missingOps();
   if (!missing.empty())
     return makeError("internal: ops listed but not defined: ", join(missing, ", "));

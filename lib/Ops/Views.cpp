@@ -1,5 +1,5 @@
 // View and data-movement ops: view, reshape, permute, transpose, t, expand, squeeze, unsqueeze,
-// slice, cat, split_with_sizes, gather, index_select, pad, embedding, clone.
+// slice, cat, split_with_sizes, clone; Pad.cpp has pad.
 #include "DecomposeHelpers.h"
 #include "OpGroups.h"
 #include "OpHelpers.h"
@@ -20,11 +20,6 @@ using Types = std::vector<TensorType>;
 // ---- Kernel helpers --------------------------------------------------------------------------
 // The interpreter has no strided views: every op here materializes its result. Kernels work on
 // bytes (element-size chunks) so that one code path serves every dtype.
-
-const std::byte *bytesOf(const Tensor &tensor) {
-  return static_cast<const std::byte *>(tensor.data());
-}
-std::byte *mutableBytesOf(Tensor &tensor) { return static_cast<std::byte *>(tensor.mutableData()); }
 
 /// A strided read of a contiguous buffer, as torch's as_strided describes it: `shape`, element
 /// strides (0 on broadcast dims) and a starting element offset.
@@ -114,17 +109,6 @@ Status materialize(KernelContext &ctx, const StridedView &view) {
   return Status::ok();
 }
 
-/// view, reshape, squeeze, unsqueeze, clone: the bytes do not move.
-Status copyKernel(KernelContext &ctx) {
-  const Tensor &input = ctx.input(0);
-  Tensor &output = ctx.output(0);
-  if (output.nbytes() != input.nbytes())
-    return makeError("internal: result holds ", output.nbytes(), " bytes, input ", input.nbytes());
-  if (input.nbytes() != 0)
-    std::memcpy(output.mutableData(), input.data(), input.nbytes());
-  return Status::ok();
-}
-
 /// `tensor` converted to `dtype` (shared, not copied, when it already has it).
 Expected<Tensor> convertTo(const Tensor &tensor, DType dtype) {
   if (tensor.dtype() == dtype)
@@ -140,18 +124,6 @@ Expected<Tensor> convertTo(const Tensor &tensor, DType dtype) {
   }
   return result;
 }
-
-Status checkIndexDType(DType dtype, const char *what) {
-  if (dtype != DType::I64 && dtype != DType::I32)
-    return makeError(what, " must be i64 or i32, got ", dtypeName(dtype));
-  return Status::ok();
-}
-
-Status indexOutOfRange(int64_t index, size_t dim, int64_t size) {
-  return makeError("index ", index, " is out of bounds for dimension ", dim, " with size ", size);
-}
-
-std::string listStr(const std::vector<SymInt> &values) { return "[" + join(values, ", ") + "]"; }
 
 // ---- view, reshape ---------------------------------------------------------------------------
 
@@ -574,261 +546,6 @@ Status splitKernel(KernelContext &ctx) {
   return Status::ok();
 }
 
-// ---- gather, index_select, embedding ---------------------------------------------------------
-
-Expected<Types> inferGather(const InferContext &ctx) {
-  const TensorType &self = ctx.input(0), &index = ctx.input(1);
-  TC_RETURN_IF_ERROR(checkIndexDType(index.dtype, "gather index"));
-  if (index.rank() != self.rank())
-    return makeError("gather index ", index.str(), " must have the rank of the input ", self.str());
-  TC_ASSIGN_OR_RETURN(size_t dim, normalizeDim(ctx.getInt("dim"), self.rank()));
-  for (size_t d = 0; d < self.rank(); ++d) {
-    std::optional<int64_t> indexSize = index.shape[d].constant(), size = self.shape[d].constant();
-    if (d != dim && indexSize && size && *indexSize > *size)
-      return makeError("gather index ", index.str(), " is larger than the input ", self.str(),
-                       " in dim ", d);
-  }
-  return Types{TensorType(self.dtype, index.shape)};
-}
-
-Status gatherKernel(KernelContext &ctx) {
-  const Tensor &input = ctx.input(0), &index = ctx.input(1);
-  Tensor &output = ctx.output(0);
-  TC_ASSIGN_OR_RETURN(size_t dim, normalizeDim(ctx.getInt("dim"), input.rank()));
-  size_t rank = index.rank();
-  std::vector<int64_t> strides = input.strides();
-  int64_t size = rank == 0 ? 1 : input.dim(dim);
-  int64_t dimStride = rank == 0 ? 0 : strides[dim];
-  size_t elementSize = dtypeSize(input.dtype());
-  const std::byte *in = bytesOf(input);
-  std::byte *out = mutableBytesOf(output);
-  // Walk the index in row-major order; `base` is the input offset of every coordinate but `dim`.
-  std::vector<int64_t> counter(rank, 0);
-  int64_t base = 0;
-  for (int64_t i = 0; i < index.numel(); ++i) {
-    int64_t position = index.getInt(i);
-    if (position < 0 || position >= size)
-      return indexOutOfRange(position, dim, size);
-    std::memcpy(out + i * int64_t(elementSize),
-                in + (base + position * dimStride) * int64_t(elementSize), elementSize);
-    for (size_t d = rank; d-- > 0;) {
-      int64_t stride = d == dim ? 0 : strides[d];
-      base += stride;
-      if (++counter[d] < index.dim(d))
-        break;
-      base -= stride * index.dim(d);
-      counter[d] = 0;
-    }
-  }
-  return Status::ok();
-}
-
-Expected<Types> inferIndexSelect(const InferContext &ctx) {
-  const TensorType &self = ctx.input(0), &index = ctx.input(1);
-  TC_RETURN_IF_ERROR(checkIndexDType(index.dtype, "index_select index"));
-  if (index.rank() > 1)
-    return makeError("index_select index must be 0-d or 1-D, got ", index.str());
-  TC_ASSIGN_OR_RETURN(size_t dim, normalizeDim(ctx.getInt("dim"), self.rank()));
-  SymInt count = index.rank() == 0 ? SymInt(1) : index.shape[0];
-  if (self.rank() == 0) {
-    if (count != SymInt(1))
-      return makeError("index_select on a 0-d input takes one index, got ", index.str());
-    return Types{self};
-  }
-  Shape result = self.shape;
-  result[dim] = count;
-  return Types{TensorType(self.dtype, std::move(result))};
-}
-
-/// Copies rows `index[j]` of the (outer, size, inner) view of `input` into `output`.
-Status selectRows(const Tensor &input, const Tensor &index, size_t dim, Tensor &output) {
-  AxisSplit split = splitAtAxis(input.shape(), dim);
-  size_t run = size_t(split.inner) * dtypeSize(input.dtype());
-  int64_t count = index.numel();
-  const std::byte *in = bytesOf(input);
-  std::byte *out = mutableBytesOf(output);
-  for (int64_t j = 0; j < count; ++j) {
-    int64_t position = index.getInt(j);
-    if (position < 0 || position >= split.size)
-      return indexOutOfRange(position, dim, split.size);
-  }
-  if (run == 0)
-    return Status::ok();
-  for (int64_t o = 0; o < split.outer; ++o)
-    for (int64_t j = 0; j < count; ++j)
-      std::memcpy(out + (o * count + j) * int64_t(run),
-                  in + (o * split.size + index.getInt(j)) * int64_t(run), run);
-  return Status::ok();
-}
-
-Status indexSelectKernel(KernelContext &ctx) {
-  const Tensor &input = ctx.input(0);
-  TC_ASSIGN_OR_RETURN(size_t dim, normalizeDim(ctx.getInt("dim"), input.rank()));
-  return selectRows(input, ctx.input(1), dim, ctx.output(0));
-}
-
-Expected<Types> inferEmbedding(const InferContext &ctx) {
-  const TensorType &weight = ctx.input(0), &indices = ctx.input(1);
-  if (weight.rank() != 2)
-    return makeError("embedding weight must be 2-D, got ", weight.str());
-  TC_RETURN_IF_ERROR(checkIndexDType(indices.dtype, "embedding indices"));
-  Shape result = indices.shape;
-  result.push_back(weight.shape[1]);
-  return Types{TensorType(weight.dtype, std::move(result))};
-}
-
-Status embeddingKernel(KernelContext &ctx) {
-  return selectRows(ctx.input(0), ctx.input(1), 0, ctx.output(0));
-}
-
-// ---- pad -------------------------------------------------------------------------------------
-
-#define TENSORC_FOR_EACH_PAD_MODE(X)                                                               \
-  X(Constant, "constant")                                                                          \
-  X(Reflect, "reflect")                                                                            \
-  X(Replicate, "replicate")                                                                        \
-  X(Circular, "circular")
-
-enum class PadMode : uint8_t {
-#define TENSORC_PAD_MODE_ENUM(e, n) e,
-  TENSORC_FOR_EACH_PAD_MODE(TENSORC_PAD_MODE_ENUM)
-#undef TENSORC_PAD_MODE_ENUM
-};
-
-Expected<PadMode> parsePadMode(const std::string &name) {
-#define TENSORC_PAD_MODE_PARSE(e, n)                                                               \
-  if (name == n)                                                                                   \
-    return PadMode::e;
-  TENSORC_FOR_EACH_PAD_MODE(TENSORC_PAD_MODE_PARSE)
-#undef TENSORC_PAD_MODE_PARSE
-  return makeError("unknown padding mode '", name,
-                   "' (expected constant, reflect, replicate or circular)");
-}
-
-/// Checks the pads of one dim of size `size` (constant or symbolic) and returns its padded size.
-Expected<SymInt> paddedDim(const SymInt &size, const SymInt &before, const SymInt &after,
-                           PadMode mode, size_t dim) {
-  SymInt result = size + before + after;
-  std::optional<int64_t> n = size.constant(), b = before.constant(), a = after.constant(),
-                         out = result.constant();
-  if (out && *out < 0)
-    return makeError("padding (", before, ", ", after, ") of dim ", dim, " (size ", size,
-                     ") gives a negative size ", *out);
-  if (!n || !b || !a)
-    return result;
-  switch (mode) {
-  case PadMode::Constant:
-    break;
-  case PadMode::Reflect:
-    if (*b >= *n || *a >= *n)
-      return makeError("reflect padding (", *b, ", ", *a, ") must be less than the size ", *n,
-                       " of dim ", dim);
-    break;
-  case PadMode::Replicate:
-    if (*n == 0 && *out > 0)
-      return makeError("replicate padding of dim ", dim, " which is empty");
-    break;
-  case PadMode::Circular:
-    if (*b > *n || *a > *n || -*b > *n || -*a > *n)
-      return makeError("circular padding (", *b, ", ", *a, ") wraps around dim ", dim, " (size ",
-                       *n, ") more than once");
-    break;
-  }
-  return result;
-}
-
-Expected<Types> inferPad(const InferContext &ctx) {
-  const TensorType &self = ctx.input(0);
-  const std::vector<SymInt> &pad = ctx.getInts("pad");
-  TC_ASSIGN_OR_RETURN(PadMode mode, parsePadMode(ctx.getString("mode")));
-  if (pad.size() % 2 != 0)
-    return makeError("pad ", listStr(pad), " must have an even length");
-  if (pad.size() / 2 > self.rank())
-    return makeError("pad ", listStr(pad), " pads ", pad.size() / 2, " dims of ", self.str());
-  if (mode != PadMode::Constant && !ctx.isNone("value") && ctx.getFloat("value") != 0)
-    return makeError("padding mode '", ctx.getString("mode"), "' takes no fill value");
-  Shape result = self.shape;
-  for (size_t k = 0; k < pad.size() / 2; ++k) {
-    size_t dim = self.rank() - 1 - k;
-    TC_ASSIGN_OR_RETURN(result[dim],
-                        paddedDim(self.shape[dim], pad[2 * k], pad[2 * k + 1], mode, dim));
-  }
-  return Types{TensorType(self.dtype, std::move(result))};
-}
-
-/// For each output coordinate of one dim, the input coordinate it reads (-1: the fill value).
-std::vector<int64_t> padSourceMap(int64_t size, int64_t before, int64_t outSize, PadMode mode) {
-  std::vector<int64_t> map(size_t(outSize), -1);
-  for (int64_t o = 0; o < outSize; ++o) {
-    int64_t i = o - before;
-    switch (mode) {
-    case PadMode::Constant:
-      map[size_t(o)] = i >= 0 && i < size ? i : -1;
-      break;
-    case PadMode::Reflect:
-      map[size_t(o)] = i < 0 ? -i : i >= size ? 2 * (size - 1) - i : i;
-      break;
-    case PadMode::Replicate:
-      map[size_t(o)] = std::clamp<int64_t>(i, 0, size - 1);
-      break;
-    case PadMode::Circular:
-      map[size_t(o)] = floorModInt(i, size);
-      break;
-    }
-  }
-  return map;
-}
-
-Status padKernel(KernelContext &ctx) {
-  const Tensor &input = ctx.input(0);
-  Tensor &output = ctx.output(0);
-  TC_ASSIGN_OR_RETURN(std::vector<int64_t> pad, ctx.getStaticInts("pad"));
-  TC_ASSIGN_OR_RETURN(PadMode mode, parsePadMode(ctx.getString("mode")));
-  size_t rank = input.rank();
-  if (output.numel() == 0)
-    return Status::ok();
-  if (rank == 0)
-    return copyKernel(ctx);
-  std::vector<std::vector<int64_t>> maps(rank);
-  for (size_t d = 0; d < rank; ++d) {
-    size_t k = rank - 1 - d;
-    int64_t before = k < pad.size() / 2 ? pad[2 * k] : 0;
-    maps[d] = padSourceMap(input.dim(d), before, output.dim(d), mode);
-  }
-  size_t elementSize = dtypeSize(input.dtype());
-  Tensor fill = Tensor::zerosUnchecked(input.dtype(), {});
-  fill.setDouble(0, ctx.isNone("value") ? 0.0 : ctx.getFloat("value"));
-  const std::byte *fillBytes = bytesOf(fill);
-  const std::byte *in = bytesOf(input);
-  std::byte *out = mutableBytesOf(output);
-  std::vector<int64_t> strides = input.strides();
-  int64_t inner = output.dim(rank - 1);
-  int64_t outer = output.numel() / inner;
-  std::vector<int64_t> counter(rank - 1, 0);
-  const std::vector<int64_t> &innerMap = maps[rank - 1];
-  for (int64_t o = 0; o < outer; ++o) {
-    int64_t rowOffset = 0;
-    bool rowIsFill = false;
-    for (size_t d = 0; d + 1 < rank; ++d) {
-      int64_t source = maps[d][size_t(counter[d])];
-      rowIsFill |= source < 0;
-      rowOffset += source * strides[d];
-    }
-    for (int64_t j = 0; j < inner; ++j, out += elementSize) {
-      int64_t source = innerMap[size_t(j)];
-      bool isFill = rowIsFill || source < 0;
-      std::memcpy(out, isFill ? fillBytes : in + (rowOffset + source) * int64_t(elementSize),
-                  elementSize);
-    }
-    for (size_t d = rank - 1; d-- > 0;) {
-      if (++counter[d] < output.dim(d))
-        break;
-      counter[d] = 0;
-    }
-  }
-  return Status::ok();
-}
-
 // ---- clone -----------------------------------------------------------------------------------
 
 Expected<Types> inferSameType(const InferContext &ctx) { return Types{ctx.input(0)}; }
@@ -921,22 +638,6 @@ Status registerViewOps(OpRegistry &registry) {
                           {tensorParam("self"), attrParam("split_sizes", AttrKind::Ints),
                            attrParam("dim", AttrKind::Int, Attribute(0))},
                           inferSplit, splitKernel)));
-  TC_RETURN_IF_ERROR(registry.add(makeOp(
-      OpId::Gather, {tensorParam("self"), attrParam("dim", AttrKind::Int), tensorParam("index")},
-      inferGather, gatherKernel)));
-  TC_RETURN_IF_ERROR(registry.add(
-      makeOp(OpId::IndexSelect,
-             {tensorParam("self"), attrParam("dim", AttrKind::Int), tensorParam("index")},
-             inferIndexSelect, indexSelectKernel)));
-  TC_RETURN_IF_ERROR(
-      registry.add(makeOp(OpId::Pad,
-                          {tensorParam("self"), attrParam("pad", AttrKind::Ints),
-                           attrParam("mode", AttrKind::String, Attribute("constant")),
-                           optionalAttrParam("value", AttrKind::Float)},
-                          inferPad, padKernel)));
-  TC_RETURN_IF_ERROR(
-      registry.add(makeOp(OpId::Embedding, {tensorParam("weight"), tensorParam("indices")},
-                          inferEmbedding, embeddingKernel)));
   TC_RETURN_IF_ERROR(
       registry.add(makeOp(OpId::Clone, {tensorParam("self")}, inferSameType, copyKernel)));
   return Status::ok();

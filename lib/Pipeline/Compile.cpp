@@ -327,6 +327,7 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
                                                                    options.train.has_value()));
   pipeline.timeStages = options.timeStages;
   pipeline.train = options.train;
+  pipeline.fallback = options.fallback;
   LoweredModel lowered;
   autodiff::TrainingSignature training;
   if (Status staged = runCompileStages(graph, registry, pipeline, lowered, training); !staged)

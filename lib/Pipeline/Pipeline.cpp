@@ -167,6 +167,7 @@ Status runStages(PipelineState state, const std::string &modelPath, const OpRegi
       [&]() -> Status {
         loop::LowerOptions lowering;
         lowering.halfPrecisionTemplates = options.gpuOnly;
+        lowering.fallback = options.fallback;
         lowering.attentionTemplates = options.gpuOnly;
         TC_ASSIGN_OR_RETURN(lowered.program, loop::lower(graph, lowering));
         return Status::ok();

@@ -17,6 +17,7 @@ using loop::ExprKind;
 using loop::ExprRef;
 using loop::LoopNode;
 using loop::LoopProgram;
+using loop::printDims;
 
 SymInt gemmTileCount(const loop::LoopNode::Gemm &gemm) {
   SymInt tilesM = SymInt::floorDiv(gemm.m + SymInt(kGemmTileM - 1), kGemmTileM);
@@ -43,13 +44,6 @@ SymInt templateTileCount(const loop::LoopNode &node) {
 }
 
 namespace {
-
-std::string dims(const std::vector<SymInt> &shape) {
-  std::string out = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    out += (i ? ", " : "") + shape[i].str();
-  return out + "]";
-}
 
 /// Every Load and IndirectLoad of `body` with its index (an IndirectLoad reads its buffer
 /// anywhere: its index is only the affine part).
@@ -193,8 +187,8 @@ private:
             std::vector<SymInt>(outer.begin(), outer.begin() + node.ranges.size()))
       outer.resize(node.ranges.size());
     if (node.ranges.size() < outer.size() || outerOf(node, outer.size()) != outer)
-      return reject("ranges " + dims(node.ranges) + " do not start with the kernel's rows " +
-                    dims(outer));
+      return reject("ranges " + printDims(node.ranges) + " do not start with the kernel's rows " +
+                    printDims(outer));
     if (node.kind == LoopNode::Kind::Reduction && node.ranges.size() != outer.size())
       return reject("a reduction over more dims than the kernel's rows");
     std::vector<const loop::Expr *> loads;
@@ -224,7 +218,7 @@ private:
     kernel.outerRanges = outer;
     kernel.nodes.push_back(node.id);
     kernelOf_[node.id] = schedule_.kernels.size() - 1;
-    std::string reason = "fused " + node.name + " into rows " + dims(outer);
+    std::string reason = "fused " + node.name + " into rows " + printDims(outer);
     kernel.reason += (kernel.reason.empty() ? "" : "; ") + reason;
     log::debug("schedule", reason);
     return true;
@@ -249,8 +243,8 @@ private:
     // The template keeps every output dim while lowered pointwise nodes drop size-1 dims; both
     // index the same dense elements. Codegen maps either all dims or all but the size-1 ones.
     if (node.ranges != gemm.ranges && node.ranges != withoutUnitDims(gemm.ranges))
-      return reject("ranges " + dims(node.ranges) + " differ from the template's " +
-                    dims(gemm.ranges));
+      return reject("ranges " + printDims(node.ranges) + " differ from the template's " +
+                    printDims(gemm.ranges));
     DType resultType = program_.buffers[size_t(node.output)].dtype;
     if (resultType != DType::F32 && !(options_.anyFloatEpilogue && isFloating(resultType)))
       return reject("the epilogue's result is not f32");
@@ -477,7 +471,7 @@ std::string printSchedule(const LoopProgram &program, const Schedule &schedule) 
   for (const Kernel &kernel : schedule.kernels) {
     out += kernel.name;
     if (kernel.kind == Kernel::Kind::Loop)
-      out += " rows " + dims(kernel.outerRanges);
+      out += " rows " + printDims(kernel.outerRanges);
     out += " (";
     for (size_t i = 0; i < kernel.args.size(); ++i)
       out += (i ? ", " : "") + program.buffers[size_t(kernel.args[i])].name;
@@ -495,9 +489,10 @@ std::string printSchedule(const LoopProgram &program, const Schedule &schedule) 
         break;
       case LoopNode::Kind::Extern: kind = "extern"; break;
       }
-      out += "  " + std::string(kind) + " " + node.name + " " + dims(node.ranges);
+      out += "  " + std::string(kind) + " " + node.name + " " + printDims(node.ranges);
       if (node.kind == LoopNode::Kind::Reduction)
-        out += " reducing " + dims(node.reductionRanges) + " with " + loop::reduceName(node.reduceOp);
+        out += " reducing " + printDims(node.reductionRanges) + " with " +
+               loop::reduceName(node.reduceOp);
       out += "\n";
     }
     if (!kernel.reason.empty())

@@ -53,8 +53,9 @@ Expected<std::shared_ptr<Mapping>> mapFile(const std::string &path) {
   return mapping;
 }
 
-Expected<Tensor> parseEntry(const std::string &name, const Json &entry,
-                            const std::shared_ptr<Mapping> &mapping, uint64_t dataStart) {
+/// One header entry, viewing [dataStart + begin, dataStart + end) of `bytes`.
+Expected<Tensor> parseEntry(const std::string &name, const Json &entry, const char *bytes,
+                            uint64_t dataSize, const std::shared_ptr<const void> &owner) {
   if (!entry.isObject())
     return makeError("tensor '", name, "': header entry is not an object");
   const Json *dtypeJson = entry.find("dtype");
@@ -78,7 +79,6 @@ Expected<Tensor> parseEntry(const std::string &name, const Json &entry,
       endJson.asInt() < beginJson.asInt())
     return makeError("tensor '", name, "': bad data_offsets");
   uint64_t begin = uint64_t(beginJson.asInt()), end = uint64_t(endJson.asInt());
-  uint64_t dataSize = mapping->size - dataStart;
   if (end > dataSize)
     return makeError("tensor '", name, "': data_offsets [", begin, ", ", end,
                      "] leave the data section of ", dataSize, " bytes");
@@ -86,37 +86,42 @@ Expected<Tensor> parseEntry(const std::string &name, const Json &entry,
       uint64_t(count) * dtypeSize(*dtype) != end - begin)
     return makeError("tensor '", name, "': ", end - begin, " bytes of data for ",
                      describeShape(*dtype, shape));
-  const char *base = static_cast<const char *>(mapping->address);
-  return Tensor::view(*dtype, std::move(shape), mapping, base + dataStart + begin);
+  return Tensor::view(*dtype, std::move(shape), owner, bytes + begin);
 }
 
 } // namespace
 
-Expected<std::map<std::string, Tensor>> readSafetensors(const std::string &path) {
-  TC_ASSIGN_OR_RETURN(std::shared_ptr<Mapping> mapping, mapFile(path));
-  auto fail = [&](const Error &error) { return Error(error).withContext(path); };
-  if (mapping->size < 8)
-    return fail(makeError("truncated: no header length"));
+Expected<std::map<std::string, Tensor>> parseSafetensors(const void *data, size_t size,
+                                                         const std::shared_ptr<const void> &owner) {
+  const char *bytes = static_cast<const char *>(data);
+  if (size < 8)
+    return makeError("truncated: no header length");
   uint64_t headerBytes = 0;
-  std::memcpy(&headerBytes, mapping->address, 8); // little-endian hosts only (x86-64, aarch64)
-  if (headerBytes > kMaxHeaderBytes || headerBytes > mapping->size - 8)
-    return fail(makeError("header length ", headerBytes, " exceeds the file"));
-  std::string_view headerText(static_cast<const char *>(mapping->address) + 8,
-                              size_t(headerBytes));
-  Expected<Json> header = Json::parse(headerText);
+  std::memcpy(&headerBytes, bytes, 8); // little-endian hosts only (x86-64, aarch64)
+  if (headerBytes > kMaxHeaderBytes || headerBytes > size - 8)
+    return makeError("header length ", headerBytes, " exceeds the file");
+  Expected<Json> header = Json::parse(std::string_view(bytes + 8, size_t(headerBytes)));
   if (!header)
-    return fail(header.takeError());
+    return header.takeError();
   if (!header->isObject())
-    return fail(makeError("header is not a JSON object"));
+    return makeError("header is not a JSON object");
   std::map<std::string, Tensor> tensors;
   for (const auto &[name, entry] : header->members()) {
     if (name == "__metadata__")
       continue;
-    Expected<Tensor> tensor = parseEntry(name, entry, mapping, 8 + headerBytes);
-    if (!tensor)
-      return fail(tensor.takeError());
-    tensors.emplace(name, std::move(tensor).value());
+    TC_ASSIGN_OR_RETURN(Tensor tensor, parseEntry(name, entry, bytes + 8 + headerBytes,
+                                                  size - 8 - headerBytes, owner));
+    tensors.emplace(name, std::move(tensor));
   }
+  return tensors;
+}
+
+Expected<std::map<std::string, Tensor>> readSafetensors(const std::string &path) {
+  TC_ASSIGN_OR_RETURN(std::shared_ptr<Mapping> mapping, mapFile(path));
+  Expected<std::map<std::string, Tensor>> tensors =
+      parseSafetensors(mapping->address, mapping->size, mapping);
+  if (!tensors)
+    return tensors.takeError().withContext(path);
   return tensors;
 }
 

@@ -113,19 +113,6 @@ Expected<Options> parseArgs(int argc, char **argv) {
   return options;
 }
 
-/// splitmix64, the generator (and value ranges) of the interpreter's randomInputs, so both tools
-/// feed a model the same inputs for the same seed and dims.
-struct SplitMix64 {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return double(next() >> 11) * 0x1.0p-53; }
-};
-
 Expected<std::vector<Tensor>> makeInputs(rt::Model &model, const Options &options) {
   const bundle::Manifest &manifest = model.manifest();
   std::vector<Tensor> inputs;
@@ -151,7 +138,8 @@ Expected<std::vector<Tensor>> makeInputs(rt::Model &model, const Options &option
   std::map<std::string, int64_t> dims = options.dims;
   for (const std::string &symbol : manifest.symbols)
     dims.emplace(symbol, 2);
-  SplitMix64 rng{options.seed};
+  // The interpreter's generator, so both tools feed a model the same inputs for a seed and dims.
+  interp::RandomInputs random(options.seed);
   for (const bundle::TensorDesc &desc : manifest.inputs) {
     std::vector<int64_t> shape;
     for (const bundle::SizeExpr &dim : desc.shape) {
@@ -160,15 +148,7 @@ Expected<std::vector<Tensor>> makeInputs(rt::Model &model, const Options &option
         return size.takeError().withContext("input '" + desc.name + "'");
       shape.push_back(*size);
     }
-    TC_ASSIGN_OR_RETURN(Tensor tensor, Tensor::zeros(desc.dtype, shape));
-    for (int64_t i = 0; i < tensor.numel(); ++i) {
-      if (isFloating(tensor.dtype()))
-        tensor.setDouble(i, rng.uniform() * 2.0 - 1.0);
-      else if (tensor.dtype() == DType::Bool)
-        tensor.setInt(i, int64_t(rng.next() & 1));
-      else
-        tensor.setInt(i, int64_t(rng.next() % 10));
-    }
+    TC_ASSIGN_OR_RETURN(Tensor tensor, random.next(desc.dtype, shape));
     inputs.push_back(std::move(tensor));
   }
   return inputs;

@@ -12,13 +12,7 @@ namespace tensorc::test {
 const OpRegistry &registry() {
   static const OpRegistry instance = [] {
     OpRegistry built;
-    for (auto group : {ops::registerElementwiseOps, ops::registerReductionOps,
-                       ops::registerLinearAlgebraOps, ops::registerConvolutionOps,
-                       ops::registerNormalizationOps, ops::registerAttentionOps,
-                       ops::registerViewOps,
-                       ops::registerCreationOps, ops::registerScanOps,
-                       ops::registerIndexingOps, ops::registerMiscOps,
-                       ops::registerGradientRules}) {
+    for (ops::RegisterFn group : ops::allOpGroups()) {
       Status status = group(built);
       if (!status) {
         std::cerr << status.message() << "\n";

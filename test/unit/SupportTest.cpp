@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <iterator>
 #include <unistd.h>
 
 namespace tensorc {
@@ -112,8 +113,20 @@ protected:
     out.write(reinterpret_cast<const char *>(&length), 8);
     out << header << data;
   }
+  /// The file reader's error, after checking that the in-memory parser (the runtime's embedded
+  /// weights) gives the same message for the same bytes.
   std::string readError(const std::string &file) {
     Expected<std::map<std::string, Tensor>> result = readSafetensors(file);
+    std::ifstream in(file, std::ios::binary);
+    if (in) {
+      std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      Expected<std::map<std::string, Tensor>> parsed =
+          parseSafetensors(bytes.data(), bytes.size(), nullptr);
+      EXPECT_EQ(bool(parsed), bool(result));
+      if (!parsed && !result) {
+        EXPECT_EQ(file + ": " + parsed.error().message(), result.error().message());
+      }
+    }
     return result ? "" : result.error().message();
   }
 };

@@ -20,6 +20,7 @@ struct CompileCommand {
   std::string cudaArchs = "sm_90";
   std::string emit = "bundle";
   std::string mode = "default";
+  std::string fallback = "allow";
 };
 
 int runCompile(CompileCommand &command, const OpRegistry &registry) {
@@ -33,6 +34,10 @@ int runCompile(CompileCommand &command, const OpRegistry &registry) {
   if (!train)
     return fail(train.error().message());
   command.options.train = *train;
+  Expected<loop::FallbackPolicy> fallback = loop::parseFallbackPolicy(command.fallback);
+  if (!fallback)
+    return fail(fallback.error().message());
+  command.options.fallback = *fallback;
   Expected<CompileSummary> summary = compileModel(command.model, registry, command.options);
   if (!summary)
     return fail(summary.error().message());
@@ -81,6 +86,12 @@ Subcommand addCompileCommand(CLI::App &app) {
   command
       ->add_option("--cpu-arch", compile->cpuArchs,
                    "Comma-separated CPU architectures: x86_64 (AVX2 + AVX-512), aarch64 (NEON)")
+      ->capture_default_str();
+  command
+      ->add_option("--fallback", compile->fallback,
+                   "allow: ops without a generated kernel run on their reference kernels in the "
+                   "runtime; error: such an op is an error naming it and its node")
+      ->check(CLI::IsMember({"allow", "error"}))
       ->capture_default_str();
   addTrainOptions(command, compile->train);
   return {command,

@@ -115,7 +115,10 @@ class GradContext;
 using GradientFn = Expected<std::vector<class Value *>> (*)(GradContext &, const OpRegistry &);
 
 /// One op, defined once: schema, inference, reference kernel; later stages fill the optional
-/// rule slots (decomposition, gradient, lowering) in the same definition.
+/// rule slots (decomposition, gradient) in the same definition. Lowering rules are a higher
+/// layer's: lib/Lowering keeps them in a table by OpId (LoweringRules.h), which must cover every
+/// op of OpList.def with a rule or a listed fallback, so the registry (also linked by the
+/// runtime) never refers to lowering.
 struct OpDef {
   OpId id = OpId::Constant;
   std::string name;

@@ -53,6 +53,8 @@ public:
   ExprRef mutate(const ExprRef &root);
 
 protected:
+  /// Called once per node with its operands rewritten; by default the hook of its kind below.
+  virtual ExprRef rewrite(const ExprRef &expr);
   virtual ExprRef mutateConstant(const ExprRef &expr) { return expr; }
   virtual ExprRef mutateLoad(const ExprRef &expr) { return expr; }
   virtual ExprRef mutateIndirectLoad(const ExprRef &expr) { return expr; }
@@ -63,7 +65,6 @@ protected:
   virtual ExprRef mutateCast(const ExprRef &expr) { return expr; }
 
 private:
-  ExprRef dispatch(const ExprRef &expr);
   std::unordered_map<const Expr *, ExprRef> done_;
   std::vector<ExprRef> roots_;
 };

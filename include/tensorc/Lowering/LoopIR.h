@@ -53,6 +53,9 @@ enum class ExprKind : uint8_t {
   // index times a stride): gathers.
   IndirectLoad,
 };
+/// Every ExprKind, for code written once per kind (the visitor's and mutator's dispatch).
+#define TENSORC_FOR_EACH_EXPR_KIND(X)                                                              \
+  X(Constant) X(Load) X(Index) X(Unary) X(Binary) X(Select) X(Cast) X(IndirectLoad)
 
 struct Expr;
 using ExprRef = std::shared_ptr<const Expr>;
@@ -97,7 +100,17 @@ DType binaryResultType(BinaryOp op, DType operandType);
 std::string loopVar(size_t dim);
 std::string reductionVar(size_t dim);
 
-enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, ArgMax, ArgMin };
+// clang-format would split a string literal here.
+// clang-format off
+#define TENSORC_FOR_EACH_REDUCE(X)                                                                 \
+  X(Sum, "sum") X(Prod, "prod") X(Max, "max") X(Min, "min") X(ArgMax, "argmax")                    \
+  X(ArgMin, "argmin")
+// clang-format on
+enum class ReduceOp : uint8_t {
+#define TENSORC_ENUM(e, n) e,
+  TENSORC_FOR_EACH_REDUCE(TENSORC_ENUM)
+#undef TENSORC_ENUM
+};
 const char *reduceName(ReduceOp op);
 
 /// A buffer of the lowered program. Buffers are dense and row-major; views never get one.
@@ -173,9 +186,11 @@ struct LoopNode {
     StridedView mask;
   } attention;
 
-  // Extern: the op as an FX-text graph of one node, its input and output buffers.
+  // Extern: the op as an FX-text graph of one node, its input and output buffers, and why it
+  // has no generated kernel.
   std::string externOp;
   std::string externGraph;
+  std::string externReason;
   std::vector<int> externInputs, externOutputs;
 
   /// Buffers read by the body (or the GEMM operands / extern inputs), sorted, unique.
@@ -191,6 +206,9 @@ struct LoopProgram {
   std::map<std::string, Tensor> weights; // Weight buffers' data by buffer name
   std::vector<std::string> fallbacks;    // ops run as Extern, for reports
 };
+
+/// "[s0, 3, 8]".
+std::string printDims(const std::vector<SymInt> &dims);
 
 /// Human-readable dump (the `lower` stage of `tensorc inspect`).
 std::string printExpr(const ExprRef &expr, const LoopProgram &program);

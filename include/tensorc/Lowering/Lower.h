@@ -8,6 +8,12 @@
 
 namespace tensorc::loop {
 
+/// What lowering does with an op it has no generated kernel for (`compile --fallback`): run it
+/// on its reference kernel in the runtime (an Extern node), or stop with an error naming the
+/// node, op and reason (GPU bundles must not depend on the host).
+enum class FallbackPolicy : uint8_t { Allow, Error };
+Expected<FallbackPolicy> parseFallbackPolicy(const std::string &text);
+
 struct LowerOptions {
   /// A pointwise value with several users is computed once into a buffer when its body is at least
   /// this expensive (ops counted, transcendental ops count 8), else recomputed by each user.
@@ -24,10 +30,12 @@ struct LowerOptions {
   /// aten.scaled_dot_product_attention without a mask, head dims <= 256, becomes an attention
   /// template (CUDA only; otherwise it runs on its reference kernel).
   bool attentionTemplates = false;
+  FallbackPolicy fallback = FallbackPolicy::Allow;
 };
 
-/// Lowers `graph` (after decomposition). Ops with no lowering become Extern nodes (reported in
-/// `fallbacks`); errors name the node.
+/// Lowers `graph` (after decomposition), each node by its op's rule (LoweringRules.h). Ops with
+/// no generated kernel become Extern nodes saying why (reported in `fallbacks`), or errors under
+/// FallbackPolicy::Error; errors name the node.
 Expected<LoopProgram> lower(const Graph &graph, const LowerOptions &options = {});
 
 } // namespace tensorc::loop

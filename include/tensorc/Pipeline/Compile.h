@@ -4,6 +4,7 @@
 #include "tensorc/Autodiff/Training.h"
 #include "tensorc/Bundle/Manifest.h"
 #include "tensorc/IR/Graph.h"
+#include "tensorc/Lowering/Lower.h"
 #include "tensorc/Ops/Registry.h"
 #include "tensorc/Support/Status.h"
 
@@ -44,6 +45,9 @@ struct CompileOptions {
   bool timeStages = false;
   /// `--train`: compile a training step (forward, backward, optimizer) instead of inference.
   std::optional<autodiff::TrainOptions> train;
+  /// `--fallback=error`: an op without a generated kernel is an error naming it and its node,
+  /// instead of running on its reference kernel in the runtime.
+  loop::FallbackPolicy fallback = loop::FallbackPolicy::Allow;
 };
 
 /// What a compile produced, for the driver's summary line.

@@ -4,6 +4,7 @@
 #include "tensorc/Autodiff/Training.h"
 #include "tensorc/IR/Graph.h"
 #include "tensorc/Lowering/LoopIR.h"
+#include "tensorc/Lowering/Lower.h"
 #include "tensorc/Scheduler/Schedule.h"
 
 #include <functional>
@@ -39,6 +40,8 @@ struct PipelineOptions {
   bool gpuOnly = false;
   /// Which attention patterns the simplify stage fuses into one op (GPU-only compiles).
   AttentionFusion attentionFusion = AttentionFusion::None;
+  /// `--fallback`: whether an op without a generated kernel may run on its reference kernel.
+  loop::FallbackPolicy fallback = loop::FallbackPolicy::Allow;
   /// Compile a training step (`--train`): the loss stage attaches the loss, the autodiff stage
   /// builds gradients and the optimizer update. Unset: both stages leave the graph alone.
   std::optional<autodiff::TrainOptions> train;

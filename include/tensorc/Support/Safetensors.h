@@ -5,11 +5,18 @@
 #include "tensorc/Support/Tensor.h"
 
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace tensorc {
+
+/// Parses a whole safetensors file held in memory, [data, data + size): the tensors view those
+/// bytes, which `owner` (may be null) keeps alive. The checks of readSafetensors; errors name the
+/// tensor, and callers add where the bytes came from.
+Expected<std::map<std::string, Tensor>> parseSafetensors(const void *data, size_t size,
+                                                         const std::shared_ptr<const void> &owner);
 
 /// Reads every tensor of `path`. The file is mapped read-only and the tensors view the mapping.
 /// Rejects truncated files, bad headers, unknown dtypes, overflowing shapes and offsets that do

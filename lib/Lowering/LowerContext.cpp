@@ -1,0 +1,320 @@
+// The lowering context: buffers and nodes of the program being built, loaders of graph values,
+// when a value gets a buffer, and the view and weight helpers rules share.
+#include "LowerContext.h"
+
+#include "Rules/Rules.h"
+#include "tensorc/IR/Rewriter.h"
+#include "tensorc/Lowering/ExprVisitor.h"
+
+#include <algorithm>
+#include <bit>
+
+namespace tensorc::loop {
+
+std::vector<SymInt> contiguousStrides(const std::vector<SymInt> &shape) {
+  std::vector<SymInt> strides(shape.size(), SymInt(1));
+  for (size_t i = shape.size(); i-- > 1;)
+    strides[i - 1] = strides[i] * shape[i];
+  return strides;
+}
+
+SymInt flatten(const Index &index, const std::vector<SymInt> &shape) {
+  std::vector<SymInt> strides = contiguousStrides(shape);
+  SymInt flat(0);
+  for (size_t i = 0; i < index.size(); ++i)
+    flat = flat + index[i] * strides[i];
+  return flat;
+}
+
+Index loopIndex(size_t rank) {
+  Index index;
+  for (size_t i = 0; i < rank; ++i)
+    index.push_back(SymInt::symbol(loopVar(i)));
+  return index;
+}
+
+bool isOne(const SymInt &dim) { return dim.constant() == std::optional<int64_t>(1); }
+
+std::vector<SymInt> rangesWithoutUnitDims(const std::vector<SymInt> &shape, Index &index) {
+  std::vector<SymInt> ranges;
+  index.clear();
+  for (const SymInt &dim : shape) {
+    if (isOne(dim)) {
+      index.push_back(SymInt(0));
+    } else {
+      index.push_back(SymInt::symbol(loopVar(ranges.size())));
+      ranges.push_back(dim);
+    }
+  }
+  return ranges;
+}
+
+std::string shortName(const OpDef &op) {
+  size_t dot = op.name.rfind('.');
+  return dot == std::string::npos ? op.name : op.name.substr(dot + 1);
+}
+
+LowerContext::LowerContext(const Graph &graph, const LowerOptions &options)
+    : options_(options), users_(computeUsers(graph)) {}
+
+void LowerContext::setValue(const Value *value, Lowered lowered, std::vector<std::string> origins) {
+  values_[value] = std::move(lowered);
+  origins_[value] = std::move(origins);
+}
+
+int LowerContext::addBuffer(const std::string &name, Buffer::Kind kind, const TensorType &type) {
+  Buffer buffer;
+  buffer.id = int(program_.buffers.size());
+  buffer.name = name;
+  buffer.kind = kind;
+  buffer.dtype = type.dtype;
+  buffer.shape = type.shape;
+  program_.buffers.push_back(std::move(buffer));
+  return program_.buffers.back().id;
+}
+
+void LowerContext::setBuffer(const Value *value, int id) {
+  const Buffer &buffer = program_.buffers[size_t(id)];
+  DType dtype = buffer.dtype;
+  std::vector<SymInt> shape = buffer.shape;
+  Lowered lowered;
+  lowered.buffer = id;
+  lowered.load = [id, dtype, shape](const Index &index) {
+    return makeLoad(id, dtype, flatten(index, shape));
+  };
+  values_[value] = std::move(lowered);
+}
+
+int LowerContext::realize(const Value *value) {
+  Lowered &lowered = values_.at(value);
+  if (lowered.buffer >= 0)
+    return lowered.buffer;
+  int id = addBuffer(value->name(), Buffer::Kind::Intermediate, value->type());
+  LoopNode node;
+  node.kind = LoopNode::Kind::Pointwise;
+  node.name = value->name();
+  node.output = id;
+  Index index;
+  node.ranges = rangesWithoutUnitDims(value->type().shape, index);
+  node.body = simplifyBody(lowered.load(index), node.ranges, {});
+  node.origins = origins_[value];
+  addNode(std::move(node));
+  setBuffer(value, id);
+  return id;
+}
+
+void LowerContext::addNode(LoopNode node) {
+  node.id = int(program_.nodes.size());
+  program_.nodes.push_back(std::move(node));
+}
+
+int LowerContext::addTemplate(LoopNode node, const std::string &bufferName,
+                              const TensorType &type) {
+  node.kind = LoopNode::Kind::Template;
+  node.name = bufferName;
+  node.ranges = type.shape; // all dims kept: the epilogue's (row, col) are the last two
+  int id = addBuffer(bufferName, Buffer::Kind::Intermediate, type);
+  node.output = id;
+  addNode(std::move(node));
+  templateOutputs_.insert(id);
+  return id;
+}
+
+std::string LowerContext::uniqueBufferName(const std::string &hint) const {
+  std::set<std::string> taken;
+  for (const Buffer &buffer : program_.buffers)
+    taken.insert(buffer.name);
+  std::string name = hint;
+  for (int i = 1; taken.count(name); ++i)
+    name = hint + "_" + std::to_string(i);
+  return name;
+}
+
+ExprRef LowerContext::simplifyBody(const ExprRef &body, const std::vector<SymInt> &ranges,
+                                   const std::vector<SymInt> &reductionRanges) {
+  std::map<std::string, int64_t> bounds;
+  for (size_t i = 0; i < ranges.size(); ++i)
+    if (auto extent = ranges[i].constant())
+      bounds[loopVar(i)] = *extent;
+  for (size_t i = 0; i < reductionRanges.size(); ++i)
+    if (auto extent = reductionRanges[i].constant())
+      bounds[reductionVar(i)] = *extent;
+  // Structurally equal subexpressions (a value inlined into several users) become one node.
+  std::map<std::string, ExprRef> unique;
+  return mutateWith(body, [&](const ExprRef &expr) {
+    ExprRef simplified = expr;
+    if (expr->kind == ExprKind::Load || expr->kind == ExprKind::IndirectLoad ||
+        expr->kind == ExprKind::Index)
+      simplified = withIndex(expr, expr->index.simplify(bounds));
+    const Expr &e = *simplified;
+    std::string key = std::to_string(int(e.kind)) + "|" + std::to_string(int(e.dtype)) + "|" +
+                      std::to_string(int(e.unary)) + "|" + std::to_string(int(e.binary)) + "|" +
+                      std::to_string(std::bit_cast<uint64_t>(e.value)) + "|" +
+                      std::to_string(e.intValue) + "|" + std::to_string(e.buffer) + "|" +
+                      e.index.str();
+    for (const ExprRef &operand : e.operands)
+      key += "|" + std::to_string(reinterpret_cast<uintptr_t>(operand.get()));
+    return unique.emplace(key, simplified).first->second;
+  });
+}
+
+Loader LowerContext::broadcastLoader(const Value *value, const std::vector<SymInt> &outShape,
+                                     DType dtype) {
+  const Lowered &lowered = values_.at(value);
+  std::vector<SymInt> shape = value->type().shape;
+  Loader inner = lowered.load;
+  size_t offset = outShape.size() - shape.size();
+  return [inner, shape, offset, dtype, outShape](const Index &index) {
+    Index mapped;
+    for (size_t i = 0; i < shape.size(); ++i)
+      mapped.push_back(isOne(shape[i]) && !isOne(outShape[i + offset]) ? SymInt(0)
+                                                                       : index[i + offset]);
+    return makeCast(inner(mapped), dtype);
+  };
+}
+
+void LowerContext::setPointwise(const Value *value, Loader load, int cost, bool readsTemplate,
+                                std::vector<std::string> origins) {
+  Lowered lowered;
+  lowered.load = std::move(load);
+  lowered.cost = cost;
+  lowered.readsTemplate = readsTemplate;
+  values_[value] = std::move(lowered);
+  origins_[value] = std::move(origins);
+  size_t users = users_.count(value) ? users_.at(value).size() : 0;
+  // A GEMM result read by something other than pointwise ops gets a buffer here, written by
+  // the GEMM's epilogue; one only feeding pointwise ops stays inline so the whole chain can
+  // become the epilogue.
+  if ((users > 1 &&
+       (cost >= options_.realizeCostThreshold || (readsTemplate && !onlyPointwiseUsers(value)))) ||
+      cost >= options_.maxInlineCost)
+    realize(value);
+}
+
+bool LowerContext::onlyPointwiseUsers(const Value *value) const {
+  for (const Node *user : users_.at(value))
+    if (!user || !isPointwiseOp(user->opId())) // no user: a graph output
+      return false;
+  return true;
+}
+
+std::vector<std::string> LowerContext::mergedOrigins(const Node &node) {
+  std::vector<std::string> origins;
+  for (const Value *input : node.inputs())
+    if (input && values_.at(input).buffer < 0) // a realized input is its own kernel's
+      for (const std::string &origin : origins_[input])
+        if (std::find(origins.begin(), origins.end(), origin) == origins.end())
+          origins.push_back(origin);
+  std::string self = shortName(node.op());
+  if (std::find(origins.begin(), origins.end(), self) == origins.end())
+    origins.push_back(self);
+  return origins;
+}
+
+int LowerContext::inputCost(const Node &node) const {
+  int cost = 0;
+  for (const Value *input : node.inputs())
+    if (input && values_.at(input).buffer < 0)
+      cost += values_.at(input).cost;
+  return cost;
+}
+
+bool LowerContext::inputsReadTemplate(const Node &node) const {
+  for (const Value *input : node.inputs())
+    if (input) {
+      const Lowered &lowered = values_.at(input);
+      if (lowered.buffer >= 0 ? templateOutputs_.count(lowered.buffer) != 0 : lowered.readsTemplate)
+        return true;
+    }
+  return false;
+}
+
+StridedView LowerContext::stridedView(const Value *value) {
+  size_t rank = value->type().rank();
+  Index index = loopIndex(rank);
+  std::map<std::string, int64_t> bounds;
+  for (size_t i = 0; i < rank; ++i)
+    if (auto extent = value->type().shape[i].constant())
+      bounds[loopVar(i)] = *extent;
+  ExprRef expr = values_.at(value).load(index);
+  if (expr->kind == ExprKind::Load) {
+    SymInt flat = expr->index.simplify(bounds);
+    std::map<std::string, SymInt> zero;
+    for (size_t i = 0; i < rank; ++i)
+      zero[loopVar(i)] = SymInt(0);
+    StridedView view;
+    view.buffer = expr->buffer;
+    view.offset = flat.substitute(zero);
+    SymInt rebuilt = view.offset;
+    for (size_t i = 0; i < rank; ++i) {
+      std::map<std::string, SymInt> unit = zero;
+      unit[loopVar(i)] = SymInt(1);
+      view.strides.push_back(flat.substitute(unit) - view.offset);
+      rebuilt = rebuilt + view.strides.back() * index[i];
+    }
+    if (rebuilt == flat)
+      return view;
+  }
+  StridedView view;
+  view.buffer = realize(value);
+  view.offset = SymInt(0);
+  view.strides = contiguousStrides(value->type().shape);
+  return view;
+}
+
+StridedView LowerContext::contiguousWeight(const StridedView &view,
+                                           const std::vector<SymInt> &shape) {
+  const Buffer &buffer = program_.buffers[size_t(view.buffer)];
+  std::vector<SymInt> dense = contiguousStrides(shape);
+  auto data = program_.weights.find(buffer.name);
+  if (buffer.kind != Buffer::Kind::Weight || data == program_.weights.end() ||
+      (view.strides == dense && view.offset == SymInt(0)))
+    return view;
+  std::vector<int64_t> dims, strides;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    auto dim = shape[i].constant();
+    auto stride = view.strides[i].constant();
+    if (!dim || !stride)
+      return view;
+    dims.push_back(*dim);
+    strides.push_back(*stride);
+  }
+  auto offset = view.offset.constant();
+  if (!offset)
+    return view;
+  std::string key = buffer.name + "|" + view.offset.str();
+  for (const SymInt &stride : view.strides)
+    key += "|" + stride.str();
+  auto cached = denseWeights_.find(key);
+  if (cached == denseWeights_.end()) {
+    Expected<Tensor> copy = Tensor::zeros(buffer.dtype, dims);
+    if (!copy)
+      return view;
+    const Tensor &source = data->second;
+    int64_t numel = copy->numel();
+    std::vector<int64_t> index(dims.size(), 0);
+    for (int64_t flat = 0; flat < numel; ++flat) {
+      int64_t at = *offset;
+      for (size_t d = 0; d < dims.size(); ++d)
+        at += index[d] * strides[d];
+      copy->setDouble(flat, source.getDouble(at));
+      for (size_t d = dims.size(); d-- > 0;) {
+        if (++index[d] < dims[d])
+          break;
+        index[d] = 0;
+      }
+    }
+    std::string name = uniqueBufferName(buffer.name + "_dense");
+    TensorType type(buffer.dtype, shape);
+    int id = addBuffer(name, Buffer::Kind::Weight, type);
+    program_.weights[name] = std::move(*copy);
+    cached = denseWeights_.emplace(key, id).first;
+  }
+  StridedView result;
+  result.buffer = cached->second;
+  result.offset = SymInt(0);
+  result.strides = dense;
+  return result;
+}
+
+} // namespace tensorc::loop

@@ -1,0 +1,83 @@
+// Reductions: a reduction node over the kept dims (x*) reducing the others (r*), its input inlined
+// into the body.
+#include "Rules.h"
+
+namespace tensorc::loop {
+
+namespace {
+
+constexpr std::pair<OpId, ReduceOp> kReductions[] = {
+    {OpId::Sum, ReduceOp::Sum},  {OpId::Prod, ReduceOp::Prod},     {OpId::Amax, ReduceOp::Max},
+    {OpId::Amin, ReduceOp::Min}, {OpId::Argmax, ReduceOp::ArgMax}, {OpId::Argmin, ReduceOp::ArgMin},
+};
+
+Status lowerReduction(LowerContext &context, const Node &node) {
+  const Value *input = node.input(0);
+  const std::vector<SymInt> &inShape = input->type().shape;
+  const TensorType &outType = node.output()->type();
+  AttrReader attrs(node.attrs());
+  std::vector<bool> reduced(inShape.size(), false);
+  bool keepdim = attrs.getBool("keepdim");
+  ReduceOp op = ReduceOp::Sum;
+  for (const auto &[id, reduceOp] : kReductions)
+    if (id == node.opId())
+      op = reduceOp;
+  if (op == ReduceOp::ArgMax || op == ReduceOp::ArgMin) {
+    if (attrs.isNone("dim")) {
+      if (keepdim)
+        return context.fallback(node, "an index over all dims kept as size-1 dims");
+      reduced.assign(inShape.size(), true);
+    } else {
+      int64_t dim = attrs.getInt("dim");
+      reduced[size_t(dim < 0 ? dim + int64_t(inShape.size()) : dim)] = true;
+    }
+  } else {
+    TC_ASSIGN_OR_RETURN(std::vector<int64_t> dims, attrs.getStaticInts("dim"));
+    if (dims.empty())
+      reduced.assign(inShape.size(), true);
+    for (int64_t dim : dims)
+      reduced[size_t(dim < 0 ? dim + int64_t(inShape.size()) : dim)] = true;
+  }
+  if (inShape.empty())
+    return context.fallback(node, "a reduction of a scalar");
+
+  LoopNode loop;
+  loop.kind = LoopNode::Kind::Reduction;
+  loop.name = node.output()->name();
+  loop.reduceOp = op;
+  // Output dims of size 1 (kept reduced dims among them) get no loop variable.
+  Index inIndex;
+  for (size_t i = 0; i < inShape.size(); ++i) {
+    if (reduced[i]) {
+      inIndex.push_back(SymInt::symbol(reductionVar(loop.reductionRanges.size())));
+      loop.reductionRanges.push_back(inShape[i]);
+    } else if (isOne(inShape[i])) {
+      inIndex.push_back(SymInt(0));
+    } else {
+      inIndex.push_back(SymInt::symbol(loopVar(loop.ranges.size())));
+      loop.ranges.push_back(inShape[i]);
+    }
+  }
+  DType bodyType =
+      (op == ReduceOp::ArgMax || op == ReduceOp::ArgMin) ? input->type().dtype : outType.dtype;
+  ExprRef body = makeCast(context.value(input).load(inIndex), bodyType);
+  loop.body = context.simplifyBody(body, loop.ranges, loop.reductionRanges);
+  loop.origins = context.mergedOrigins(node);
+  int id = context.addBuffer(node.output()->name(), Buffer::Kind::Intermediate, outType);
+  loop.output = id;
+  context.addNode(std::move(loop));
+  context.setBuffer(node.output(), id);
+  return Status::ok();
+}
+
+} // namespace
+
+void addReductionRules(RuleTable &table) {
+  for (const auto &entry : kReductions)
+    table.add({entry.first}, lowerReduction);
+  table.fallback(
+      {OpId::Mean, OpId::Var, OpId::Softmax, OpId::LogSoftmax, OpId::BatchNorm, OpId::LayerNorm},
+      "decomposed before lowering; this case was not");
+}
+
+} // namespace tensorc::loop

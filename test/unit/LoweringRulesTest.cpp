@@ -1,0 +1,71 @@
+// Lowering rules: every op of OpList.def has exactly one entry, a rule or a fallback with its
+// reason, in one family; --fallback=error turns a fallback into an error naming node and op.
+#include "tensorc/Lowering/LoweringRules.h"
+#include "OpTestUtil.h"
+#include "tensorc/Frontend/FX/FxParser.h"
+#include "tensorc/Lowering/Lower.h"
+
+#include <gtest/gtest.h>
+#include <set>
+
+namespace tensorc::loop {
+namespace {
+
+TEST(LoweringRules, CoverOpListExactlyOnceEach) {
+  // describeLoweringRules fails when an op has no entry or two (the table's own check).
+  Expected<std::vector<LoweringRuleInfo>> rules = describeLoweringRules();
+  ASSERT_TRUE(rules) << rules.error().message();
+  ASSERT_EQ(rules->size(), kNumOps);
+  std::set<std::string> families;
+  for (size_t i = 0; i < kNumOps; ++i) {
+    const LoweringRuleInfo &rule = (*rules)[i];
+    SCOPED_TRACE(std::string(opIdName(OpId(i))));
+    EXPECT_EQ(rule.op, OpId(i));
+    EXPECT_FALSE(rule.family.empty());
+    // A rule, or a listed fallback that says why: never neither, never both.
+    EXPECT_NE(rule.lowered, !rule.fallbackReason.empty());
+    families.insert(rule.family);
+    // Every op the registry defines is one of them (the registry covers OpList.def too).
+    EXPECT_NE(test::registry().get(OpId(i)), nullptr);
+  }
+  EXPECT_EQ(families,
+            (std::set<std::string>{"attention", "creation", "extern", "gemm-conv", "indexing",
+                                   "pointwise", "pooling", "reductions", "views"}));
+  // The ops the seed models' kernels rest on have rules.
+  for (OpId id : {OpId::Add, OpId::Mm, OpId::Convolution, OpId::Sum, OpId::View, OpId::Cat,
+                  OpId::Embedding, OpId::Constant})
+    EXPECT_TRUE((*rules)[size_t(id)].lowered) << opIdName(id);
+}
+
+Expected<LoopProgram> lowerText(const char *text, FallbackPolicy policy) {
+  TC_ASSIGN_OR_RETURN(Graph graph, fx::parseFx(text, test::registry(), "t.fx"));
+  LowerOptions options;
+  options.fallback = policy;
+  return lower(graph, options);
+}
+
+TEST(LoweringRules, FallbackPolicy) {
+  const char *text = R"(
+graph(%x: f32[4, 8]):
+  %s : f32[4, 8] = call_function[target=aten.sin](args=(%x,))
+  %r : f32[4, 8] = call_function[target=aten.relu](args=(%s,))
+  return (%r,)
+)";
+  Expected<LoopProgram> allowed = lowerText(text, FallbackPolicy::Allow);
+  ASSERT_TRUE(allowed) << allowed.error().message();
+  EXPECT_EQ(allowed->fallbacks, std::vector<std::string>{"aten.sin"});
+  ASSERT_EQ(allowed->nodes.size(), 2u);
+  EXPECT_EQ(allowed->nodes[0].kind, LoopNode::Kind::Extern);
+  EXPECT_EQ(allowed->nodes[0].externReason, "no loop IR op for it yet");
+  EXPECT_EQ(allowed->nodes[1].kind, LoopNode::Kind::Pointwise);
+  Expected<LoopProgram> refused = lowerText(text, FallbackPolicy::Error);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message(),
+            "node 's' (aten.sin): no generated kernel (no loop IR op for it yet); "
+            "--fallback=error forbids running it on its reference kernel");
+  EXPECT_TRUE(parseFallbackPolicy("error"));
+  EXPECT_FALSE(parseFallbackPolicy("maybe"));
+}
+
+} // namespace
+} // namespace tensorc::loop
