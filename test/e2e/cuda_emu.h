@@ -21,16 +21,25 @@
 struct tc_emu_dim3 {
   unsigned x = 0, y = 0, z = 0;
 };
-struct uint4 {
+struct alignas(16) uint4 {
   unsigned x, y, z, w;
 };
 inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
+struct alignas(16) float4 {
+  float x, y, z, w;
+};
+inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
+struct alignas(8) float2 {
+  float x, y;
+};
+inline float2 make_float2(float x, float y) { return {x, y}; }
 
 namespace tc_emu {
 
 struct Copy {
   unsigned dst;
   const void *src;
+  int bytes = 16; // read from src; the rest of the 16 destination bytes are zero-filled
 };
 struct Thread {
   ucontext_t context;
@@ -58,6 +67,15 @@ inline unsigned long long progress = 0, barrierGeneration = 0;
 inline unsigned barrierArrived = 0;
 inline tc_emu_dim3 blockIdxValue, gridDimValue, blockDimValue;
 inline std::function<void()> body;
+// The order blocks run in: 0 ascending, 1 descending, 2 a fixed shuffle. Blocks of one launch
+// that meet through global memory (split-K's last-arriving block) must not depend on it.
+inline int blockOrder = 0;
+// Dynamic shared memory (TK_DYNAMIC_SMEM), poisoned with 0xff bytes (NaN in f16, bf16 and f32)
+// before every block, so a read of shared memory nothing wrote shows in the result.
+alignas(128) inline unsigned char dynamicShared[256 * 1024];
+// ldmatrix reads whose eight row addresses of one matrix share a bank (conflicts counted per
+// matrix: 8 minus the distinct 16-byte bank groups hit).
+inline unsigned long long ldmatrixConflicts = 0, ldmatrixReads = 0;
 // cp.async copies land at issue (catches a buffer refilled while still read) or at the issuing
 // thread's wait_group (catches a buffer read before its copy was waited for).
 inline bool eagerCopies = false;
@@ -91,8 +109,12 @@ inline void launch(unsigned grid, unsigned block, std::function<void()> kernel) 
   gridDimValue = {grid, 1, 1};
   blockDimValue = {block, 1, 1};
   body = std::move(kernel);
-  for (unsigned b = 0; b < grid; ++b) {
+  for (unsigned i = 0; i < grid; ++i) {
+    unsigned b = blockOrder == 0 ? i : blockOrder == 1 ? grid - 1 - i : unsigned((i * 7919ull + 13) % grid);
+    if (blockOrder == 2 && grid % 7919 == 0)
+      b = i;
     blockIdxValue = {b, 0, 0};
+    std::memset(dynamicShared, 0xff, sizeof dynamicShared);
     threads = std::vector<Thread>(block);
     exchanges = std::vector<Exchange>((block + 31) / 32 * 2);
     barrierArrived = 0;
@@ -202,7 +224,7 @@ inline uint16_t floatToBf16(float f) { // round to nearest even
 #define __global__
 #define __device__
 #define __forceinline__ inline
-#define __launch_bounds__(n)
+#define __launch_bounds__(...)
 #define __shared__ static
 #define __align__(n) __attribute__((aligned(n)))
 
@@ -242,6 +264,15 @@ template <class T> T __shfl_xor_sync(unsigned, T value, int mask) {
   return tc_emu_shuffle(
       value, [](int lane, int m) { return lane ^ m; }, mask);
 }
+// Blocks run one at a time, so global atomics and fences need no more than this.
+inline unsigned atomicAdd(unsigned *p, unsigned v) {
+  unsigned old = *p;
+  *p = old + v;
+  return old;
+}
+inline void __threadfence() {}
+inline float4 __ldcg(const float4 *p) { return *p; }
+
 template <class T> T __shfl_down_sync(unsigned, T value, int delta) {
   return tc_emu_shuffle(
       value, [](int lane, int d) { return lane + d < 32 ? lane + d : lane; }, delta);
@@ -263,11 +294,18 @@ inline void tc_cp_async_commit() {
   self.groups.push_back(std::move(self.open));
   self.open.clear();
 }
+namespace tc_emu {
+inline void land(const Copy &copy) {
+  unsigned char *dst = reinterpret_cast<unsigned char *>(uintptr_t(copy.dst));
+  std::memcpy(dst, copy.src, size_t(copy.bytes));
+  std::memset(dst + copy.bytes, 0, size_t(16 - copy.bytes));
+}
+} // namespace tc_emu
 template <int N> void tc_cp_async_wait() {
   tc_emu::Thread &self = tc_emu::threads[size_t(tc_emu::current)];
   while (self.groups.size() > size_t(N)) {
     for (const tc_emu::Copy &copy : self.groups.front())
-      std::memcpy(reinterpret_cast<void *>(uintptr_t(copy.dst)), copy.src, 16);
+      tc_emu::land(copy);
     self.groups.pop_front();
   }
 }
@@ -279,6 +317,13 @@ inline void tc_emu_ldmatrix(unsigned (&r)[4], unsigned p, bool trans) {
   uint64_t in[8] = {p};
   const uint64_t *out =
       tc_emu::collective(in, [&](const uint64_t(&all)[32][8], uint64_t(&result)[32][4]) {
+        for (int m = 0; m < 4; ++m) {
+          unsigned groups = 0;
+          for (int row = 0; row < 8; ++row)
+            groups |= 1u << ((all[8 * m + row][0] / 16) % 8);
+          tc_emu::ldmatrixConflicts += 8 - unsigned(__builtin_popcount(groups));
+          ++tc_emu::ldmatrixReads;
+        }
         for (int lane = 0; lane < 32; ++lane)
           for (int m = 0; m < 4; ++m) {
             auto element = [&](int row, int col) {
@@ -357,3 +402,78 @@ inline float tc_exp2(float x) { return std::exp2(x); }
 #define TC_EMU_PRELUDE_CONVERSIONS
 inline float tc_h2f(unsigned short h) { return tc_emu::halfToFloat(h); }
 inline unsigned short tc_f2h(float f) { return tc_emu::floatToHalf(f); }
+
+// ---- the kernel library's primitives (lib/Codegen/CUDA/Kernels), from their PTX definitions ----
+#define TK_DYNAMIC_SMEM(name) unsigned char *name = tc_emu::dynamicShared
+inline unsigned tk_smem_u32(const void *p) { return tc_smem_address(p); }
+// cp.async.cg.shared.global [dst], [src], 16, bytes: reads `bytes` (0..16), zero-fills the rest.
+inline void tk_cp_async16(unsigned dst, const void *src, int bytes) {
+  if (dst % 16 || reinterpret_cast<uintptr_t>(src) % 16)
+    tc_emu::fail("cp.async of 16 bytes needs 16-byte aligned addresses");
+  if (bytes < 0 || bytes > 16)
+    tc_emu::fail("cp.async src-size outside 0..16");
+  tc_emu::Copy copy{dst, src, bytes};
+  if (tc_emu::eagerCopies)
+    tc_emu::land(copy);
+  else
+    tc_emu::threads[size_t(tc_emu::current)].open.push_back(copy);
+}
+inline void tk_cp_async_commit() { tc_cp_async_commit(); }
+template <int N> void tk_cp_async_wait() { tc_cp_async_wait<N>(); }
+inline void tk_ldsm4(unsigned (&r)[4], unsigned addr) { tc_emu_ldmatrix(r, addr, false); }
+inline void tk_ldsm4_t(unsigned (&r)[4], unsigned addr) { tc_emu_ldmatrix(r, addr, true); }
+// cvt.rna.tf32.f32: round to nearest, ties away from zero, to 10 mantissa bits (the low 13 bits
+// of the result are zero); infinities stay, NaN stays NaN.
+inline unsigned tk_tf32(unsigned x) {
+  if ((x & 0x7f800000u) == 0x7f800000u)
+    return (x & 0x007fffffu) ? 0x7fffe000u : x;
+  return (x + 0x1000u) & 0xffffe000u;
+}
+// mma.m16n8k8 with .tf32 operands (lane = 4g + t): A registers a0..a3 hold (g, t), (g + 8, t),
+// (g, t + 4), (g + 8, t + 4); B registers b0, b1 hold (k = t, n = g), (k = t + 4, n = g); C/D as
+// m16n8k16. An operand is its register read as TF32: the low 13 bits do not take part.
+inline void tk_emu_mma_tf32(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  uint64_t in[8] = {a[0],
+                    a[1],
+                    a[2],
+                    a[3],
+                    b0,
+                    b1,
+                    tc_emu::bits(d[0]) | uint64_t(tc_emu::bits(d[1])) << 32,
+                    tc_emu::bits(d[2]) | uint64_t(tc_emu::bits(d[3])) << 32};
+  const uint64_t *out =
+      tc_emu::collective(in, [&](const uint64_t(&all)[32][8], uint64_t(&result)[32][4]) {
+        auto tf32 = [](uint64_t r) { return tc_emu::fromBits(uint32_t(r) & 0xffffe000u); };
+        float A[16][8], B[8][8], C[16][8];
+        for (int lane = 0; lane < 32; ++lane) {
+          int g = lane / 4, t = lane % 4;
+          for (int r = 0; r < 4; ++r)
+            A[g + (r & 1) * 8][t + (r >> 1) * 4] = tf32(all[lane][r]);
+          B[t][g] = tf32(all[lane][4]);
+          B[t + 4][g] = tf32(all[lane][5]);
+          for (int i = 0; i < 4; ++i)
+            C[g + (i >> 1) * 8][2 * t + (i & 1)] =
+                tc_emu::fromBits(uint32_t(all[lane][6 + i / 2] >> (32 * (i & 1))));
+        }
+        for (int lane = 0; lane < 32; ++lane) {
+          int g = lane / 4, t = lane % 4;
+          for (int i = 0; i < 4; ++i) {
+            int row = g + (i >> 1) * 8, col = 2 * t + (i & 1);
+            double sum = C[row][col];
+            for (int k = 0; k < 8; ++k)
+              sum += double(A[row][k]) * double(B[k][col]);
+            result[lane][i] = tc_emu::bits(float(sum));
+          }
+        }
+      });
+  for (int i = 0; i < 4; ++i)
+    d[i] = tc_emu::fromBits(uint32_t(out[i]));
+}
+template <int KIND> void tk_mma(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  if (KIND == 2)
+    tk_emu_mma_tf32(d, a, b0, b1);
+  else
+    tc_mma16816<KIND == 1>(d, a, b0, b1);
+}
+inline float tk_h2f(unsigned short h) { return tc_emu::halfToFloat(h); }
+inline unsigned short tk_f2h(float f) { return tc_emu::floatToHalf(f); }
