@@ -5,6 +5,7 @@
 //   tensorc-cuda-kernels render CASES.json OUT_DIR   -> OUT_DIR/kernels.cu, OUT_DIR/manifest.json
 //   tensorc-cuda-kernels kit CASES.json OUT_DIR [--arch sm_90] [--sms 132]
 //                                                    -> OUT_DIR/<case>.cubin, manifest.json
+//   tensorc-cuda-kernels compile FILE.cu --arch sm_80  (NVRTC only: rendered kernels compile)
 //
 // This is the caller side of the library's epilogue hook: the epilogues here (plain store,
 // bias + ReLU, folded batch norm + residual + ReLU, bias + GELU, each converting to the output
@@ -386,13 +387,21 @@ std::string compile(const std::string &source, const std::string &name, const st
 
 int usage() {
   std::cerr << "usage: tensorc-cuda-kernels render CASES.json OUT_DIR [--sms N]\n"
-               "       tensorc-cuda-kernels kit CASES.json OUT_DIR [--arch sm_90] [--sms N]\n";
+               "       tensorc-cuda-kernels kit CASES.json OUT_DIR [--arch sm_90] [--sms N]\n"
+               "       tensorc-cuda-kernels compile FILE.cu --arch sm_90\n";
   return 2;
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
+  if (argc == 5 && std::string(argv[1]) == "compile" && std::string(argv[3]) == "--arch") {
+    std::string log;
+    std::string cubin = compile(readFile(argv[2]), "kernels", argv[4], log);
+    std::cout << "compiled " << argv[2] << " for " << argv[4] << ": " << cubin.size()
+              << " bytes of cubin\n";
+    return 0;
+  }
   if (argc < 4)
     return usage();
   std::string mode = argv[1], casesPath = argv[2];

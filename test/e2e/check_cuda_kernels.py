@@ -92,6 +92,15 @@ CASES = [
     {"name": "conv_simt_strided_groups", "op": "conv", "dtype": "f32", "math": "simt", "n": 1, "h": 10,
      "w": 9, "c": 8, "oc": 12, "kh": 3, "kw": 3, "stride": 2, "pad": 1, "groups": 2,
      "epilogue": "bias_relu", "config": {"bm": 32, "bn": 64, "split_k": 1}},
+    # configurations from the heuristic (GemmConfig.cpp) rather than given
+    {"name": "gemm_f16_auto", "op": "gemm", "dtype": "f16", "m": 96, "n": 136, "k": 264,
+     "epilogue": "bias_relu"},
+    {"name": "gemm_simt_auto", "op": "gemm", "dtype": "f32", "math": "simt", "m": 20, "n": 72,
+     "k": 100, "epilogue": "store"},
+    {"name": "conv_f16_auto", "op": "conv", "dtype": "f16", "n": 1, "h": 5, "w": 5, "c": 64,
+     "oc": 64, "kh": 3, "kw": 3, "pad": 1, "epilogue": "store"},
+    {"name": "dw_f16_auto", "op": "depthwise", "dtype": "f16", "n": 1, "h": 7, "w": 7, "c": 48,
+     "kh": 5, "kw": 5, "pad": 2, "epilogue": "store"},
     # depthwise 7x7 (ConvNeXt), a channel tile with 8 of 32 channels valid
     {"name": "dw_f16_7x7", "op": "depthwise", "dtype": "f16", "n": 1, "h": 11, "w": 9, "c": 40, "kh": 7,
      "kw": 7, "pad": 3, "epilogue": "bias_relu", "tile": {"h": 8, "w": 8, "c": 32, "rows": 2}},
@@ -480,17 +489,15 @@ def main():
                 print(f"{'ok' if caught else 'FAIL'} mutant {mutant} ({what}): "
                       f"{'caught: ' + detail[:160] if caught else 'NOT caught'}", flush=True)
         else:
+            binary, manifest = build(args, work, cases, "cases")
             for arch in [a for a in args.archs.split(",") if a]:
-                cases_path = os.path.join(work, "cases.json")
-                with open(cases_path, "w") as f:
-                    json.dump(cases, f)
-                compiled = subprocess.run([args.tool, "kit", cases_path, os.path.join(work, arch),
-                                           "--arch", arch], capture_output=True, text=True)
+                compiled = subprocess.run(
+                    [args.tool, "compile", os.path.join(work, "rendered", "kernels.cu"), "--arch",
+                     arch], capture_output=True, text=True)
                 total += 1
                 failed += compiled.returncode != 0
                 print(f"{'FAIL' if compiled.returncode else 'ok'} NVRTC {arch}: {len(cases)} kernels"
                       f"{': ' + compiled.stderr[-2000:] if compiled.returncode else ''}", flush=True)
-            binary, manifest = build(args, work, cases, "cases")
             for i, case in enumerate(cases):
                 why = run_case(binary, i, case, manifest["kernels"][i], work)
                 total += 1

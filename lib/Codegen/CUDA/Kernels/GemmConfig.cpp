@@ -18,33 +18,24 @@ int64_t blocks(const Tile &t, int64_t m, int64_t n, int64_t batch) {
   return batch * ceilDiv(m, t.bm) * ceilDiv(n, t.bn);
 }
 
-/// Tiles by preference (largest first). Rows are capped near M: a tile much taller than the
-/// problem multiplies zeros.
+/// Tiles by preference (largest first). Problems of more than 64 rows take 64- or 128-row tiles
+/// (shorter tiles re-read B from L2 once per 16 or 32 rows and multiply at a fraction of the
+/// rate); smaller ones a tile of their own height (16, 32 or 64 rows; 32 or 64 on SIMT), so no
+/// tile multiplies many rows of zeros.
 std::vector<Tile> candidates(int64_t m, MathMode math) {
   std::vector<Tile> all;
-  if (math == MathMode::SimtF32) {
-    all = {{128, 128, 0, 0}, {128, 64, 0, 0}, {64, 128, 0, 0},
-           {64, 64, 0, 0},   {32, 128, 0, 0}, {32, 64, 0, 0}};
-  } else {
+  if (math == MathMode::SimtF32)
+    all = {{128, 128, 0, 0}, {128, 64, 0, 0}, {64, 128, 0, 0}, {64, 64, 0, 0}, {32, 128, 0, 0}};
+  else
     all = {{128, 256, 2, 4}, {128, 128, 2, 4}, {128, 64, 2, 2}, {64, 128, 2, 2}, {64, 64, 2, 2},
            {32, 128, 1, 4},  {32, 64, 1, 4},   {16, 128, 1, 4}, {16, 64, 1, 4}};
-  }
-  int cap = math == MathMode::SimtF32 ? 32 : 16;
-  while (cap < m && cap < 128)
-    cap *= 2;
+  int low = math == MathMode::SimtF32 ? 32 : 16;
+  while (low < m && low < 64)
+    low *= 2;
   std::vector<Tile> fit;
   for (const Tile &t : all)
-    if (t.bm <= cap)
+    if (m > 64 ? t.bm >= 64 : t.bm == low)
       fit.push_back(t);
-  // Keep only tiles of the capped height when M is small: their B traffic is what counts.
-  if (cap < 128) {
-    std::vector<Tile> exact;
-    for (const Tile &t : fit)
-      if (t.bm == cap)
-        exact.push_back(t);
-    if (!exact.empty())
-      fit = exact;
-  }
   return fit;
 }
 
@@ -83,12 +74,27 @@ GemmConfig chooseGemmConfig(int64_t m, int64_t n, int64_t k, int64_t batch, Elem
     c.stages = std::clamp(budget / stageBytes, 3, 6);
   }
   // Split K while the blocks leave SMs idle; each part keeps >= 4 K slices (2 for small M).
-  int64_t have = blocks(chosen, m, n, batch);
   int64_t target = small ? 2 * int64_t(gpu.sms) : gpu.sms;
   int64_t slices = ceilDiv(k, c.bk), minSlices = small ? 2 : 4;
-  c.splitK = 1;
-  while (have * c.splitK < target && c.splitK < 16 && slices / (c.splitK + 1) >= minSlices)
-    ++c.splitK;
+  auto split = [&](int64_t have) {
+    int parts = 1;
+    while (have * parts < target && parts < 16 && slices / (parts + 1) >= minSlices)
+      ++parts;
+    return parts;
+  };
+  c.splitK = split(blocks(chosen, m, n, batch));
+  // Too shallow a K to split: shorter tiles instead, their work per block is small anyway.
+  if (!small && math != MathMode::SimtF32 && blocks(chosen, m, n, batch) * c.splitK < gpu.sms) {
+    for (Tile t : {Tile{32, 64, 1, 4}, Tile{16, 64, 1, 4}}) {
+      if (blocks(t, m, n, batch) > blocks(chosen, m, n, batch) * c.splitK) {
+        chosen = t;
+        c.bm = t.bm, c.bn = t.bn, c.warpsM = t.warpsM, c.warpsN = t.warpsN;
+        c.splitK = split(blocks(t, m, n, batch));
+      }
+      if (blocks(t, m, n, batch) * c.splitK >= gpu.sms)
+        break;
+    }
+  }
   return c;
 }
 
@@ -100,21 +106,31 @@ GemmConfig chooseConvConfig(const ConvSpec &spec, int64_t batch, const GpuInfo &
 }
 
 void chooseDepthwiseTiles(DepthwiseSpec &spec, int64_t batch, const GpuInfo &gpu) {
+  // Candidates by preference: big spatial tiles read the fewest halo pixels per output; fewer
+  // channels per block and one row per thread trade that for more blocks (128 threads down to
+  // 32). The first that gives two blocks per SM wins, else the one with the most blocks.
   int vec = spec.type == ElemType::F32 ? 4 : 8;
-  spec.channelsPerBlock = 4 * vec;
-  spec.rowsPerThread = 2;
-  auto count = [&](int th, int tw) {
-    return batch * ceilDiv(spec.oh(), th) * ceilDiv(spec.ow(), tw) *
-           ceilDiv(spec.c, spec.channelsPerBlock);
+  struct Tiles {
+    int h, w, vectors, rows;
   };
-  spec.tileH = 8, spec.tileW = 8;
-  if (count(8, 8) < 2 * gpu.sms)
-    spec.tileH = 4;
-  if (count(spec.tileH, 8) < 2 * gpu.sms)
-    spec.tileW = 4;
-  // A block keeps at least one warp: 4 vectors x tileW x tileH / 2 threads.
-  while (4 * spec.tileW * (spec.tileH / spec.rowsPerThread) < 32)
-    spec.rowsPerThread = 1;
+  const Tiles all[] = {{8, 8, 4, 2}, {8, 8, 2, 1}, {8, 8, 1, 1}, {4, 8, 2, 1}, {4, 8, 1, 1}};
+  auto count = [&](const Tiles &t) {
+    return batch * ceilDiv(spec.oh(), t.h) * ceilDiv(spec.ow(), t.w) *
+           ceilDiv(spec.c, int64_t(t.vectors) * vec);
+  };
+  const Tiles *chosen = &all[0];
+  for (const Tiles &t : all) {
+    if (count(t) > count(*chosen))
+      chosen = &t;
+    if (count(t) >= 2 * int64_t(gpu.sms)) {
+      chosen = &t;
+      break;
+    }
+  }
+  spec.tileH = chosen->h;
+  spec.tileW = chosen->w;
+  spec.channelsPerBlock = chosen->vectors * vec;
+  spec.rowsPerThread = chosen->rows;
 }
 
 } // namespace tensorc::cuda::kernels

@@ -162,24 +162,26 @@ struct GpuInfo {
 };
 
 /// The configuration for a batch x (M x N x K) problem, deterministic in its inputs:
-///  1. Tile: the largest of 128x256, 128x128, 128x64, 64x128, 64x64, 32x128, 16x128 (16x64 on
-///     SIMT: 128x128, 128x64, 64x64) whose M and N waste (padding rows/columns computed for
-///     nothing) stays under 1/8 of the work and that still gives every SM a tile; when none
-///     does, the one with the most blocks among those wasting least.
-///  2. Split-K when the tiles alone leave SMs idle (fewer blocks than SMs): the smallest split
-///     that gives every SM a block, at most 16-way, each part at least 4 K slices deep. Small-M
-///     problems (M <= 64) read B once from memory, so their split targets two blocks per SM.
-///  3. BK: 64 (f16/bf16; 32 TF32) when M <= 64 (bytes in flight per block matter more than
-///     occupancy), else 32 (16 TF32). Stages: as many as fit in a third of the SM's shared
-///     memory (two blocks per SM plus the epilogue), between 3 and 6.
+///  1. Tile: M > 64 takes the first of 128x256 (which needs two waves: its 128 accumulators per
+///     thread leave one block per SM), 128x128, 128x64, 64x128, 64x64 (SIMT: 128x128, 128x64,
+///     64x128, 64x64) that gives every SM a block, else 64x64. M <= 64 takes tiles of M's
+///     height rounded up to 16, 32 or 64 (SIMT: 32 or 64), the first of N = 128, 64 that gives
+///     every SM a block, else N = 64.
+///  2. Split-K while the blocks leave SMs idle: the smallest split giving every SM a block
+///     (two per SM when M <= 64: those problems stream B from memory and want more loads in
+///     flight), at most 16-way, each part at least 4 K slices deep (2 when M <= 64). When K is
+///     too shallow to split that far (tensor cores, M > 64), 32x64 and then 16x64 tiles.
+///  3. BK: 64 bytes of K per row (128 when M <= 64); SIMT 8. Stages: as many as fit in a third
+///     of the block shared-memory limit (half when M <= 64), between 3 and 6.
 ///  4. Warps: 8 for 128x256 and 128x128 (64 x 64 / 64 x 32 warp tiles), 4 otherwise.
 GemmConfig chooseGemmConfig(int64_t m, int64_t n, int64_t k, int64_t batch, ElemType type,
                             MathMode math, const GpuInfo &gpu);
 /// Convolutions: the GEMM view (M = N * OH * OW, N = OC / groups, K = KH * KW * C / groups,
 /// batch = groups).
 GemmConfig chooseConvConfig(const ConvSpec &spec, int64_t batch, const GpuInfo &gpu);
-/// Depthwise tiles: 8 x 8 output pixels of 32 channels (f32: 16) per block, shrunk to 4 x 8
-/// and then 4 x 4 while the grid has fewer than two blocks per SM.
+/// Depthwise tiles: the first of (8 x 8 pixels, 4 vectors of channels, 2 rows per thread),
+/// (8 x 8, 2, 1), (8 x 8, 1, 1), (4 x 8, 2, 1), (4 x 8, 1, 1) that gives two blocks per SM, else
+/// the one giving the most blocks.
 void chooseDepthwiseTiles(DepthwiseSpec &spec, int64_t batch, const GpuInfo &gpu);
 
 /// Workspace sizes of a split-K kernel at concrete sizes (0 without split-K).

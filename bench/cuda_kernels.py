@@ -1,0 +1,424 @@
+#!/usr/bin/env python3
+"""GPU microbenchmark of the CUDA kernel library (lib/Codegen/CUDA/Kernels) against PyTorch:
+GEMMs against F.linear (cuBLAS), convolutions against F.conv2d on channels_last tensors (cuDNN),
+in f16, bf16, strict f32 (TF32 off on both sides) and TF32 (on on both sides).
+
+Two steps. Here (where NVRTC is; no GPU needed), render and compile the kit:
+
+    bench/cuda_kernels.py prepare --tool build/bench/cuda_kernels/tensorc-cuda-kernels \
+        --out build/cuda-kernels-kit [--sms 132] [--arch sm_90] [--cases PATTERN]
+
+On the GPU machine (python3 with torch; the kernels are loaded with the driver API through
+ctypes, no compiler needed):
+
+    python3 bench/cuda_kernels.py run build/cuda-kernels-kit [--cases PATTERN] [--json OUT.json]
+
+Every kernel is first checked against torch (float64 reference on the GPU; the output is
+poisoned with NaN before, so unwritten elements fail): ||ours - ref|| / ||ref|| must stay under
+1e-2 (f16/bf16), 2e-3 (TF32), 1e-5 (f32). Then both sides are timed the same way: a CUDA graph
+of 20 launches (no launch overhead on either side), replayed after warm-up, timed with CUDA
+events, median of 15 replays; inputs rotate over enough copies to exceed the L2 cache, so
+weights come from device memory as they would in a model. The table: ours and torch in ms per
+call, speedup = torch / ours, our TFLOP/s and GB/s (the fewest bytes the op must move: inputs
+read once, output written once).
+
+Cases: square GEMMs (1024, 4096), batch-1 GEMMs (M = 1, 8, 16; N, K in 768..4096), BERT/GPT-2
+b1 s128 GEMMs, ResNet-50 b1 convolutions (every distinct layer), MobileNetV3 / EfficientNet-B0
+depthwise layers and ConvNeXt-T's 7x7 depthwise layers; and `sweep_*`: other tile, stage and
+split-K choices than the heuristic's for a few of those shapes (tuning data).
+"""
+import argparse
+import ctypes
+import fnmatch
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+
+# ---- the cases ----
+
+
+def gemm(name, m, n, k, dtype, math_mode="", epilogue="store"):
+    c = {"name": name, "op": "gemm", "dtype": dtype, "m": m, "n": n, "k": k, "epilogue": epilogue}
+    if math_mode:
+        c["math"] = math_mode
+    return c
+
+
+def conv(name, h, c, oc, k, stride, dtype, math_mode="", n=1):
+    case = {"name": name, "op": "conv", "dtype": dtype, "n": n, "h": h, "w": h, "c": c, "oc": oc,
+            "kh": k, "kw": k, "stride": stride, "pad": k // 2, "epilogue": "store"}
+    if math_mode:
+        case["math"] = math_mode
+    return case
+
+
+def depthwise(name, h, c, k, stride, dtype, n=1):
+    return {"name": name, "op": "depthwise", "dtype": dtype, "n": n, "h": h, "w": h, "c": c,
+            "kh": k, "kw": k, "stride": stride, "pad": k // 2, "epilogue": "store"}
+
+
+# ResNet-50 v1.5 (stride on the 3x3), batch 1: (input size, C, OC, kernel, stride), distinct.
+RESNET50 = [(224, 3, 64, 7, 2),
+            (56, 64, 64, 1, 1), (56, 64, 64, 3, 1), (56, 64, 256, 1, 1), (56, 256, 64, 1, 1),
+            (56, 256, 128, 1, 1), (56, 128, 128, 3, 2), (28, 128, 512, 1, 1), (56, 256, 512, 1, 2),
+            (28, 512, 128, 1, 1), (28, 128, 128, 3, 1),
+            (28, 512, 256, 1, 1), (28, 256, 256, 3, 2), (14, 256, 1024, 1, 1), (28, 512, 1024, 1, 2),
+            (14, 1024, 256, 1, 1), (14, 256, 256, 3, 1),
+            (14, 1024, 512, 1, 1), (14, 512, 512, 3, 2), (7, 512, 2048, 1, 1), (14, 1024, 2048, 1, 2),
+            (7, 2048, 512, 1, 1), (7, 512, 512, 3, 1)]
+# Depthwise layers (input size, C, kernel, stride): MobileNetV3-Large, EfficientNet-B0, ConvNeXt-T.
+DEPTHWISE = [("mbv3", 112, 16, 3, 1), ("mbv3", 112, 64, 3, 2), ("mbv3", 56, 72, 3, 1),
+             ("mbv3", 56, 72, 5, 2), ("mbv3", 28, 120, 5, 1), ("mbv3", 28, 240, 3, 2),
+             ("mbv3", 14, 200, 3, 1), ("mbv3", 14, 480, 3, 1), ("mbv3", 14, 672, 5, 2),
+             ("mbv3", 7, 960, 5, 1),
+             ("effb0", 112, 32, 3, 1), ("effb0", 112, 96, 3, 2), ("effb0", 56, 144, 5, 2),
+             ("effb0", 28, 240, 3, 2), ("effb0", 14, 480, 5, 1), ("effb0", 14, 672, 5, 2),
+             ("effb0", 7, 1152, 3, 1),
+             ("convnext", 56, 96, 7, 1), ("convnext", 28, 192, 7, 1), ("convnext", 14, 384, 7, 1),
+             ("convnext", 7, 768, 7, 1)]
+BERT = [(2304, 768), (768, 768), (3072, 768), (768, 3072)]  # (N, K) at M = 128
+
+
+def all_cases():
+    cases = []
+    for size in (1024, 4096):
+        cases.append(gemm(f"mm{size}_f16", size, size, size, "f16"))
+        cases.append(gemm(f"mm{size}_f32", size, size, size, "f32", "simt"))
+        cases.append(gemm(f"mm{size}_tf32", size, size, size, "f32", "tf32"))
+    cases.append(gemm("mm4096_bf16", 4096, 4096, 4096, "bf16"))
+    for m in (1, 8, 16):
+        for n, k in ((768, 768), (3072, 768), (768, 3072), (4096, 4096)):
+            cases.append(gemm(f"b1_m{m}_n{n}_k{k}_f16", m, n, k, "f16"))
+    cases.append(gemm("b1_m16_n4096_k4096_bf16", 16, 4096, 4096, "bf16"))
+    cases.append(gemm("b1_m1_n4096_k4096_f32", 1, 4096, 4096, "f32", "simt"))
+    for n, k in BERT:
+        cases.append(gemm(f"bert_n{n}_k{k}_f16", 128, n, k, "f16"))
+        cases.append(gemm(f"bert_n{n}_k{k}_f32", 128, n, k, "f32", "simt"))
+        cases.append(gemm(f"bert_n{n}_k{k}_tf32", 128, n, k, "f32", "tf32"))
+    cases.append(gemm("gpt2_lmhead_n50257_k768_f16", 128, 50257, 768, "f16"))
+    cases.append(gemm("resnet_fc_m1_n1000_k2048_f16", 1, 1000, 2048, "f16"))
+    for h, c, oc, k, s in RESNET50:
+        base = f"r50_{h}_{c}to{oc}_k{k}s{s}"
+        cases.append(conv(base + "_f16", h, c, oc, k, s, "f16"))
+        cases.append(conv(base + "_f32", h, c, oc, k, s, "f32", "simt"))
+        cases.append(conv(base + "_tf32", h, c, oc, k, s, "f32", "tf32"))
+    for net, h, c, k, s in DEPTHWISE:
+        cases.append(depthwise(f"dw_{net}_{h}_c{c}_k{k}s{s}_f16", h, c, k, s, "f16"))
+    for net, h, c, k, s in DEPTHWISE[-4:]:
+        cases.append(depthwise(f"dw_{net}_{h}_c{c}_k{k}s{s}_f32", h, c, k, s, "f32"))
+    return cases + sweep_cases()
+
+
+# Tuning data in the same run: configurations besides the heuristic's for a few shapes.
+SWEEPS = [
+    ("mm4096_f16", dict(m=4096, n=4096, k=4096), [
+        (128, 256, 32, 2, 4, 3, 1), (128, 256, 32, 2, 4, 4, 1), (128, 128, 32, 2, 4, 4, 1),
+        (128, 128, 32, 2, 2, 4, 1), (128, 128, 64, 2, 2, 3, 1)]),
+    ("bert_n768_k768_f16", dict(m=128, n=768, k=768), [
+        (128, 64, 32, 2, 2, 4, 4), (64, 64, 32, 2, 2, 4, 1), (64, 64, 32, 2, 2, 4, 2),
+        (64, 64, 64, 2, 2, 4, 3), (32, 64, 32, 1, 4, 4, 1), (128, 128, 32, 2, 4, 4, 6)]),
+    ("bert_n3072_k768_f16", dict(m=128, n=3072, k=768), [
+        (128, 128, 32, 2, 4, 4, 1), (128, 128, 32, 2, 4, 4, 3), (128, 64, 32, 2, 2, 4, 1),
+        (64, 64, 32, 2, 2, 4, 1)]),
+    ("b1_m1_n4096_k4096_f16", dict(m=1, n=4096, k=4096), [
+        (16, 64, 64, 1, 4, 6, 5), (16, 64, 64, 1, 4, 6, 8), (16, 128, 64, 1, 4, 6, 4),
+        (16, 64, 128, 1, 4, 4, 4), (16, 64, 64, 1, 4, 4, 2)]),
+    ("b1_m16_n768_k3072_f16", dict(m=16, n=768, k=3072), [
+        (16, 64, 64, 1, 4, 6, 16), (16, 64, 64, 1, 4, 6, 8), (16, 64, 128, 1, 4, 4, 8)]),
+]
+CONV_SWEEPS = [
+    ("r50_56_64to64_k3s1_f16", (56, 64, 64, 3, 1), [
+        (64, 64, 32, 2, 2, 4, 1), (64, 64, 32, 2, 2, 4, 2), (128, 64, 32, 2, 2, 4, 3),
+        (128, 64, 64, 2, 2, 3, 2), (32, 64, 32, 1, 4, 4, 1)]),
+    ("r50_7_512to512_k3s1_f16", (7, 512, 512, 3, 1), [
+        (64, 64, 64, 2, 2, 6, 16), (64, 64, 64, 2, 2, 4, 8), (64, 64, 32, 2, 2, 6, 8),
+        (64, 128, 64, 2, 2, 4, 8)]),
+    ("r50_28_128to512_k1s1_f16", (28, 128, 512, 1, 1), [
+        (64, 64, 32, 2, 2, 4, 1), (128, 64, 32, 2, 2, 4, 1), (64, 128, 32, 2, 2, 4, 1)]),
+]
+
+
+def config(cfg):
+    bm, bn, bk, wm, wn, stages, split = cfg
+    return {"bm": bm, "bn": bn, "bk": bk, "warps_m": wm, "warps_n": wn, "stages": stages,
+            "split_k": split}
+
+
+def sweep_cases():
+    cases = []
+    for base, dims, cfgs in SWEEPS:
+        for cfg in cfgs:
+            c = gemm(f"sweep_{base}_" + "_".join(map(str, cfg)), dims["m"], dims["n"], dims["k"],
+                     "f16")
+            c["config"] = config(cfg)
+            cases.append(c)
+    for base, (h, c_, oc, k, s), cfgs in CONV_SWEEPS:
+        for cfg in cfgs:
+            c = conv(f"sweep_{base}_" + "_".join(map(str, cfg)), h, c_, oc, k, s, "f16")
+            c["config"] = config(cfg)
+            cases.append(c)
+    return cases
+
+
+def select(cases, pattern):
+    if not pattern:
+        return cases
+    patterns = pattern.split(",")
+    return [c for c in cases if any(fnmatch.fnmatch(c["name"], p) for p in patterns)]
+
+
+def prepare(args):
+    cases = select(all_cases(), args.cases)
+    os.makedirs(args.out, exist_ok=True)
+    path = os.path.join(args.out, "cases.json")
+    with open(path, "w") as f:
+        json.dump(cases, f, indent=1)
+    subprocess.run([args.tool, "kit", path, args.out, "--arch", args.arch, "--sms", str(args.sms)],
+                   check=True)
+    size = sum(os.path.getsize(os.path.join(args.out, f)) for f in os.listdir(args.out))
+    print(f"kit: {len(cases)} kernels, {size / 2**20:.1f} MiB in {args.out}")
+
+
+# ---- running on the GPU ----
+
+
+class Driver:
+    """The few driver API calls the kit needs, through ctypes (torch owns the context)."""
+
+    def __init__(self):
+        self.lib = ctypes.CDLL("libcuda.so.1")
+        self.lib.cuLaunchKernel.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [
+            ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p]
+
+    def check(self, result, what):
+        if result != 0:
+            name = ctypes.c_char_p()
+            self.lib.cuGetErrorName(result, ctypes.byref(name))
+            raise RuntimeError(f"{what}: {name.value.decode() if name.value else result}")
+
+    def load(self, path, name, smem):
+        module, function = ctypes.c_void_p(), ctypes.c_void_p()
+        data = open(path, "rb").read()
+        self.check(self.lib.cuModuleLoadData(ctypes.byref(module), data), f"load {path}")
+        self.check(self.lib.cuModuleGetFunction(ctypes.byref(function), module, name.encode()),
+                   f"function {name}")
+        # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        self.check(self.lib.cuFuncSetAttribute(function, 8, ctypes.c_int(smem)),
+                   f"{name}: {smem} bytes of dynamic shared memory")
+        return function
+
+    def launch(self, function, grid, block, smem, stream, args):
+        values = [ctypes.c_void_p(a) if isinstance(a, Pointer) else ctypes.c_longlong(a)
+                  for a in args]
+        params = (ctypes.c_void_p * len(values))(
+            *[ctypes.cast(ctypes.byref(v), ctypes.c_void_p) for v in values])
+        self.check(self.lib.cuLaunchKernel(function, grid, 1, 1, block, 1, 1, smem, stream, params,
+                                           None), "launch")
+
+
+class Pointer(int):
+    """A device pointer argument (so it is passed as a pointer, not a long long)."""
+
+
+def tensors_for(torch, case, device):
+    """Inputs (torch layout), our buffers by role, the reference function, flops and bytes."""
+    import torch.nn.functional as F
+    dt = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}[case["dtype"]]
+    gen = torch.Generator(device=device).manual_seed(1234)
+
+    def rand(*shape):
+        return (torch.rand(*shape, generator=gen, device=device) * 2 - 1).to(dt)
+
+    op = case["op"]
+    if op == "gemm":
+        m, n, k = case["m"], case["n"], case["k"]
+        a, w = rand(m, k), rand(n, k)
+        ins = {"A": a, "B": w}
+        peer = lambda t: F.linear(t["A"], t["B"])  # noqa: E731
+        ref = lambda t: (t["A"].double() @ t["B"].double().t())  # noqa: E731
+        out_shape, flops = (m, n), 2 * m * n * k
+    elif op == "conv":
+        nb, h, c, oc, kk = case["n"], case["h"], case["c"], case["oc"], case["kh"]
+        s, p, g = case["stride"][0], case["pad"][0], case["groups"]
+        x = rand(nb, c, h, h).to(memory_format=torch.channels_last)
+        w = rand(oc, c // g, kk, kk).to(memory_format=torch.channels_last)
+        ins = {"input": x, "weight": w}
+        peer = lambda t: F.conv2d(t["input"], t["weight"], None, s, p, 1, g)  # noqa: E731
+        ref = lambda t: F.conv2d(t["input"].double(), t["weight"].double(), None, s, p, 1, g)  # noqa
+        oh, ow = case["oh"], case["ow"]
+        out_shape, flops = (nb, oh, ow, oc), 2 * nb * oh * ow * oc * (c // g) * kk * kk
+    else:
+        nb, h, c, kk = case["n"], case["h"], case["c"], case["kh"]
+        s, p = case["stride"][0], case["pad"][0]
+        x = rand(nb, c, h, h).to(memory_format=torch.channels_last)
+        w = rand(c, 1, kk, kk)
+        ins = {"input": x, "weight": w}
+        peer = lambda t: F.conv2d(t["input"], t["weight"], None, s, p, 1, c)  # noqa: E731
+        ref = lambda t: F.conv2d(t["input"].double(), t["weight"].double(), None, s, p, 1, c)  # noqa
+        oh, ow = case["oh"], case["ow"]
+        out_shape, flops = (nb, oh, ow, c), 2 * nb * oh * ow * c * kk * kk
+    nbytes = sum(t.numel() * t.element_size() for t in ins.values())
+    nbytes += math.prod(out_shape) * torch.tensor([], dtype=dt).element_size()
+    return ins, peer, ref, out_shape, flops, nbytes, dt
+
+
+def ours_buffers(torch, case, ins):
+    """Our memory layouts: GEMM as is (A [M][K], B = W [N][K]); convolutions NHWC input and
+    [OC][KH][KW][C/g] (depthwise [KH][KW][C]) weights."""
+    if case["op"] == "gemm":
+        return {"A": ins["A"].contiguous(), "B": ins["B"].contiguous()}
+    x = ins["input"].permute(0, 2, 3, 1).contiguous()
+    if case["op"] == "conv":
+        return {"input": x, "weight": ins["weight"].permute(0, 2, 3, 1).contiguous()}
+    return {"input": x, "weight": ins["weight"][:, 0].permute(1, 2, 0).contiguous()}
+
+
+def run(args):
+    import torch
+
+    torch.backends.cudnn.benchmark = True
+    device = torch.device("cuda")
+    props = torch.cuda.get_device_properties(device)
+    manifest = json.load(open(os.path.join(args.kit, "manifest.json")))
+    print(f"device: {props.name}, {props.multi_processor_count} SMs, torch {torch.__version__}; "
+          f"kit for {manifest['arch']}, {manifest['sms']} SMs", flush=True)
+    driver = Driver()
+    rows, results = [], []
+    for entry in select(manifest["kernels"], args.cases):
+        name = entry["name"]
+        try:
+            row = bench_one(torch, driver, args, entry)
+        except Exception as error:  # one broken case must not hide the others' numbers
+            row = {"name": name, "error": str(error)[:300]}
+        results.append(row)
+        print(json.dumps(row), flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": props.name, "torch": torch.__version__, "results": results}, f,
+                      indent=1)
+    print_table(results)
+    return 1 if any("error" in r or not r.get("ok") for r in results) else 0
+
+
+def bench_one(torch, driver, args, entry):
+    case = dict(entry)
+    tf32 = entry["math"] == "tf32"
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
+    ins, peer, ref, out_shape, flops, nbytes, dt = tensors_for(torch, case, torch.device("cuda"))
+    function = driver.load(os.path.join(args.kit, entry["cubin"]), entry["name"], entry["smem"])
+    partials = torch.empty(max(entry["partial_floats"], 1), dtype=torch.float32, device="cuda")
+    counters = torch.zeros(max(entry["counter_count"], 1), dtype=torch.int32, device="cuda")
+    # Enough input sets to overflow L2, for both sides.
+    copies = max(1, min(32, math.ceil(args.rotate_mb * 2**20 / nbytes)))
+    sets = [ins] + [{k: v.clone() for k, v in ins.items()} for _ in range(copies - 1)]
+    ours_sets = [ours_buffers(torch, case, s) for s in sets]
+    outs = [torch.empty(out_shape, dtype=dt, device="cuda") for _ in range(copies)]
+
+    def launch(i):
+        b, o = ours_sets[i % copies], outs[i % copies]
+        pointers = {"out": o, "partials": partials, "counters": counters, **b}
+        driver.launch(function, entry["units"], entry["threads"], entry["smem"],
+                      torch.cuda.current_stream().cuda_stream,
+                      [Pointer(pointers[r].data_ptr()) for r in entry["roles"]])
+
+    # Check first: poisoned output, float64 reference.
+    outs[0].fill_(float("nan"))
+    launch(0)
+    torch.cuda.synchronize()
+    want = ref(ins)
+    if entry["op"] != "gemm":
+        want = want.permute(0, 2, 3, 1)
+    got = outs[0].double()
+    err = float((got - want).norm() / want.norm())
+    tol = {"f16": 1e-2, "bf16": 1e-2}.get(entry["dtype"], 2e-3 if tf32 else 1e-5)
+    ok = math.isfinite(err) and err <= tol
+    peer_out = peer(ins).double()
+    if entry["op"] != "gemm":
+        peer_out = peer_out.permute(0, 2, 3, 1)
+    peer_err = float((peer_out - want).norm() / want.norm())
+
+    ours_ms = time_graph(torch, lambda i: launch(i), args)
+    peer_ms = time_graph(torch, lambda i: peer(sets[i % copies]), args)
+    return {"name": entry["name"], "ok": ok, "err": err, "torch_err": peer_err, "ours_ms": ours_ms,
+            "torch_ms": peer_ms, "speedup": peer_ms / ours_ms, "tflops": flops / ours_ms / 1e9,
+            "gbs": nbytes / ours_ms / 1e6, "config": entry.get("config", entry.get("tile")),
+            "units": entry["units"], "threads": entry["threads"], "smem": entry["smem"]}
+
+
+def time_graph(torch, step, args, per_graph=20):
+    """Median ms per call: a CUDA graph of `per_graph` calls, replayed and timed with events."""
+    for i in range(3):
+        step(i)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    capture = torch.cuda.Stream()
+    capture.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(capture):
+        step(0)  # warm-up on the capture stream (cuBLAS workspaces)
+        torch.cuda.synchronize()
+        with torch.cuda.graph(graph, stream=capture):
+            for i in range(per_graph):
+                step(i)
+    torch.cuda.current_stream().wait_stream(capture)
+    for _ in range(3):
+        graph.replay()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(args.repeats):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        graph.replay()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / per_graph)
+    return statistics.median(times)
+
+
+def print_table(results):
+    print(f"\n{'case':44} {'ours ms':>9} {'torch ms':>9} {'speedup':>7} {'TFLOP/s':>8} "
+          f"{'GB/s':>7} {'err':>8}  config")
+    for r in results:
+        if "error" in r:
+            print(f"{r['name']:44} ERROR {r['error']}")
+            continue
+        cfg = r["config"] or {}
+        short = ("x".join(str(cfg.get(k, "")) for k in ("bm", "bn", "bk")) +
+                 f" s{cfg.get('stages', '')} k{cfg.get('split_k', '')}") if "bm" in cfg else \
+            f"{cfg.get('h')}x{cfg.get('w')}x{cfg.get('c')} r{cfg.get('rows')}"
+        print(f"{r['name']:44} {r['ours_ms']:9.4f} {r['torch_ms']:9.4f} {r['speedup']:7.2f} "
+              f"{r['tflops']:8.1f} {r['gbs']:7.0f} {r['err']:8.1e}{'' if r['ok'] else ' BAD'}  "
+              f"{short} u{r['units']}")
+    good = [r for r in results if "error" not in r]
+    if good:
+        geo = math.exp(sum(math.log(r["speedup"]) for r in good) / len(good))
+        print(f"\n{len(good)} cases, geometric-mean speedup {geo:.3f}; "
+              f"{sum(1 for r in good if not r['ok'])} wrong, "
+              f"{len(results) - len(good)} errors")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("prepare", help="render and compile the kit (no GPU)")
+    p.add_argument("--tool", default="build/bench/cuda_kernels/tensorc-cuda-kernels")
+    p.add_argument("--out", default="build/cuda-kernels-kit")
+    p.add_argument("--arch", default="sm_90")
+    p.add_argument("--sms", type=int, default=132)
+    p.add_argument("--cases", default="", help="comma-separated name patterns (fnmatch)")
+    r = sub.add_parser("run", help="check and time the kit against torch (GPU)")
+    r.add_argument("kit")
+    r.add_argument("--cases", default="")
+    r.add_argument("--repeats", type=int, default=15)
+    r.add_argument("--rotate-mb", type=float, default=120.0,
+                   help="input copies to rotate through (MiB), to keep L2 from holding them")
+    r.add_argument("--json", default="")
+    args = parser.parse_args()
+    return prepare(args) if args.command == "prepare" else run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
