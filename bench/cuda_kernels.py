@@ -12,6 +12,7 @@ On the GPU machine (python3 with torch; the kernels are loaded with the driver A
 ctypes, no compiler needed):
 
     python3 bench/cuda_kernels.py run build/cuda-kernels-kit [--cases PATTERN] [--json OUT.json]
+        [--table OUT.txt]
 
 Every kernel is first checked against torch (float64 reference on the GPU; the output is
 poisoned with NaN before, so unwritten elements fail): ||ours - ref|| / ||ref|| must stay under
@@ -20,7 +21,8 @@ of 20 launches (no launch overhead on either side), replayed after warm-up, time
 events, median of 15 replays; inputs rotate over enough copies to exceed the L2 cache, so
 weights come from device memory as they would in a model. The table: ours and torch in ms per
 call, speedup = torch / ours, our TFLOP/s and GB/s (the fewest bytes the op must move: inputs
-read once, output written once).
+read once, output written once). Printed last: geometric-mean speedups per group and the
+slowest cases (the table itself too, unless --table writes it to a file).
 
 Cases: square GEMMs (1024, 4096), batch-1 GEMMs (M = 1, 8, 16; N, K in 768..4096), BERT/GPT-2
 b1 s128 GEMMs, ResNet-50 b1 convolutions (every distinct layer), MobileNetV3 / EfficientNet-B0
@@ -286,21 +288,40 @@ def run(args):
     print(f"device: {props.name}, {props.multi_processor_count} SMs, torch {torch.__version__}; "
           f"kit for {manifest['arch']}, {manifest['sms']} SMs", flush=True)
     driver = Driver()
-    rows, results = [], []
+    results = []
     for entry in select(manifest["kernels"], args.cases):
         name = entry["name"]
         try:
             row = bench_one(torch, driver, args, entry)
         except Exception as error:  # one broken case must not hide the others' numbers
             row = {"name": name, "error": str(error)[:300]}
+            try:
+                torch.cuda.synchronize()
+            except Exception:  # a fault poisons the context: nothing after it can run
+                results.append(row)
+                print(f"{name}: {row['error']}\nstopping: the CUDA context is lost; rerun with "
+                      f"--cases excluding it", flush=True)
+                break
         results.append(row)
-        print(json.dumps(row), flush=True)
+        if args.verbose or "error" in row or not row.get("ok"):
+            print(short_line(row), flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": props.name, "torch": torch.__version__, "results": results}, f,
                       indent=1)
-    print_table(results)
+    table = format_table(results)
+    if args.table:
+        with open(args.table, "w") as f:
+            f.write(table + "\n")
+    print(summary(results, table if not args.table else None))
     return 1 if any("error" in r or not r.get("ok") for r in results) else 0
+
+
+def short_line(r):
+    if "error" in r:
+        return f"{r['name']}: ERROR {r['error']}"
+    return (f"{r['name']}: ours {r['ours_ms']:.4f} ms, torch {r['torch_ms']:.4f} ms, "
+            f"x{r['speedup']:.2f}, err {r['err']:.1e}{'' if r['ok'] else ' WRONG'}")
 
 
 def bench_one(torch, driver, args, entry):
@@ -378,26 +399,50 @@ def time_graph(torch, step, args, per_graph=20):
     return statistics.median(times)
 
 
-def print_table(results):
-    print(f"\n{'case':44} {'ours ms':>9} {'torch ms':>9} {'speedup':>7} {'TFLOP/s':>8} "
-          f"{'GB/s':>7} {'err':>8}  config")
+def format_table(results):
+    lines = [f"{'case':44} {'ours ms':>9} {'torch ms':>9} {'speedup':>7} {'TFLOP/s':>8} "
+             f"{'GB/s':>7} {'err':>8}  config"]
     for r in results:
         if "error" in r:
-            print(f"{r['name']:44} ERROR {r['error']}")
+            lines.append(f"{r['name']:44} ERROR {r['error']}")
             continue
         cfg = r["config"] or {}
         short = ("x".join(str(cfg.get(k, "")) for k in ("bm", "bn", "bk")) +
                  f" s{cfg.get('stages', '')} k{cfg.get('split_k', '')}") if "bm" in cfg else \
             f"{cfg.get('h')}x{cfg.get('w')}x{cfg.get('c')} r{cfg.get('rows')}"
-        print(f"{r['name']:44} {r['ours_ms']:9.4f} {r['torch_ms']:9.4f} {r['speedup']:7.2f} "
-              f"{r['tflops']:8.1f} {r['gbs']:7.0f} {r['err']:8.1e}{'' if r['ok'] else ' BAD'}  "
-              f"{short} u{r['units']}")
+        lines.append(f"{r['name']:44} {r['ours_ms']:9.4f} {r['torch_ms']:9.4f} {r['speedup']:7.2f} "
+                     f"{r['tflops']:8.1f} {r['gbs']:7.0f} {r['err']:8.1e}"
+                     f"{'' if r['ok'] else ' BAD'}  {short} u{r['units']}")
+    return "\n".join(lines)
+
+
+GROUPS = [("square GEMMs", "mm*"), ("batch-1 GEMMs", "b1_*"), ("BERT/GPT-2 s128", "bert_*"),
+          ("LM head / fc", "*lmhead*,resnet_fc*"), ("ResNet-50 f16", "r50_*_f16"),
+          ("ResNet-50 f32", "r50_*_f32"), ("ResNet-50 TF32", "r50_*_tf32"),
+          ("depthwise", "dw_*"), ("sweeps", "sweep_*")]
+
+
+def summary(results, table):
+    """Per-group geometric-mean speedups (torch / ours) and the worst cases; the whole table
+    too when it was not written to a file."""
+    out = [table, ""] if table else []
     good = [r for r in results if "error" not in r]
-    if good:
-        geo = math.exp(sum(math.log(r["speedup"]) for r in good) / len(good))
-        print(f"\n{len(good)} cases, geometric-mean speedup {geo:.3f}; "
-              f"{sum(1 for r in good if not r['ok'])} wrong, "
-              f"{len(results) - len(good)} errors")
+    for label, pattern in GROUPS:
+        rs = select(good, pattern)
+        if rs:
+            geo = math.exp(sum(math.log(r["speedup"]) for r in rs) / len(rs))
+            out.append(f"{label:18} {len(rs):3} cases  geomean speedup {geo:6.3f}  "
+                       f"min {min(r['speedup'] for r in rs):6.3f}  max "
+                       f"{max(r['speedup'] for r in rs):6.3f}  wrong {sum(not r['ok'] for r in rs)}")
+    main = [r for r in good if not r["name"].startswith("sweep_")]
+    if main:
+        geo = math.exp(sum(math.log(r["speedup"]) for r in main) / len(main))
+        out.append(f"all but sweeps: {len(main)} cases, geomean speedup {geo:.3f}; "
+                   f"{sum(not r['ok'] for r in main)} wrong; {len(results) - len(good)} errors")
+        out.append("slowest against torch:")
+        for r in sorted(main, key=lambda r: r["speedup"])[:12]:
+            out.append("  " + short_line(r))
+    return "\n".join(out)
 
 
 def main():
@@ -415,7 +460,9 @@ def main():
     r.add_argument("--repeats", type=int, default=15)
     r.add_argument("--rotate-mb", type=float, default=120.0,
                    help="input copies to rotate through (MiB), to keep L2 from holding them")
-    r.add_argument("--json", default="")
+    r.add_argument("--json", default="", help="write every result here")
+    r.add_argument("--table", default="", help="write the full table here (else printed)")
+    r.add_argument("--verbose", action="store_true", help="a line per case as it runs")
     args = parser.parse_args()
     return prepare(args) if args.command == "prepare" else run(args)
 
