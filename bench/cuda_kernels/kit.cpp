@@ -3,8 +3,10 @@
 // into a kit of cubins plus a manifest (for bench/cuda_kernels.py on a GPU machine).
 //
 //   tensorc-cuda-kernels render CASES.json OUT_DIR   -> OUT_DIR/kernels.cu, OUT_DIR/manifest.json
-//   tensorc-cuda-kernels kit CASES.json OUT_DIR [--arch sm_90] [--sms 132]
+//   tensorc-cuda-kernels kit CASES.json OUT_DIR [--arch sm_90a] [--sms 132] [--watchdog N]
 //                                                    -> OUT_DIR/<case>.cubin, manifest.json
+//   (sm_90a enables the Hopper wgmma kernel; --watchdog N traps a barrier wait that polls N
+//   times instead of hanging the benchmark)
 //   tensorc-cuda-kernels compile FILE.cu --arch sm_80  (NVRTC only: rendered kernels compile)
 //
 // This is the caller side of the library's epilogue hook: the epilogues here (plain store,
@@ -17,11 +19,13 @@
 
 #include <nvrtc.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 namespace {
@@ -176,6 +180,19 @@ TC_DEVICE float tk_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678
 
 GemmConfig parseConfig(const Json &j, GemmConfig c) {
   Fields f{j, "config"};
+  // A config without "kernel" is an mma.sync config (the older format).
+  std::string kernel = f.string("kernel", "mma");
+  if (kernel != "wgmma" && kernel != "mma")
+    die("config: unknown kernel '" + kernel + "' (mma, wgmma)");
+  if ((kernel == "wgmma") != (c.kernel == GemmKernel::Wgmma)) {
+    // Another kernel than the heuristic's: start from that kernel's defaults.
+    c = GemmConfig();
+    if (kernel == "wgmma")
+      c.kernel = GemmKernel::Wgmma, c.bm = 128, c.bn = 128, c.bk = 64, c.stages = 4;
+  }
+  // Tiles given without their epilogue passes: whole-tile passes.
+  c.epilogueCols = int(f.integer("epi_cols", j.find("bn") ? 0 : c.epilogueCols));
+  c.gridLimit = int(f.integer("grid_limit", c.gridLimit));
   c.bm = int(f.integer("bm", c.bm));
   c.bn = int(f.integer("bn", c.bn));
   c.bk = int(f.integer("bk", c.bk));
@@ -188,8 +205,111 @@ GemmConfig parseConfig(const Json &j, GemmConfig c) {
 
 Json configJson(const GemmConfig &c) {
   Json j = Json::object();
+  j["kernel"] = c.kernel == GemmKernel::Wgmma ? "wgmma" : "mma";
+  j["epi_cols"] = c.epilogueCols, j["grid_limit"] = c.gridLimit;
   j["bm"] = c.bm, j["bn"] = c.bn, j["bk"] = c.bk, j["warps_m"] = c.warpsM;
   j["warps_n"] = c.warpsN, j["stages"] = c.stages, j["split_k"] = c.splitK;
+  return j;
+}
+
+/// Evaluates the integer C expressions the library returns (literals with an `ll` suffix, the
+/// `tk_arg_*` scalars, + - * / and parentheses, `a < b ? a : b`) at the case's sizes.
+struct Evaluator {
+  std::map<std::string, int64_t> vars;
+  std::string text;
+  size_t at = 0;
+  int64_t run(const std::string &expression, const std::string &where) {
+    text = expression, at = 0;
+    int64_t v = ternary();
+    skip();
+    if (at != text.size())
+      die(where + ": cannot evaluate '" + expression + "'");
+    return v;
+  }
+  void skip() {
+    while (at < text.size() && text[at] == ' ')
+      ++at;
+  }
+  bool eat(char c) {
+    skip();
+    if (at < text.size() && text[at] == c)
+      return ++at, true;
+    return false;
+  }
+  int64_t ternary() {
+    int64_t a = sum();
+    if (eat('<')) {
+      int64_t b = sum();
+      if (!eat('?'))
+        die("expected ?");
+      int64_t x = ternary();
+      if (!eat(':'))
+        die("expected :");
+      int64_t y = ternary();
+      return a < b ? x : y;
+    }
+    return a;
+  }
+  int64_t sum() {
+    int64_t v = product();
+    for (;;) {
+      if (eat('+'))
+        v += product();
+      else if (eat('-'))
+        v -= product();
+      else
+        return v;
+    }
+  }
+  int64_t product() {
+    int64_t v = atom();
+    for (;;) {
+      if (eat('*'))
+        v *= atom();
+      else if (eat('/'))
+        v /= atom();
+      else
+        return v;
+    }
+  }
+  int64_t atom() {
+    skip();
+    if (eat('(')) {
+      int64_t v = ternary();
+      if (!eat(')'))
+        die("expected )");
+      return v;
+    }
+    size_t start = at;
+    while (at < text.size() && (std::isalnum((unsigned char)text[at]) || text[at] == '_'))
+      ++at;
+    std::string word = text.substr(start, at - start);
+    if (word.empty())
+      die("cannot evaluate '" + text + "'");
+    if (std::isdigit((unsigned char)word[0])) {
+      while (!word.empty() && (word.back() == 'l' || word.back() == 'L'))
+        word.pop_back();
+      return std::stoll(word);
+    }
+    auto found = vars.find(word);
+    if (found == vars.end())
+      die("unknown name '" + word + "' in '" + text + "'");
+    return found->second;
+  }
+};
+
+Json tensorMapJson(const TensorMapSpec &t, Evaluator &eval, const std::string &where) {
+  Json j = Json::object();
+  j["param"] = t.param, j["operand"] = t.operand;
+  j["dtype"] = t.tf32 ? "tf32" : elemTypeName(t.type);
+  Json dims = Json::array(), strides = Json::array(), box = Json::array();
+  for (const std::string &d : t.dims)
+    dims.push(eval.run(d, where));
+  for (const std::string &d : t.strides)
+    strides.push(eval.run(d, where));
+  for (int b : t.box)
+    box.push(b);
+  j["dims"] = dims, j["strides"] = strides, j["box"] = box;
   return j;
 }
 
@@ -199,11 +319,14 @@ struct Rendered {
   Json entry;
 };
 
-Rendered renderCase(const Json &j, const GpuInfo &gpu) {
+Rendered renderCase(const Json &j, GpuInfo gpu, const std::string &arch) {
   Fields f{j, "case"};
   f.name = f.string("name", "");
   if (f.name.empty())
     die("a case without a name");
+  // A case may ask for an older target's heuristic ("arch": "sm_90": no wgmma).
+  if (j.find("arch"))
+    gpu.sm90a = gpu.sm90a && f.string("arch", "") == "sm_90a";
   std::string op = f.string("op", "");
   ElemType type = parseType(f.string("dtype", "f16"), f.name);
   ElemType out = parseType(f.string("out_dtype", f.string("dtype", "f16")), f.name);
@@ -216,7 +339,8 @@ Rendered renderCase(const Json &j, const GpuInfo &gpu) {
   e["out_dtype"] = elemTypeName(out), e["math"] = mathModeName(math), e["epilogue"] = epilogue;
   Json roles = Json::array();
   std::string error;
-  int64_t units = 0, partials = 0, counters = 0;
+  int64_t units = 0, partials = 0, counters = 0, grid = 0;
+  Evaluator eval;
   if (op == "gemm") {
     int64_t m = f.integer("m"), n = f.integer("n"), k = f.integer("k"), b = f.integer("batch", 1);
     bool aK = f.flag("a_kmajor", true), bK = f.flag("b_kmajor", true);
@@ -239,13 +363,16 @@ Rendered renderCase(const Json &j, const GpuInfo &gpu) {
       s.m = strCat(m, "ll"), s.n = strCat(n, "ll"), s.k = strCat(k, "ll"),
       s.batch = strCat(b, "ll");
     }
-    s.config = chooseGemmConfig(m, n, k, b, type, math, gpu);
+    s.config =
+        chooseGemmConfig(m, n, k, b, type, math, gpu, aK && bK && s.a.aligned16 && s.b.aligned16);
     if (config)
       s.config = parseConfig(*config, s.config);
     s.epilogue =
         makeEpilogue(epilogue, out, strCat(n, "ll"), strCat(m * n, "ll"), n % vec == 0, f.name);
     r.kernel = renderGemm(s, error);
     units = gemmUnits(s.config, m, n, b);
+    grid = gemmGrid(s.config, units);
+    eval.vars = {{"tk_arg_m", m}, {"tk_arg_n", n}, {"tk_arg_k", k}, {"tk_arg_batch", b}};
     partials = gemmPartialFloats(s.config, math, m, n, b);
     counters = gemmCounterCount(s.config, m, n, b);
     e["m"] = m, e["n"] = n, e["k"] = k, e["batch"] = b, e["a_kmajor"] = aK, e["b_kmajor"] = bK;
@@ -275,6 +402,7 @@ Rendered renderCase(const Json &j, const GpuInfo &gpu) {
     r.kernel = renderConv(s, error);
     int64_t ocg = s.oc / s.groups;
     units = gemmUnits(s.config, pixels, ocg, s.groups);
+    grid = gemmGrid(s.config, units);
     partials = gemmPartialFloats(s.config, math, pixels, ocg, s.groups);
     counters = gemmCounterCount(s.config, pixels, ocg, s.groups);
     e["n"] = n, e["h"] = s.h, e["w"] = s.w, e["c"] = s.c, e["oc"] = s.oc, e["kh"] = s.kh;
@@ -310,6 +438,7 @@ Rendered renderCase(const Json &j, const GpuInfo &gpu) {
     r.kernel = renderDepthwise(s, error);
     units = n * ((s.oh() + s.tileH - 1) / s.tileH) * ((s.ow() + s.tileW - 1) / s.tileW) *
             ((s.c + s.channelsPerBlock - 1) / s.channelsPerBlock);
+    grid = units;
     e["n"] = n, e["h"] = s.h, e["w"] = s.w, e["c"] = s.c, e["kh"] = s.kh, e["kw"] = s.kw;
     e["stride"] = Json::array(), e["pad"] = Json::array(), e["dilation"] = Json::array();
     e["stride"].push(s.strideH), e["stride"].push(s.strideW);
@@ -326,6 +455,17 @@ Rendered renderCase(const Json &j, const GpuInfo &gpu) {
   }
   if (!error.empty())
     die(error);
+  if (!r.kernel.tensorMaps.empty()) { // the operand pointers are tensor maps
+    roles = Json::array();
+    Json maps = Json::array();
+    for (const TensorMapSpec &t : r.kernel.tensorMaps) {
+      roles.push("map:" + t.operand);
+      maps.push(tensorMapJson(t, eval, f.name));
+    }
+    e["tensor_maps"] = maps;
+  }
+  if (!r.kernel.arch.empty() && r.kernel.arch != arch)
+    die(f.name + ": the kernel needs " + r.kernel.arch + ", the kit is for " + arch);
   roles.push("out");
   if (epilogue == "bias_relu" || epilogue == "bias_gelu")
     roles.push("bias");
@@ -337,6 +477,7 @@ Rendered renderCase(const Json &j, const GpuInfo &gpu) {
     roles.push("m"), roles.push("n"), roles.push("k"), roles.push("batch");
   e["roles"] = roles;
   e["threads"] = r.kernel.threads, e["smem"] = r.kernel.smemBytes, e["units"] = units;
+  e["grid"] = grid, e["cluster"] = r.kernel.clusterSize, e["arch"] = r.kernel.arch;
   e["partial_floats"] = partials, e["counter_count"] = counters;
   return r;
 }
@@ -359,14 +500,15 @@ void writeFile(const std::filesystem::path &path, const std::string &bytes) {
 
 /// NVRTC: the cubin for `arch`, and ptxas's resource report (registers, spills) in `log`.
 std::string compile(const std::string &source, const std::string &name, const std::string &arch,
-                    std::string &log) {
+                    std::string &log, const std::string &define = "") {
   nvrtcProgram program;
   if (nvrtcCreateProgram(&program, source.c_str(), (name + ".cu").c_str(), 0, nullptr, nullptr) !=
       NVRTC_SUCCESS)
     die(name + ": nvrtcCreateProgram failed");
   std::string archOption = "--gpu-architecture=" + arch;
-  const char *options[] = {archOption.c_str(), "-std=c++17", "--fmad=true", "--ptxas-options=-v"};
-  nvrtcResult result = nvrtcCompileProgram(program, 4, options);
+  const char *options[] = {archOption.c_str(), "-std=c++17", "--fmad=true", "--ptxas-options=-v",
+                           define.c_str()};
+  nvrtcResult result = nvrtcCompileProgram(program, define.empty() ? 4 : 5, options);
   size_t size = 0;
   nvrtcGetProgramLogSize(program, &size);
   log.assign(size, '\0');
@@ -386,8 +528,9 @@ std::string compile(const std::string &source, const std::string &name, const st
 }
 
 int usage() {
-  std::cerr << "usage: tensorc-cuda-kernels render CASES.json OUT_DIR [--sms N]\n"
-               "       tensorc-cuda-kernels kit CASES.json OUT_DIR [--arch sm_90] [--sms N]\n"
+  std::cerr << "usage: tensorc-cuda-kernels render CASES.json OUT_DIR [--arch sm_90a] [--sms N]\n"
+               "       tensorc-cuda-kernels kit CASES.json OUT_DIR [--arch sm_90a] [--sms N] "
+               "[--watchdog N]\n"
                "       tensorc-cuda-kernels compile FILE.cu --arch sm_90\n";
   return 2;
 }
@@ -406,7 +549,7 @@ int main(int argc, char **argv) {
     return usage();
   std::string mode = argv[1], casesPath = argv[2];
   std::filesystem::path outDir = argv[3];
-  std::string arch = "sm_90";
+  std::string arch = "sm_90", define;
   GpuInfo gpu;
   for (int i = 4; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
@@ -414,12 +557,15 @@ int main(int argc, char **argv) {
       arch = argv[i + 1];
     else if (flag == "--sms")
       gpu.sms = std::atoi(argv[i + 1]);
+    else if (flag == "--watchdog")
+      define = std::string("-DTK_WATCHDOG=") + argv[i + 1] + "u";
     else
       return usage();
   }
   if (mode != "render" && mode != "kit")
     return usage();
   gpu.arch = std::atoi(arch.c_str() + 3);
+  gpu.sm90a = arch == "sm_90a";
   if (gpu.arch < 90)
     gpu.smemPerBlock = 163 * 1024;
   Expected<Json> cases = Json::parse(readFile(casesPath));
@@ -431,15 +577,19 @@ int main(int argc, char **argv) {
   std::string library = kernelLibrarySource() + kEpilogueHelpers;
   Json manifest = Json::object();
   manifest["arch"] = arch, manifest["sms"] = gpu.sms;
+  manifest["watchdog"] = !define.empty();
   Json kernels = Json::array();
-  std::string all = library;
+  std::string all = library, portable = library;
   for (const Json &c : cases->items()) {
-    Rendered r = renderCase(c, gpu);
+    Rendered r = renderCase(c, gpu, arch);
     if (mode == "render") {
       all += "\n" + r.kernel.source;
+      if (r.kernel.arch.empty())
+        portable += "\n" + r.kernel.source;
     } else {
       std::string log;
-      std::string cubin = compile(library + "\n" + r.kernel.source, r.kernel.name, arch, log);
+      std::string cubin =
+          compile(library + "\n" + r.kernel.source, r.kernel.name, arch, log, define);
       writeFile(outDir / (r.kernel.name + ".cubin"), cubin);
       r.entry["cubin"] = r.kernel.name + ".cubin";
       r.entry["ptxas"] = log;
@@ -448,8 +598,10 @@ int main(int argc, char **argv) {
     kernels.push(std::move(r.entry));
   }
   manifest["kernels"] = kernels;
-  if (mode == "render")
+  if (mode == "render") {
     writeFile(outDir / "kernels.cu", all);
+    writeFile(outDir / "kernels_portable.cu", portable); // the kernels any target compiles
+  }
   writeFile(outDir / "manifest.json", manifest.dump(1) + "\n");
   return 0;
 }

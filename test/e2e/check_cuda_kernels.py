@@ -94,13 +94,47 @@ CASES = [
      "epilogue": "bias_relu", "config": {"bm": 32, "bn": 64, "split_k": 1}},
     # configurations from the heuristic (GemmConfig.cpp) rather than given
     {"name": "gemm_f16_auto", "op": "gemm", "dtype": "f16", "m": 96, "n": 136, "k": 264,
-     "epilogue": "bias_relu"},
+     "epilogue": "bias_relu", "arch": "sm_90"},
     {"name": "gemm_simt_auto", "op": "gemm", "dtype": "f32", "math": "simt", "m": 20, "n": 72,
      "k": 100, "epilogue": "store"},
     {"name": "conv_f16_auto", "op": "conv", "dtype": "f16", "n": 1, "h": 5, "w": 5, "c": 64,
      "oc": 64, "kh": 3, "kw": 3, "pad": 1, "epilogue": "store"},
     {"name": "dw_f16_auto", "op": "depthwise", "dtype": "f16", "n": 1, "h": 7, "w": 7, "c": 48,
      "kh": 5, "kw": 5, "pad": 2, "epilogue": "store"},
+    # ---- the Hopper kernel (wgmma from TMA tiles, emulated from the PTX definitions) ----
+    # two consumer warpgroups, tails in M, N and K (TMA zero fill), batch 2, two epilogue passes
+    {"name": "wg_f16_tails_bias_relu", "op": "gemm", "dtype": "f16", "m": 100, "n": 72, "k": 200,
+     "batch": 2, "epilogue": "bias_relu",
+     "config": {"kernel": "wgmma", "bm": 128, "bn": 64, "bk": 64, "stages": 3, "split_k": 1,
+                "epi_cols": 32}},
+    # split-K over a cluster of 3 reducing through distributed shared memory; a two-slot ring
+    # wrapping several times; bf16 in, bf16 out, 48-wide tiles
+    {"name": "wg_bf16_cluster_split", "op": "gemm", "dtype": "bf16", "m": 70, "n": 48, "k": 600,
+     "epilogue": "bias_gelu",
+     "config": {"kernel": "wgmma", "bm": 64, "bn": 48, "bk": 64, "stages": 2, "split_k": 3}},
+    # a persistent grid of 2 blocks looping over 12 units (the ring's phases carry across units);
+    # B shared by a batch of 3; sizes as kernel arguments
+    {"name": "wg_f16_persistent_broadcast", "op": "gemm", "dtype": "f16", "m": 130, "n": 64,
+     "k": 136, "batch": 3, "b_broadcast": True, "runtime_dims": True, "epilogue": "store",
+     "config": {"kernel": "wgmma", "bm": 64, "bn": 32, "bk": 64, "stages": 3, "split_k": 1,
+                "grid_limit": 2}},
+    # TF32, a cluster of 2 looping over two tiles (its reduction barriers' phases carry over)
+    {"name": "wg_tf32_cluster_loop", "op": "gemm", "dtype": "f32", "math": "tf32", "m": 66,
+     "n": 40, "k": 100, "epilogue": "store",
+     "config": {"kernel": "wgmma", "bm": 64, "bn": 48, "bk": 32, "stages": 2, "split_k": 2,
+                "grid_limit": 2}},
+    # 256-wide tiles (registers moved to the consumers), eight 32-column epilogue passes
+    {"name": "wg_f16_bn256", "op": "gemm", "dtype": "f16", "m": 130, "n": 260, "k": 72,
+     "epilogue": "store",
+     "config": {"kernel": "wgmma", "bm": 128, "bn": 256, "bk": 64, "stages": 2, "split_k": 1,
+                "epi_cols": 32}},
+    # a pointwise convolution as a dense GEMM over the NHWC input, folded batch norm + residual
+    {"name": "wg_conv_1x1_bn_add_relu", "op": "conv", "dtype": "f16", "n": 1, "h": 9, "w": 7,
+     "c": 24, "oc": 40, "kh": 1, "kw": 1, "epilogue": "bn_add_relu",
+     "config": {"kernel": "wgmma", "bm": 64, "bn": 48, "bk": 64, "stages": 2, "split_k": 1}},
+    # the heuristic's Hopper choice (a cluster split for a BERT-like short M)
+    {"name": "wg_f16_auto", "op": "gemm", "dtype": "f16", "m": 128, "n": 192, "k": 512,
+     "epilogue": "bias_relu"},
     # depthwise 7x7 (ConvNeXt), a channel tile with 8 of 32 channels valid
     {"name": "dw_f16_7x7", "op": "depthwise", "dtype": "f16", "n": 1, "h": 11, "w": 9, "c": 40, "kh": 7,
      "kw": 7, "pad": 3, "epilogue": "bias_relu", "tile": {"h": 8, "w": 8, "c": 32, "rows": 2}},
@@ -150,6 +184,29 @@ MUTANTS = {
         "(void)0;",
         ["gemm_bf16_transposed_splitk"]),
 }
+
+MUTANTS.update({
+    "wg_release_before_wait": (
+        "a consumer hands a slot back before the wgmma reading it has completed",
+        r"tk_wgmma_wait<1>\(\); // the previous slice's group is done: its slot goes back",
+        "",
+        ["wg_bf16_cluster_split"]),
+    "wg_k_step": (
+        "wgmma K steps advance 16 bytes instead of 32 along A's swizzled rows",
+        r"tk_wgmma<BN, C::KIND>\(acc, tk_wg_desc\(a \+ 32 \* s\)",
+        "tk_wgmma<BN, C::KIND>(acc, tk_wg_desc(a + 16 * s)",
+        ["wg_f16_tails_bias_relu"]),
+    "wg_cluster_local_sum": (
+        "each CTA of a split-K cluster sums its own partial tile SPLITK times",
+        r"tk_ld_cluster_f4\(at, q\), hi = tk_ld_cluster_f4\(at \+ 16, q\)",
+        "tk_ld_cluster_f4(at, rank), hi = tk_ld_cluster_f4(at + 16, rank)",
+        ["wg_bf16_cluster_split"]),
+    "wg_cluster_no_ready_wait": (
+        "a CTA reads the cluster's partial tiles without waiting until they are staged",
+        r"tk_mbar_wait_cluster\(ready, epiPhase\);",
+        "",
+        ["wg_bf16_cluster_split"]),
+})
 
 STORAGE = {"f16": np.float16, "bf16": np.uint16, "f32": np.float32}
 
@@ -311,9 +368,18 @@ def emulation_source(kernels_cu, manifest):
     runs = []
     for index, k in enumerate(manifest["kernels"]):
         out_type = "float" if k["out_dtype"] == "f32" else "unsigned short"
-        args = []
+        args, maps = [], []
         for role in k["roles"]:
-            if role in ("m", "n", "k", "batch"):
+            if role.startswith("map:"):
+                # The emulation's tensor map layout (cuda_emu.h tk_tma_load_3d).
+                t = k["tensor_maps"][len(maps)]
+                words = ([f"(unsigned long long)(uintptr_t)buffer(\"{role[4:]}\")"] + t["dims"] +
+                         t["strides"] + t["box"] + [4 if t["dtype"] in ("f32", "tf32") else 2])
+                name = f"tk_emu_map{len(maps)}"
+                maps.append(f"TkTensorMap {name}{{}}; " + " ".join(
+                    f"{name}.opaque[{i}] = {w};" for i, w in enumerate(words)))
+                args.append(name)
+            elif role in ("m", "n", "k", "batch"):
                 args.append(f"{k[role]}ll")
             elif role == "partials":
                 args.append("(float *)buffer(\"partials\")")
@@ -326,8 +392,8 @@ def emulation_source(kernels_cu, manifest):
             else:
                 t = "float" if k["dtype"] == "f32" else "unsigned short"
                 args.append(f"(const {t} *)buffer(\"{role}\")")
-        runs.append(f"  if (which == {index}) tc_emu::launch({k['units']}, {k['threads']}, [&] "
-                    f"{{ {k['name']}({', '.join(args)}); }});")
+        runs.append(f"  if (which == {index}) {{ {' '.join(maps)} tc_emu::launch({k['grid']}, "
+                    f"{k['threads']}, [&] {{ {k['name']}({', '.join(args)}); }}, {k['cluster']}); }}")
     main = """
 #include <map>
 #include <string>
@@ -375,7 +441,7 @@ def build(args, work, cases, label, mutate=None):
     with open(cases_path, "w") as f:
         json.dump(cases, f)
     rendered = os.path.join(work, "rendered")
-    subprocess.run([args.tool, "render", cases_path, rendered], check=True)
+    subprocess.run([args.tool, "render", cases_path, rendered, "--arch", "sm_90a"], check=True)
     manifest = json.load(open(os.path.join(rendered, "manifest.json")))
     source = open(os.path.join(rendered, "kernels.cu")).read()
     if mutate:
@@ -463,7 +529,7 @@ def main():
     parser.add_argument("--mutants", action="store_true",
                         help="check that deliberately broken kernels fail instead")
     parser.add_argument("--archs", default="",
-                        help="also compile the cases with NVRTC for these archs (sm_80,sm_90)")
+                        help="also compile the cases with NVRTC for these archs (sm_80,sm_90,sm_90a)")
     parser.add_argument("--work", help="keep the files here")
     args = parser.parse_args()
     names = [n for n in args.cases.split(",") if n]
@@ -491,8 +557,10 @@ def main():
         else:
             binary, manifest = build(args, work, cases, "cases")
             for arch in [a for a in args.archs.split(",") if a]:
+                # Hopper (sm_90a) kernels compile for sm_90a only; the others for every target.
+                source = "kernels.cu" if arch == "sm_90a" else "kernels_portable.cu"
                 compiled = subprocess.run(
-                    [args.tool, "compile", os.path.join(work, "rendered", "kernels.cu"), "--arch",
+                    [args.tool, "compile", os.path.join(work, "rendered", source), "--arch",
                      arch], capture_output=True, text=True)
                 total += 1
                 failed += compiled.returncode != 0

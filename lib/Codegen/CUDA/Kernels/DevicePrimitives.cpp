@@ -1,6 +1,7 @@
 // Device text every library kernel uses: the inline-PTX primitives (cp.async with zero fill,
-// ldmatrix, mma.sync for f16/bf16/TF32, TF32 rounding), storage-type traits, the swizzled
-// shared-memory layout and the operand loaders (dense matrices and NHWC convolution patches).
+// ldmatrix, mma.sync for f16/bf16/TF32, TF32 rounding; on Hopper mbarriers, TMA, wgmma, clusters),
+// storage-type traits, the swizzled shared-memory layout and the operand loaders (dense matrices
+// and NHWC convolution patches).
 #include "LibrarySources.h"
 
 namespace tensorc::cuda::kernels::detail {
@@ -195,6 +196,104 @@ TC_DEVICE void tk_raster(long long t, long long tilesM, long long tilesN, long l
   tm = first + (t % inGroup) % size;
   tn = (t % inGroup) / size;
 }
+)";
+}
+
+const char *hopperPrimitives() {
+  // sm_90 / sm_90a only; functions a kernel does not call are not compiled, so the text is
+  // harmless in sm_80 modules. Addresses are shared-window (32-bit) addresses. mbarrier phases
+  // are waited on by parity: a fresh barrier's "previous" phase (parity 1) counts as complete.
+  // TK_WATCHDOG (a count of failed polls, defined by benchmark builds) turns a barrier that
+  // never completes into a trap instead of a hang.
+  return R"(
+// ---- Hopper: TMA tensor maps, mbarriers, wgmma, clusters ----
+struct alignas(64) TkTensorMap { unsigned long long opaque[16]; };
+// ---- inline PTX (test/e2e/cuda_emu.h emulates what lies between these lines) ----
+TC_DEVICE void tk_mbar_init(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" :: "r"(bar), "r"(count) : "memory");
+}
+TC_DEVICE void tk_fence_mbar_init() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
+// Arrives once and expects `bytes` more from the copies that complete on this barrier.
+TC_DEVICE void tk_mbar_expect_tx(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" :: "r"(bar), "r"(bytes) : "memory");
+}
+TC_DEVICE void tk_mbar_arrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(bar) : "memory");
+}
+// Arrives on the barrier at the same offset in cluster CTA `rank` (release at cluster scope).
+TC_DEVICE void tk_mbar_arrive_cluster(unsigned bar, unsigned rank) {
+  asm volatile("{\n.reg .b32 tk_r;\nmapa.shared::cluster.u32 tk_r, %0, %1;\n"
+               "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [tk_r];\n}\n" :: "r"(bar), "r"(rank) : "memory");
+}
+TC_DEVICE bool tk_mbar_try(unsigned bar, unsigned parity) {
+  unsigned done;
+  asm volatile("{\n.reg .pred tk_p;\nmbarrier.try_wait.parity.shared::cta.b64 tk_p, [%1], %2;\nselp.u32 %0, 1, 0, tk_p;\n}\n"
+               : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+  return done != 0;
+}
+// Acquire at cluster scope: what other CTAs of the cluster wrote before arriving is visible.
+TC_DEVICE bool tk_mbar_try_cluster(unsigned bar, unsigned parity) {
+  unsigned done;
+  asm volatile("{\n.reg .pred tk_p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 tk_p, [%1], %2;\nselp.u32 %0, 1, 0, tk_p;\n}\n"
+               : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+  return done != 0;
+}
+// A 3-D tile of `map` at element coordinates (c0 innermost) into shared memory at `dst`,
+// completing its bytes on `bar`.
+TC_DEVICE void tk_tma_load_3d(unsigned dst, const TkTensorMap *map, int c0, int c1, int c2, unsigned bar) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n"
+               :: "r"(dst), "l"((unsigned long long)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar) : "memory");
+}
+TC_DEVICE void tk_prefetch_tmap(const TkTensorMap *map) {
+  asm volatile("prefetch.tensormap [%0];\n" :: "l"((unsigned long long)map) : "memory");
+}
+TC_DEVICE void tk_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+TC_DEVICE void tk_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> TC_DEVICE void tk_wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" :: "n"(N) : "memory"); }
+template <int R> TC_DEVICE void tk_setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" :: "n"(R)); }
+template <int R> TC_DEVICE void tk_setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" :: "n"(R)); }
+// Named barrier `id` over `count` threads (whole warps).
+TC_DEVICE void tk_bar_sync(int id, int count) { asm volatile("bar.sync %0, %1;\n" :: "r"(id), "r"(count) : "memory"); }
+TC_DEVICE void tk_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+TC_DEVICE unsigned tk_cluster_rank() { unsigned r; asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r)); return r; }
+// 16 bytes at shared address `addr` of cluster CTA `rank`.
+TC_DEVICE float4 tk_ld_cluster_f4(unsigned addr, unsigned rank) {
+  float4 v;
+  asm volatile("{\n.reg .b32 tk_r;\nmapa.shared::cluster.u32 tk_r, %4, %5;\nld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [tk_r];\n}\n"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(addr), "r"(rank) : "memory");
+  return v;
+}
+// ---- end of inline PTX ----
+#ifndef TK_WATCHDOG_TRAP
+#define TK_WATCHDOG_TRAP() __trap()
+#endif
+TC_DEVICE void tk_mbar_wait(unsigned bar, unsigned parity) {
+#ifdef TK_WATCHDOG
+  for (unsigned n = 0; !tk_mbar_try(bar, parity); ++n)
+    if (n == TK_WATCHDOG) TK_WATCHDOG_TRAP();
+#else
+  while (!tk_mbar_try(bar, parity)) {}
+#endif
+}
+TC_DEVICE void tk_mbar_wait_cluster(unsigned bar, unsigned parity) {
+#ifdef TK_WATCHDOG
+  for (unsigned n = 0; !tk_mbar_try_cluster(bar, parity); ++n)
+    if (n == TK_WATCHDOG) TK_WATCHDOG_TRAP();
+#else
+  while (!tk_mbar_try_cluster(bar, parity)) {}
+#endif
+}
+// wgmma shared-memory descriptor of a K-major tile in 128-byte swizzled rows (8-row atoms of
+// 1024 bytes): start address, leading offset 16 (unused by this layout), stride 1024 between
+// 8-row groups, swizzle mode 1 (128 bytes). A K step adds its byte offset to the start.
+TC_DEVICE unsigned long long tk_wg_desc(unsigned addr) {
+  return (unsigned long long)((addr & 0x3FFFFu) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
+}
+// D (64 x N f32, the warpgroup's fragments) += A (64 x K step, descriptor) . B (N x K step).
+// KIND 0 f16, 1 bf16 (k16), 2 TF32 (k8). The specializations a kernel uses come with it.
+template <int N, int KIND> TC_DEVICE void tk_wgmma(float (&d)[N / 2], unsigned long long a, unsigned long long b);
 )";
 }
 

@@ -39,12 +39,56 @@ std::vector<Tile> candidates(int64_t m, MathMode math) {
   return fit;
 }
 
+/// The Hopper kernel's configuration (rules in KernelLibrary.h).
+GemmConfig chooseWgmmaConfig(int64_t m, int64_t n, int64_t k, int64_t batch, MathMode math,
+                             const GpuInfo &gpu) {
+  GemmConfig c;
+  c.kernel = GemmKernel::Wgmma;
+  c.warpsM = c.warpsN = 0;
+  c.bm = m > 64 ? 128 : 64;
+  c.bk = math == MathMode::TF32 ? 32 : 64;
+  auto tiles = [&](int bn) { return batch * ceilDiv(m, c.bm) * ceilDiv(n, bn); };
+  c.bn = n <= 32 ? 32 : 64;
+  for (int bn : {256, 128, 64}) {
+    if (bn == 256 && (c.bm != 128 || m <= 1024)) // 128 accumulators a thread: big problems only
+      continue;
+    if (tiles(bn) >= gpu.sms) {
+      c.bn = bn;
+      break;
+    }
+  }
+  int64_t slices = ceilDiv(k, c.bk);
+  c.splitK = 1;
+  while (tiles(c.bn) * c.splitK * 4 < int64_t(gpu.sms) * 3 && c.splitK < 8 &&
+         slices / (c.splitK + 1) >= 2)
+    ++c.splitK;
+  // Stages: what fits beside the epilogue's staging tile, no more than a part's K slices + 1
+  // (the next unit's first slice), 2..6. Passes of 64 columns (32 when that leaves fewer than
+  // 4 stages); a split-K cluster stages its whole tile.
+  int stageBytes = (c.bm + c.bn) * 128, reserve = 1024 + 128;
+  int64_t perPart = ceilDiv(slices, c.splitK);
+  auto fit = [&](int epi) {
+    return (gpu.smemPerBlock - reserve - c.bm * (epi + 8) * 4) / stageBytes;
+  };
+  c.epilogueCols = c.splitK > 1 ? c.bn : std::min(c.bn, 64);
+  if (c.splitK == 1 && fit(c.epilogueCols) < 4 && c.bn > 32)
+    c.epilogueCols = 32;
+  c.stages = int(std::clamp<int64_t>(std::min<int64_t>(fit(c.epilogueCols), perPart + 1), 2, 6));
+  int smem = c.stages * stageBytes + c.bm * (c.epilogueCols + 8) * 4 + reserve;
+  int perSm = std::max(1, std::min((228 * 1024) / (smem + 1024), 2048 / (128 * (c.bm / 64 + 1))));
+  c.gridLimit = gpu.sms * perSm;
+  return c;
+}
+
 } // namespace
 
 GemmConfig chooseGemmConfig(int64_t m, int64_t n, int64_t k, int64_t batch, ElemType type,
-                            MathMode math, const GpuInfo &gpu) {
+                            MathMode math, const GpuInfo &gpu, bool tmaOperands) {
   m = std::max<int64_t>(m, 1), n = std::max<int64_t>(n, 1), k = std::max<int64_t>(k, 1);
   batch = std::max<int64_t>(batch, 1);
+  if (gpu.sm90a && tmaOperands && math != MathMode::SimtF32 &&
+      (math == MathMode::TF32) == (type == ElemType::F32))
+    return chooseWgmmaConfig(m, n, k, batch, math, gpu);
   std::vector<Tile> tiles = candidates(m, math);
   // 128x256 only when it still gives two waves: its 128 accumulators per thread allow one block
   // per SM.
@@ -102,7 +146,7 @@ GemmConfig chooseConvConfig(const ConvSpec &spec, int64_t batch, const GpuInfo &
   int64_t m = batch * int64_t(spec.oh()) * spec.ow();
   int64_t cg = spec.c / std::max(spec.groups, 1);
   int64_t n = spec.oc / std::max(spec.groups, 1), k = int64_t(spec.kh) * spec.kw * cg;
-  return chooseGemmConfig(m, n, k, spec.groups, spec.type, spec.math, gpu);
+  return chooseGemmConfig(m, n, k, spec.groups, spec.type, spec.math, gpu, convIsDenseGemm(spec));
 }
 
 void chooseDepthwiseTiles(DepthwiseSpec &spec, int64_t batch, const GpuInfo &gpu) {

@@ -1,17 +1,42 @@
 // The implicit-GEMM convolution on channels-last activations: renderConv's wrapper runs the
 // tensor-core or SIMT GEMM template with the NHWC patch loader (TkConvInput) as its A operand
-// and the pre-packed [OC][KH][KW][C / groups] weights as a K-major B, batched over groups.
+// and the pre-packed [OC][KH][KW][C / groups] weights as a K-major B, batched over groups; a
+// pointwise convolution with a Wgmma configuration is the dense GEMM [pixels][C] x [OC][C].
 #include "LibrarySources.h"
 
 #include "tensorc/Support/StrCat.h"
 
 namespace tensorc::cuda::kernels {
 
+bool convIsDenseGemm(const ConvSpec &s) {
+  int vec = s.type == ElemType::F32 ? 4 : 8;
+  return s.kh == 1 && s.kw == 1 && s.strideH == 1 && s.strideW == 1 && s.padH == 0 && s.padW == 0 &&
+         s.groups == 1 && s.aligned16 && s.c % vec == 0;
+}
+
 KernelSource renderConv(const ConvSpec &s, std::string &error) {
   auto fail = [&](const std::string &why) {
     error = s.name + ": " + why;
     return KernelSource{};
   };
+  if (s.config.kernel == GemmKernel::Wgmma) {
+    if (!convIsDenseGemm(s))
+      return fail("the wgmma kernel takes pointwise convolutions only (1x1, stride 1, no "
+                  "padding, one group, 16-byte aligned channels)");
+    detail::WgmmaProblem p;
+    p.name = s.name, p.type = s.type, p.math = s.math;
+    p.a = {true, std::to_string(s.c), "0", true};
+    p.b = {true, std::to_string(s.c), "0", true};
+    p.aOperand = "input", p.bOperand = "weight";
+    p.m = strCat("(", s.batch, ") * ", int64_t(s.h) * s.w, "ll");
+    p.n = strCat(s.oc, "ll"), p.k = strCat(s.c, "ll"), p.batch = "1ll";
+    p.scalarParams = s.scalarParams, p.config = s.config, p.epilogue = s.epilogue;
+    p.epilogueBatch = "0ll";
+    KernelSource k = detail::renderWgmma(p, error);
+    if (!error.empty())
+      error = s.name + ": " + error.substr(error.find(": ") + 2);
+    return k;
+  }
   if (s.groups < 1 || s.c % s.groups || s.oc % s.groups)
     return fail(strCat("channels ", s.c, " -> ", s.oc, " do not split into ", s.groups, " groups"));
   if (s.kh < 1 || s.kw < 1 || s.strideH < 1 || s.strideW < 1 || s.dilationH < 1 ||

@@ -32,7 +32,8 @@ const char *mathModeName(MathMode mode) {
 
 const std::string &kernelLibrarySource() {
   static const std::string text = std::string(detail::devicePrimitives()) +
-                                  detail::tensorCoreDevice() + detail::simtDevice() +
+                                  detail::hopperPrimitives() + detail::tensorCoreDevice() +
+                                  detail::wgmmaDevice() + detail::simtDevice() +
                                   detail::depthwiseDevice();
   return text;
 }
@@ -69,7 +70,12 @@ std::string epilogueLambdas(const Epilogue &epilogue, int vec, const std::string
 }
 
 std::string wrapKernel(const KernelSource &kernel, const std::string &body) {
-  return strCat("extern \"C\" __global__ void __launch_bounds__(", kernel.threads, ")\n",
+  // Hopper kernels: one block per SM at most (setmaxnreg needs a register cap at entry).
+  std::string bounds =
+      kernel.arch == "sm_90a" ? strCat(kernel.threads, ", 1") : std::to_string(kernel.threads);
+  std::string cluster =
+      kernel.clusterSize > 1 ? strCat("__cluster_dims__(", kernel.clusterSize, ", 1, 1) ") : "";
+  return strCat("extern \"C\" __global__ void ", cluster, "__launch_bounds__(", bounds, ")\n",
                 kernel.name, "(", join(kernel.params, ", "), ") {\n", body, "}\n");
 }
 
@@ -88,6 +94,10 @@ std::string gemmLaunch(KernelSource &kernel, const GemmConfig &c, ElemType type,
   std::string tiles = strCat("(((", m, ") + ", c.bm - 1, ") / ", c.bm, ") * (((", n, ") + ",
                              c.bn - 1, ") / ", c.bn, ")");
   kernel.units = strCat("(", batch, ") * ", tiles, " * ", c.splitK);
+  kernel.grid = kernel.units;
+  if (c.gridLimit > 0)
+    kernel.grid = strCat("((", kernel.units, ") < ", c.gridLimit, " ? (", kernel.units,
+                         ") : ", c.gridLimit, ")");
   if (c.splitK > 1) {
     kernel.partialFloats = strCat("(", batch, ") * ", tiles, " * ", c.splitK * c.bm * c.bn);
     kernel.counterCount = strCat("(", batch, ") * ", tiles);
@@ -110,6 +120,13 @@ std::string gemmTemplateCall(const GemmConfig &c, ElemType type, MathMode math) 
 } // namespace detail
 
 KernelSource renderGemm(const GemmSpec &s, std::string &error) {
+  if (s.config.kernel == GemmKernel::Wgmma) {
+    detail::WgmmaProblem p;
+    p.name = s.name, p.type = s.type, p.math = s.math, p.a = s.a, p.b = s.b;
+    p.m = s.m, p.n = s.n, p.k = s.k, p.batch = s.batch;
+    p.scalarParams = s.scalarParams, p.config = s.config, p.epilogue = s.epilogue;
+    return detail::renderWgmma(p, error);
+  }
   KernelSource k;
   k.name = s.name;
   error = detail::gemmLaunch(k, s.config, s.type, s.math, s.a.kContiguous, s.b.kContiguous, s.m,
@@ -150,14 +167,21 @@ int64_t gemmUnits(const GemmConfig &c, int64_t m, int64_t n, int64_t batch) {
   return batch * ((m + c.bm - 1) / c.bm) * ((n + c.bn - 1) / c.bn) * c.splitK;
 }
 
+int64_t gemmGrid(const GemmConfig &c, int64_t units) {
+  if (c.gridLimit <= 0)
+    return units;
+  int64_t limit = c.kernel == GemmKernel::Wgmma ? c.gridLimit / c.splitK * c.splitK : c.gridLimit;
+  return units < limit ? units : limit;
+}
+
 int64_t gemmPartialFloats(const GemmConfig &c, MathMode, int64_t m, int64_t n, int64_t batch) {
-  if (c.splitK <= 1)
+  if (c.splitK <= 1 || c.kernel == GemmKernel::Wgmma)
     return 0;
   return batch * ((m + c.bm - 1) / c.bm) * ((n + c.bn - 1) / c.bn) * c.splitK * c.bm * c.bn;
 }
 
 int64_t gemmCounterCount(const GemmConfig &c, int64_t m, int64_t n, int64_t batch) {
-  if (c.splitK <= 1)
+  if (c.splitK <= 1 || c.kernel == GemmKernel::Wgmma)
     return 0;
   return batch * ((m + c.bm - 1) / c.bm) * ((n + c.bn - 1) / c.bn);
 }

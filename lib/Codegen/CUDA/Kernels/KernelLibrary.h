@@ -2,6 +2,11 @@
 // kernels (CUDA C++ for NVRTC) from plain parameter structs, with a caller-rendered epilogue, and
 // the heuristic that picks their tiles, pipeline depth and split-K.
 //
+// Two GEMM kernels: mma.sync from cp.async-filled shared memory (sm_80 and later, any operand
+// layout, convolutions), and on Hopper (sm_90a) wgmma from TMA-filled shared memory with a
+// producer warpgroup (K-major operands with 16-byte aligned rows: linear layers, 1x1
+// convolutions). The second takes TMA tensor maps the host builds (KernelSource::tensorMaps).
+//
 // Independent of LoopIR and the scheduler: a caller (the CUDA renderer, the kit tool in
 // bench/cuda_kernels) describes the problem with C expressions and an epilogue hook, and gets
 // back one `extern "C" __global__` function plus how to launch it. Every generated kernel calls
@@ -12,10 +17,17 @@
 // unsigned *tk_counters`, then the caller's `scalarParams`. Blocks are 1-D, `threads` wide,
 // with `smemBytes` of dynamic shared memory (a block over 48 KB needs
 // cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) once per function). The
-// grid is `units` blocks; a kernel loops over its units with a stride of gridDim.x, so a
-// smaller grid is correct too. Split-K workspaces: `tk_partials` holds partialFloats() floats
-// (scratch, any content), `tk_counters` holds counterCount() unsigned ints that must be zero
-// before the first launch; every launch leaves them zero again (so CUDA graphs replay).
+// grid is `grid` blocks (`units`, or fewer for a persistent kernel); a kernel loops over its
+// units with a stride of gridDim.x, so any grid that is a multiple of `clusterSize` is correct.
+// Split-K workspaces: `tk_partials` holds partialFloats() floats (scratch, any content),
+// `tk_counters` holds counterCount() unsigned ints that must be zero before the first launch; every
+// launch leaves them zero again (so CUDA graphs replay).
+//
+// Hopper kernels (KernelSource::arch "sm_90a"): the operands' pointers are replaced by TMA
+// tensor maps (`const __grid_constant__ TkTensorMap`, 128 bytes passed by value), one per entry
+// of KernelSource::tensorMaps; the kernel is compiled with __cluster_dims__(clusterSize, 1, 1)
+// when clusterSize > 1 (the split-K parts of a tile reduce through distributed shared memory:
+// no workspace).
 #pragma once
 
 #include <cstdint>
@@ -70,11 +82,23 @@ struct MatrixOperand {
 /// Tiles and pipeline. BM x BN output tile per block, BK deep K slices, warpsM x warpsN warps
 /// (each owns a (BM / warpsM) x (BN / warpsN) tile), `stages` K slices in flight (cp.async
 /// ring; the SIMT kernel always double-buffers), K split `splitK` ways (1 = off).
+///
+/// GemmKernel::Wgmma (sm_90a): bm is 64 or 128 (one or two consumer warpgroups of 64 rows, plus
+/// a producer warpgroup issuing TMA loads), bn a multiple of 16 up to 256, bk 128 bytes of K
+/// (64 f16/bf16, 32 TF32), warpsM / warpsN unused; splitK parts (at most 8) form a thread-block
+/// cluster whose CTAs reduce the tile through distributed shared memory; `epilogueCols` output
+/// columns go through shared memory per epilogue pass (0: all of bn).
+enum class GemmKernel { MmaSync, Wgmma };
+
 struct GemmConfig {
   int bm = 128, bn = 128, bk = 32;
   int warpsM = 2, warpsN = 2;
   int stages = 4;
   int splitK = 1;
+  GemmKernel kernel = GemmKernel::MmaSync;
+  int epilogueCols = 0;
+  /// Blocks to launch at most (a persistent grid: each block loops over units); 0: one per unit.
+  int gridLimit = 0;
 };
 
 struct GemmSpec {
@@ -130,16 +154,34 @@ struct DepthwiseSpec {
   int ow() const { return (w + 2 * padW - dilationW * (kw - 1) - 1) / strideW + 1; }
 };
 
-/// A rendered kernel and how to launch it. `units`, partialFloats and counterCount are C
-/// expressions over the spec's expressions (plain numbers when those are).
+/// A TMA tensor map the host encodes with cuTensorMapEncodeTiled and passes by value in kernel
+/// parameter `param`: a rank-3 tiled map over `operand`'s buffer ("A" / "B" of a GEMM, "input" /
+/// "weight" of a convolution), 128-byte swizzle, no interleave, 256-byte L2 promotion, zero fill
+/// out of bounds. Element type: `type` (F32 operands of TF32 math use the TFLOAT32 map type).
+/// dims: elements along {K (contiguous), rows, batch entries}; strides: bytes between rows and
+/// between batch entries; box: {128 bytes of K in elements, tile rows, 1}. C expressions.
+struct TensorMapSpec {
+  std::string param, operand;
+  ElemType type = ElemType::F16;
+  bool tf32 = false;
+  std::string dims[3], strides[2];
+  int box[3] = {0, 0, 1};
+};
+
+/// A rendered kernel and how to launch it. `units`, `grid`, partialFloats and counterCount are
+/// C expressions over the spec's expressions (plain numbers when those are).
 struct KernelSource {
   std::string name;
   std::string source; // the __global__ function (needs kernelLibrarySource() before it)
   std::vector<std::string> params; // parameter declarations, in order
   int threads = 0;
-  int smemBytes = 0;                                   // dynamic shared memory per block
-  std::string units;                                   // blocks of work
+  int smemBytes = 0; // dynamic shared memory per block
+  std::string units; // blocks of work
+  std::string grid;  // blocks to launch (== units unless persistent)
   std::string partialFloats = "0", counterCount = "0"; // split-K workspaces (splitK > 1)
+  int clusterSize = 1;                                 // thread-block cluster (x) of the launch
+  std::string arch;                      // the target it needs ("sm_90a"), or "" for any
+  std::vector<TensorMapSpec> tensorMaps; // TMA maps the host encodes (Hopper kernels)
 };
 
 /// Device templates every generated kernel calls (tk_ names), with the inline PTX between
@@ -159,9 +201,18 @@ struct GpuInfo {
   int sms = 132;                 // multiprocessors (H100 SXM: 132, A100: 108)
   int arch = 90;                 // compute capability x 10
   int smemPerBlock = 227 * 1024; // opt-in dynamic shared memory limit per block
+  bool sm90a = false;            // the module is compiled for sm_90a (wgmma, setmaxnreg allowed)
 };
 
-/// The configuration for a batch x (M x N x K) problem, deterministic in its inputs:
+/// The configuration for a batch x (M x N x K) problem, deterministic in its inputs. With
+/// `gpu.sm90a`, f16/bf16/TF32 math and `tmaOperands` (both operands K-major with 16-byte aligned
+/// rows, so TMA can load them) it is a GemmKernel::Wgmma configuration:
+///  - bm 128 when M > 64, else 64; bn the largest of 256 (M > 1024 only), 128, 64 whose tiles give
+///    every SM a block, else 64 (32 when N <= 32);
+///  - split-K (a cluster of up to 8) while the blocks leave a quarter of the SMs idle, each part
+///    at least 2 K slices deep;
+///  - stages: as many as fit beside the epilogue's staging (at most 6), the grid persistent.
+/// Otherwise a GemmKernel::MmaSync configuration:
 ///  1. Tile: M > 64 takes the first of 128x256 (which needs two waves: its 128 accumulators per
 ///     thread leave one block per SM), 128x128, 128x64, 64x128, 64x64 (SIMT: 128x128, 128x64,
 ///     64x128, 64x64) that gives every SM a block, else 64x64. M <= 64 takes tiles of M's
@@ -175,17 +226,24 @@ struct GpuInfo {
 ///     of the block shared-memory limit (half when M <= 64), between 3 and 6.
 ///  4. Warps: 8 for 128x256 and 128x128 (64 x 64 / 64 x 32 warp tiles), 4 otherwise.
 GemmConfig chooseGemmConfig(int64_t m, int64_t n, int64_t k, int64_t batch, ElemType type,
-                            MathMode math, const GpuInfo &gpu);
+                            MathMode math, const GpuInfo &gpu, bool tmaOperands = false);
 /// Convolutions: the GEMM view (M = N * OH * OW, N = OC / groups, K = KH * KW * C / groups,
-/// batch = groups).
+/// batch = groups). Pointwise convolutions (1x1, stride 1, no padding, one group, 16-byte aligned
+/// channels) are dense GEMMs and take the Wgmma kernel on sm_90a.
 GemmConfig chooseConvConfig(const ConvSpec &spec, int64_t batch, const GpuInfo &gpu);
 /// Depthwise tiles: the first of (8 x 8 pixels, 4 vectors of channels, 2 rows per thread),
 /// (8 x 8, 2, 1), (8 x 8, 1, 1), (4 x 8, 2, 1), (4 x 8, 1, 1) that gives two blocks per SM, else
 /// the one giving the most blocks.
 void chooseDepthwiseTiles(DepthwiseSpec &spec, int64_t batch, const GpuInfo &gpu);
 
-/// Workspace sizes of a split-K kernel at concrete sizes (0 without split-K).
+/// Whether a convolution is a dense GEMM over its channels-last input (1x1, stride 1, no padding,
+/// one group, rows of 16-byte multiples): the shape the Wgmma kernel takes.
+bool convIsDenseGemm(const ConvSpec &spec);
+
+/// Workspace sizes of a split-K kernel at concrete sizes (0 without split-K or with a cluster).
 int64_t gemmUnits(const GemmConfig &config, int64_t m, int64_t n, int64_t batch);
+/// Blocks to launch for `units` (fewer with a persistent grid, a multiple of the cluster).
+int64_t gemmGrid(const GemmConfig &config, int64_t units);
 int64_t gemmPartialFloats(const GemmConfig &config, MathMode math, int64_t m, int64_t n,
                           int64_t batch);
 int64_t gemmCounterCount(const GemmConfig &config, int64_t m, int64_t n, int64_t batch);

@@ -11,7 +11,9 @@ namespace tensorc::cuda::kernels::detail {
 
 /// Device text, concatenated by kernelLibrarySource() in this order.
 const char *devicePrimitives();
+const char *hopperPrimitives();
 const char *tensorCoreDevice();
+const char *wgmmaDevice();
 const char *simtDevice();
 const char *depthwiseDevice();
 
@@ -51,5 +53,26 @@ std::vector<std::string> splitKParams(const GemmConfig &config);
 
 /// The device template call's name and config type for a math mode.
 std::string gemmTemplateCall(const GemmConfig &config, ElemType type, MathMode math);
+
+/// A dense GEMM for the Hopper kernel (WgmmaGemm.cpp): both operands K-major and TMA-loadable.
+/// `aOperand` / `bOperand` name the caller's buffers in the tensor map specs; the epilogue's
+/// batch and column are `epilogueBatch` / `epilogueCol` in terms of the template's (tk_b, tk_c).
+struct WgmmaProblem {
+  std::string name;
+  ElemType type = ElemType::F16;
+  MathMode math = MathMode::Tensor16;
+  MatrixOperand a, b;
+  std::string aOperand = "A", bOperand = "B";
+  std::string m, n, k, batch;
+  std::vector<std::string> scalarParams;
+  GemmConfig config;
+  Epilogue epilogue;
+  std::string epilogueBatch = "tk_b", epilogueCol = "tk_c";
+};
+std::string checkWgmmaConfig(const GemmConfig &config, ElemType type, MathMode math);
+int wgmmaSmemBytes(const GemmConfig &config);
+/// The guarded specialization tk_wgmma<n, kind> (inline PTX) a kernel carries before itself.
+std::string wgmmaWrapper(int n, int kind);
+KernelSource renderWgmma(const WgmmaProblem &problem, std::string &error);
 
 } // namespace tensorc::cuda::kernels::detail
