@@ -464,6 +464,9 @@ Rendered renderCase(const Json &j, GpuInfo gpu, const std::string &arch) {
     }
     e["tensor_maps"] = maps;
   }
+  if (r.kernel.smemBytes > gpu.smemPerBlock)
+    die(strCat(f.name, ": ", r.kernel.smemBytes, " bytes of shared memory, over the ",
+               gpu.smemPerBlock, " a block may have"));
   if (!r.kernel.arch.empty() && r.kernel.arch != arch)
     die(f.name + ": the kernel needs " + r.kernel.arch + ", the kit is for " + arch);
   roles.push("out");

@@ -721,3 +721,5 @@ void tk_wgmma(float (&d)[N / 2], unsigned long long a, unsigned long long b) {
       }
   });
 }
+// Blocks run one at a time: the count-in's ordering needs no more than the increment.
+inline unsigned tk_count_in(unsigned *counter) { return atomicAdd(counter, 1u); }

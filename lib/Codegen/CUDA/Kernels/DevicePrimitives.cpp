@@ -55,6 +55,14 @@ template <int KIND> TC_DEVICE void tk_mma(float (&d)[4], const unsigned (&a)[4],
 }
 // f32 bits -> TF32 bits, rounded to nearest with ties away from zero (torch's and cuBLAS's TF32).
 TC_DEVICE unsigned tk_tf32(unsigned x) { unsigned r; asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(__uint_as_float(x))); return r; }
+// Split-K's count-in: an atomic increment with release (this block's partials, stored before
+// the barrier that precedes it, become visible) and acquire (the other parts' partials are
+// visible to the block that counts last) at GPU scope: lighter than __threadfence's fence.sc.
+TC_DEVICE unsigned tk_count_in(unsigned *counter) {
+  unsigned before;
+  asm volatile("atom.add.acq_rel.gpu.global.u32 %0, [%1], 1;\n" : "=r"(before) : "l"(counter) : "memory");
+  return before;
+}
 TC_DEVICE float tk_h2f(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;\n" : "=f"(f) : "h"(h)); return f; }
 TC_DEVICE unsigned short tk_f2h(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;\n" : "=h"(h) : "f"(f)); return h; }
 // ---- end of inline PTX ----

@@ -45,23 +45,42 @@ GemmConfig chooseWgmmaConfig(int64_t m, int64_t n, int64_t k, int64_t batch, Mat
   GemmConfig c;
   c.kernel = GemmKernel::Wgmma;
   c.warpsM = c.warpsN = 0;
-  c.bm = m > 64 ? 128 : 64;
   c.bk = math == MathMode::TF32 ? 32 : 64;
-  auto tiles = [&](int bn) { return batch * ceilDiv(m, c.bm) * ceilDiv(n, bn); };
-  c.bn = n <= 32 ? 32 : 64;
-  for (int bn : {256, 128, 64}) {
-    if (bn == 256 && (c.bm != 128 || m <= 1024)) // 128 accumulators a thread: big problems only
+  int64_t slices = ceilDiv(k, c.bk);
+  auto tiles = [&](int bm, int bn) { return batch * ceilDiv(m, bm) * ceilDiv(n, bn); };
+  // Split K while a quarter of the SMs would idle, each part at least 2 K slices deep.
+  auto split = [&](int bm, int bn) {
+    int parts = 1;
+    while (tiles(bm, bn) * parts * 4 < int64_t(gpu.sms) * 3 && parts < 8 &&
+           slices / (parts + 1) >= 2)
+      ++parts;
+    return parts;
+  };
+  // Tiles by preference: the first whose blocks (with split-K) fill three quarters of the SMs,
+  // else the one giving the most blocks. 256 columns only for big problems (128 accumulators
+  // a thread); 128 rows only when M needs them.
+  struct Tile {
+    int bm, bn;
+  };
+  const Tile order[] = {{128, 256}, {128, 128}, {128, 64}, {64, 128}, {64, 64}, {64, 32}};
+  std::vector<Tile> all;
+  for (const Tile &t : order)
+    if ((t.bm == 64 || m > 64) && (t.bn < 256 || m > 1024))
+      all.push_back(t);
+  Tile chosen = all.front();
+  int64_t best = -1;
+  for (const Tile &t : all) {
+    if (t.bn > 64 && t.bn >= 2 * n) // mostly empty columns
       continue;
-    if (tiles(bn) >= gpu.sms) {
-      c.bn = bn;
+    int64_t blocks = tiles(t.bm, t.bn) * split(t.bm, t.bn);
+    if (blocks * 4 >= int64_t(gpu.sms) * 3) {
+      chosen = t;
       break;
     }
+    if (blocks > best)
+      best = blocks, chosen = t;
   }
-  int64_t slices = ceilDiv(k, c.bk);
-  c.splitK = 1;
-  while (tiles(c.bn) * c.splitK * 4 < int64_t(gpu.sms) * 3 && c.splitK < 8 &&
-         slices / (c.splitK + 1) >= 2)
-    ++c.splitK;
+  c.bm = chosen.bm, c.bn = chosen.bn, c.splitK = split(c.bm, c.bn);
   // Stages: what fits beside the epilogue's staging tile, no more than a part's K slices + 1
   // (the next unit's first slice), 2..6. Passes of 64 columns (32 when that leaves fewer than
   // 4 stages); a split-K cluster stages its whole tile.
@@ -86,7 +105,7 @@ GemmConfig chooseGemmConfig(int64_t m, int64_t n, int64_t k, int64_t batch, Elem
                             MathMode math, const GpuInfo &gpu, bool tmaOperands) {
   m = std::max<int64_t>(m, 1), n = std::max<int64_t>(n, 1), k = std::max<int64_t>(k, 1);
   batch = std::max<int64_t>(batch, 1);
-  if (gpu.sm90a && tmaOperands && math != MathMode::SimtF32 &&
+  if (gpu.sm90a && tmaOperands && m > 16 && math != MathMode::SimtF32 &&
       (math == MathMode::TF32) == (type == ElemType::F32))
     return chooseWgmmaConfig(m, n, k, batch, math, gpu);
   std::vector<Tile> tiles = candidates(m, math);

@@ -27,7 +27,15 @@
 // tensor maps (`const __grid_constant__ TkTensorMap`, 128 bytes passed by value), one per entry
 // of KernelSource::tensorMaps; the kernel is compiled with __cluster_dims__(clusterSize, 1, 1)
 // when clusterSize > 1 (the split-K parts of a tile reduce through distributed shared memory:
-// no workspace).
+// no workspace). The runtime's side: compile such modules for sm_90a (cubins for CC 9.0 only;
+// keep a plain sm_80/sm_90 module for other GPUs); once buffers have addresses (after memory
+// planning, before graph capture), encode each TensorMapSpec with cuTensorMapEncodeTiled from
+// the dlopen'ed driver (rank 3, CU_TENSOR_MAP_DATA_TYPE_FLOAT16 / BFLOAT16 / TFLOAT32 for f32
+// operands of TF32 math, interleave none, swizzle 128B, L2 promotion 256B, OOB fill none = zeros;
+// the buffer's address 16-byte aligned), keep the 128-byte result with the launch and pass a
+// pointer to it in kernelParams; a buffer that moves needs its map re-encoded
+// (cuTensorMapReplaceAddress). Launch `grid` blocks with the plain cuLaunchKernel: the cluster
+// shape is compiled in.
 #pragma once
 
 #include <cstdint>
@@ -205,13 +213,15 @@ struct GpuInfo {
 };
 
 /// The configuration for a batch x (M x N x K) problem, deterministic in its inputs. With
-/// `gpu.sm90a`, f16/bf16/TF32 math and `tmaOperands` (both operands K-major with 16-byte aligned
-/// rows, so TMA can load them) it is a GemmKernel::Wgmma configuration:
-///  - bm 128 when M > 64, else 64; bn the largest of 256 (M > 1024 only), 128, 64 whose tiles give
-///    every SM a block, else 64 (32 when N <= 32);
+/// `gpu.sm90a`, f16/bf16/TF32 math, M > 16 and `tmaOperands` (both operands K-major with 16-byte
+/// aligned rows, so TMA can load them) it is a GemmKernel::Wgmma configuration:
+///  - tiles: the first of 128x256 (M > 1024), 128x128, 128x64 (M > 64), 64x128, 64x64, 64x32
+///    whose blocks, split-K included, fill three quarters of the SMs, else the one giving the
+///    most blocks (tiles over twice N skipped);
 ///  - split-K (a cluster of up to 8) while the blocks leave a quarter of the SMs idle, each part
 ///    at least 2 K slices deep;
-///  - stages: as many as fit beside the epilogue's staging (at most 6), the grid persistent.
+///  - stages: as many as fit beside the epilogue's staging (at most 6, at most a part's slices
+///    + 1), the grid persistent (blocks that fit on the SMs at once).
 /// Otherwise a GemmKernel::MmaSync configuration:
 ///  1. Tile: M > 64 takes the first of 128x256 (which needs two waves: its 128 accumulators per
 ///     thread leave one block per SM), 128x128, 128x64, 64x128, 64x64 (SIMT: 128x128, 128x64,

@@ -137,18 +137,16 @@ TC_DEVICE void tk_gemm_simt(const LA &la, const LB &lb, long long M, long long N
         #pragma unroll
         for (int h = 0; h < 2; ++h)
           mine[(i * 2 + h) * THREADS] = make_float4(acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]);
-      __threadfence();
-      __syncthreads();
+      __syncthreads(); // every thread's partials are stored; thread 0's release covers them
       if (tid == 0) {
-        const unsigned before = atomicAdd(&counters[tileId], 1u);
+        const unsigned before = tk_count_in(&counters[tileId]);
         tk_last = before == SPLITK - 1;
         if (tk_last)
           counters[tileId] = 0;
       }
       __syncthreads();
       if (!tk_last)
-        continue;
-      __threadfence();
+        continue; // (the last part's acquire and the barrier make every part's partials visible)
       const float4 *all = reinterpret_cast<const float4 *>(partials) + tileId * SPLITK * 16 * THREADS + tid;
       #pragma unroll
       for (int i = 0; i < 8; ++i)

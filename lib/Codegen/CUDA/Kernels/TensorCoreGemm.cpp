@@ -235,18 +235,16 @@ TC_DEVICE void tk_gemm_tc(const LA &la, const LB &lb, long long M, long long N, 
         #pragma unroll
         for (int j = 0; j < NI; ++j)
           mine[(i * NI + j) * THREADS] = make_float4(acc[i][j][0], acc[i][j][1], acc[i][j][2], acc[i][j][3]);
-      __threadfence(); // this part's partials are visible before it counts itself in
-      __syncthreads();
+      __syncthreads(); // every thread's partials are stored; thread 0's release covers them
       if (tid == 0) {
-        const unsigned before = atomicAdd(&counters[tileId], 1u);
+        const unsigned before = tk_count_in(&counters[tileId]);
         tk_last = before == SPLITK - 1;
         if (tk_last)
           counters[tileId] = 0; // every part has counted: ready for the next launch
       }
       __syncthreads();
       if (!tk_last)
-        continue;
-      __threadfence();
+        continue; // (the last part's acquire and the barrier make every part's partials visible)
       const float4 *all = reinterpret_cast<const float4 *>(partials) + tileId * SPLITK * (MI * NI) * THREADS + tid;
       #pragma unroll
       for (int i = 0; i < MI; ++i)
