@@ -6,13 +6,19 @@ in f16, bf16, strict f32 (TF32 off on both sides) and TF32 (on on both sides).
 Two steps. Here (where NVRTC is; no GPU needed), render and compile the kit:
 
     bench/cuda_kernels.py prepare --tool build/bench/cuda_kernels/tensorc-cuda-kernels \
-        --out build/cuda-kernels-kit [--sms 132] [--arch sm_90] [--cases PATTERN]
+        --out build/cuda-kernels-kit [--sms 132] [--arch sm_90a] [--cases PATTERN]
+
+(sm_90a, the default, enables the Hopper wgmma kernel; its TMA tensor maps are encoded on the
+GPU machine with the driver's cuTensorMapEncodeTiled through ctypes, and its barrier waits trap
+after --watchdog polls instead of hanging.)
 
 On the GPU machine (python3 with torch; the kernels are loaded with the driver API through
 ctypes, no compiler needed):
 
     python3 bench/cuda_kernels.py run build/cuda-kernels-kit [--cases PATTERN] [--json OUT.json]
-        [--table OUT.txt]
+        [--table OUT.txt] [--budget 420] [--case-timeout 90]
+
+The script needs nothing else from the repository: a copy of it beside the kit runs anywhere.
 
 Every kernel is first checked against torch (float64 reference on the GPU; the output is
 poisoned with NaN before, so unwritten elements fail): ||ours - ref|| / ||ref|| must stay under
@@ -22,12 +28,18 @@ events, median of 15 replays; inputs rotate over enough copies to exceed the L2 
 weights come from device memory as they would in a model. The table: ours and torch in ms per
 call, speedup = torch / ours, our TFLOP/s and GB/s (the fewest bytes the op must move: inputs
 read once, output written once). Printed last: geometric-mean speedups per group and the
-slowest cases (the table itself too, unless --table writes it to a file).
+slowest cases (the table itself too, unless --table writes it to a file), then every failure.
+Cases run in child processes: a case that faults (a lost CUDA context) or hangs (no progress for
+--case-timeout seconds: the child is killed) costs that case, not the run; the whole run stops
+at --budget seconds and lists the cases it did not reach. --json is rewritten after every case.
 
 Cases: square GEMMs (1024, 4096), batch-1 GEMMs (M = 1, 8, 16; N, K in 768..4096), BERT/GPT-2
 b1 s128 GEMMs, ResNet-50 b1 convolutions (every distinct layer), MobileNetV3 / EfficientNet-B0
-depthwise layers and ConvNeXt-T's 7x7 depthwise layers; and `sweep_*`: other tile, stage and
-split-K choices than the heuristic's for a few of those shapes (tuning data).
+depthwise layers and ConvNeXt-T's 7x7 depthwise layers; `mma_*`: the GEMMs and pointwise
+convolutions that take the Hopper kernel, on the mma.sync kernel instead (the sm_80 path, and
+run 1's kernel); `probe_*`: tiny problems that show the fixed cost of a launch; and `sweep_*`:
+other tile, stage and split-K choices than the heuristic's for a few of those shapes (tuning
+data; `sweep_wg_*` on the Hopper kernel, `sweep_cv_*` with the maximum shared-memory carveout).
 """
 import argparse
 import ctypes
@@ -38,6 +50,8 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
+import time
 
 # ---- the cases ----
 
@@ -84,6 +98,12 @@ DEPTHWISE = [("mbv3", 112, 16, 3, 1), ("mbv3", 112, 64, 3, 2), ("mbv3", 56, 72, 
 BERT = [(2304, 768), (768, 768), (3072, 768), (768, 3072)]  # (N, K) at M = 128
 
 
+def mma_reference(case):
+    """The same case on the mma.sync kernel (the heuristic for a target without wgmma)."""
+    c = dict(case, name="mma_" + case["name"], arch="sm_90")
+    return c
+
+
 def all_cases():
     cases = []
     for size in (1024, 4096):
@@ -111,6 +131,22 @@ def all_cases():
         cases.append(depthwise(f"dw_{net}_{h}_c{c}_k{k}s{s}_f16", h, c, k, s, "f16"))
     for net, h, c, k, s in DEPTHWISE[-4:]:
         cases.append(depthwise(f"dw_{net}_{h}_c{c}_k{k}s{s}_f32", h, c, k, s, "f32"))
+    # The mma.sync kernel on what now takes the Hopper kernel (f16 GEMMs with M > 16, pointwise
+    # f16 convolutions): the comparison in one run.
+    refs = [c for c in cases if c["dtype"] == "f16" and (
+        (c["op"] == "gemm" and c["m"] > 16) or (c["op"] == "conv" and c["kh"] == 1 and
+                                                  c["stride"] == 1))]
+    cases += [mma_reference(c) for c in refs]
+    # Fixed costs: one tiny tile of work (launch, one DRAM round trip, epilogue).
+    for kernel in ("mma", "wgmma"):
+        c = gemm(f"probe_{kernel}_m64_n64_k64_f16", 64, 64, 64, "f16")
+        if kernel == "mma":
+            c["arch"] = "sm_90"
+        cases.append(c)
+    c = gemm("probe_mma_m128_n768_k64_f16", 128, 768, 64, "f16")
+    c["arch"] = "sm_90"
+    cases.append(c)
+    cases.append(gemm("probe_wgmma_m128_n768_k64_f16", 128, 768, 64, "f16"))
     return cases + sweep_cases()
 
 
@@ -143,10 +179,56 @@ CONV_SWEEPS = [
 ]
 
 
+# The Hopper kernel: (bm, bn, stages, split-K cluster, epilogue columns).
+WG_SWEEPS = [
+    ("mm4096_f16", dict(m=4096, n=4096, k=4096), [
+        (128, 256, 4, 1, 32), (128, 256, 3, 1, 64), (128, 192, 4, 1, 64), (128, 128, 4, 1, 64),
+        (128, 128, 5, 1, 64), (128, 128, 6, 1, 32)]),
+    ("bert_n768_k768_f16", dict(m=128, n=768, k=768), [
+        (128, 64, 3, 1, 64), (128, 64, 3, 2, 64), (128, 64, 2, 4, 64), (128, 64, 2, 6, 64),
+        (128, 64, 2, 8, 64), (64, 64, 3, 2, 64), (64, 64, 3, 4, 64), (64, 64, 2, 6, 64),
+        (128, 128, 2, 4, 128), (128, 128, 2, 8, 128), (64, 32, 3, 4, 32)]),
+    ("bert_n2304_k768_f16", dict(m=128, n=2304, k=768), [
+        (128, 64, 4, 2, 64), (128, 64, 3, 3, 64), (128, 128, 4, 2, 128), (128, 128, 3, 4, 128),
+        (64, 64, 4, 2, 64)]),
+    ("bert_n3072_k768_f16", dict(m=128, n=3072, k=768), [
+        (128, 64, 6, 1, 64), (128, 64, 4, 2, 64), (128, 64, 3, 3, 64), (128, 128, 5, 1, 64),
+        (128, 128, 4, 2, 128), (128, 128, 3, 4, 128), (128, 256, 3, 1, 32)]),
+    ("bert_n768_k3072_f16", dict(m=128, n=768, k=3072), [
+        (128, 64, 6, 2, 64), (128, 64, 4, 4, 64), (128, 64, 4, 8, 64), (64, 64, 6, 4, 64),
+        (64, 64, 4, 6, 64), (128, 128, 4, 8, 128)]),
+    ("b1_m16_n4096_k4096_f16", dict(m=16, n=4096, k=4096), [
+        (64, 64, 6, 1, 64), (64, 64, 6, 2, 64), (64, 128, 6, 1, 64), (64, 32, 8, 1, 32)]),
+    ("b1_m1_n768_k768_f16", dict(m=1, n=768, k=768), [(64, 64, 4, 2, 64), (64, 32, 4, 3, 32)]),
+]
+WG_CONV_SWEEPS = [
+    ("r50_56_64to256_k1s1_f16", (56, 64, 256, 1, 1), [
+        (128, 64, 2, 1, 64), (128, 128, 2, 1, 64), (64, 64, 2, 1, 64), (64, 128, 2, 1, 64)]),
+    ("r50_28_512to128_k1s1_f16", (28, 512, 128, 1, 1), [
+        (64, 64, 4, 1, 64), (64, 64, 4, 2, 64), (128, 64, 4, 2, 64), (64, 32, 4, 2, 32)]),
+    ("r50_7_2048to512_k1s1_f16", (7, 2048, 512, 1, 1), [
+        (64, 64, 4, 2, 64), (64, 64, 4, 4, 64), (64, 64, 3, 8, 64), (64, 32, 4, 8, 32),
+        (64, 128, 4, 4, 128)]),
+]
+# The mma.sync kernel with the maximum shared-memory carveout (does the driver's default
+# carveout keep blocks from sharing an SM?).
+CARVEOUT_SWEEPS = [
+    ("mm1024_f16", gemm, (1024, 1024, 1024)), ("bert_n768_k768_f16", gemm, (128, 768, 768)),
+    ("r50_56_64to256_k1s1_f16", conv, (56, 64, 256, 1, 1)),
+    ("r50_14_256to256_k3s1_f16", conv, (14, 256, 256, 3, 1)),
+]
+
+
 def config(cfg):
     bm, bn, bk, wm, wn, stages, split = cfg
     return {"bm": bm, "bn": bn, "bk": bk, "warps_m": wm, "warps_n": wn, "stages": stages,
             "split_k": split}
+
+
+def wg_config(cfg):
+    bm, bn, stages, split, epi = cfg
+    return {"kernel": "wgmma", "bm": bm, "bn": bn, "bk": 64, "stages": stages, "split_k": split,
+            "epi_cols": epi}
 
 
 def sweep_cases():
@@ -162,6 +244,21 @@ def sweep_cases():
             c = conv(f"sweep_{base}_" + "_".join(map(str, cfg)), h, c_, oc, k, s, "f16")
             c["config"] = config(cfg)
             cases.append(c)
+    for base, dims, cfgs in WG_SWEEPS:
+        for cfg in cfgs:
+            c = gemm(f"sweep_wg_{base}_" + "_".join(map(str, cfg)), dims["m"], dims["n"],
+                     dims["k"], "f16")
+            c["config"] = wg_config(cfg)
+            cases.append(c)
+    for base, (h, c_, oc, k, s), cfgs in WG_CONV_SWEEPS:
+        for cfg in cfgs:
+            c = conv(f"sweep_wg_{base}_" + "_".join(map(str, cfg)), h, c_, oc, k, s, "f16")
+            c["config"] = wg_config(cfg)
+            cases.append(c)
+    for base, make, dims in CARVEOUT_SWEEPS:
+        c = make(f"sweep_cv_{base}", *dims, "f16")
+        c["arch"], c["carveout"] = "sm_90", 100
+        cases.append(c)
     return cases
 
 
@@ -178,8 +275,19 @@ def prepare(args):
     path = os.path.join(args.out, "cases.json")
     with open(path, "w") as f:
         json.dump(cases, f, indent=1)
-    subprocess.run([args.tool, "kit", path, args.out, "--arch", args.arch, "--sms", str(args.sms)],
-                   check=True)
+    command = [args.tool, "kit", path, args.out, "--arch", args.arch, "--sms", str(args.sms)]
+    if args.watchdog:
+        command += ["--watchdog", str(args.watchdog)]
+    subprocess.run(command, check=True)
+    # Options the kit tool does not know, for the runner.
+    manifest_path = os.path.join(args.out, "manifest.json")
+    manifest = json.load(open(manifest_path))
+    by_name = {c["name"]: c for c in cases}
+    for entry in manifest["kernels"]:
+        if "carveout" in by_name[entry["name"]]:
+            entry["carveout"] = by_name[entry["name"]]["carveout"]
+    with open(manifest_path, "w") as f:
+        json.dump(manifest, f, indent=1)
     size = sum(os.path.getsize(os.path.join(args.out, f)) for f in os.listdir(args.out))
     print(f"kit: {len(cases)} kernels, {size / 2**20:.1f} MiB in {args.out}")
 
@@ -194,6 +302,11 @@ class Driver:
         self.lib = ctypes.CDLL("libcuda.so.1")
         self.lib.cuLaunchKernel.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [
             ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p]
+        self.lib.cuTensorMapEncodeTiled.argtypes = [
+            ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32, ctypes.c_void_p,
+            ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint64),
+            ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_uint32), ctypes.c_int,
+            ctypes.c_int, ctypes.c_int, ctypes.c_int]
 
     def check(self, result, what):
         if result != 0:
@@ -201,7 +314,23 @@ class Driver:
             self.lib.cuGetErrorName(result, ctypes.byref(name))
             raise RuntimeError(f"{what}: {name.value.decode() if name.value else result}")
 
-    def load(self, path, name, smem):
+    def tensor_map(self, spec, address):
+        """A TMA tensor map (the library's TensorMapSpec, evaluated in the manifest) over the
+        buffer at `address`: rank 3, 128-byte swizzle, 256-byte L2 promotion, zero fill."""
+        tmap = TensorMap()
+        dtype = {"f16": 6, "bf16": 9, "f32": 7, "tf32": 11}[spec["dtype"]]  # CUtensorMapDataType
+        dims = (ctypes.c_uint64 * 3)(*spec["dims"])
+        strides = (ctypes.c_uint64 * 2)(*spec["strides"])
+        box = (ctypes.c_uint32 * 3)(*spec["box"])
+        ones = (ctypes.c_uint32 * 3)(1, 1, 1)
+        # interleave none (0), swizzle 128B (3), L2 promotion 256B (3), OOB fill zeros (0)
+        self.check(self.lib.cuTensorMapEncodeTiled(ctypes.byref(tmap), dtype, 3,
+                                                   ctypes.c_void_p(address), dims, strides, box,
+                                                   ones, 0, 3, 3, 0),
+                   f"cuTensorMapEncodeTiled {spec}")
+        return tmap
+
+    def load(self, path, name, smem, carveout=None):
         module, function = ctypes.c_void_p(), ctypes.c_void_p()
         data = open(path, "rb").read()
         self.check(self.lib.cuModuleLoadData(ctypes.byref(module), data), f"load {path}")
@@ -210,11 +339,14 @@ class Driver:
         # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
         self.check(self.lib.cuFuncSetAttribute(function, 8, ctypes.c_int(smem)),
                    f"{name}: {smem} bytes of dynamic shared memory")
+        if carveout is not None:  # CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
+            self.check(self.lib.cuFuncSetAttribute(function, 9, ctypes.c_int(carveout)),
+                       f"{name}: carveout {carveout}")
         return function
 
     def launch(self, function, grid, block, smem, stream, args):
-        values = [ctypes.c_void_p(a) if isinstance(a, Pointer) else ctypes.c_longlong(a)
-                  for a in args]
+        values = [a if isinstance(a, TensorMap) else ctypes.c_void_p(a) if isinstance(a, Pointer)
+                  else ctypes.c_longlong(a) for a in args]
         params = (ctypes.c_void_p * len(values))(
             *[ctypes.cast(ctypes.byref(v), ctypes.c_void_p) for v in values])
         self.check(self.lib.cuLaunchKernel(function, grid, 1, 1, block, 1, 1, smem, stream, params,
@@ -223,6 +355,11 @@ class Driver:
 
 class Pointer(int):
     """A device pointer argument (so it is passed as a pointer, not a long long)."""
+
+
+class TensorMap(ctypes.Structure):
+    """CUtensorMap: 128 opaque bytes, passed by value."""
+    _fields_ = [("opaque", ctypes.c_uint64 * 16)]
 
 
 def tensors_for(torch, case, device):
@@ -279,6 +416,111 @@ def ours_buffers(torch, case, ins):
 
 
 def run(args):
+    """Runs the selected cases in child processes (run_child), each going on until a case loses
+    the CUDA context; the next child starts after that case. A child that makes no progress for
+    --case-timeout seconds (a hang the watchdog missed) is killed and charged to its unfinished
+    case; a child that dies without saying which case killed it, likewise. The run stops at
+    --budget seconds; cases not reached are listed as not run."""
+    manifest = json.load(open(os.path.join(args.kit, "manifest.json")))
+    todo = [e["name"] for e in select(manifest["kernels"], args.cases)]
+    if not todo:
+        print(f"no case of {args.kit} matches --cases '{args.cases}'")
+        return 1
+    started = time.time()
+    deadline = started + args.budget
+    results, info, not_run = [], {}, "not run: the time budget ran out"
+    with tempfile.TemporaryDirectory() as tmp:
+        names, part = os.path.join(tmp, "names.txt"), os.path.join(tmp, "part.json")
+        while todo and time.time() < deadline:
+            with open(names, "w") as f:
+                f.write("\n".join(todo))
+            if os.path.exists(part):
+                os.remove(part)
+            command = [sys.executable, os.path.abspath(__file__), "run", args.kit, "--child",
+                       "--names-file", names, "--json", part, "--repeats", str(args.repeats),
+                       "--rotate-mb", str(args.rotate_mb)] + (["--verbose"] if args.verbose else [])
+            why = watch_child(command, part, deadline, args.case_timeout)
+            got = read_part(part)
+            if got is None:  # it never reached its first case: no GPU, no torch, a bad kit
+                print(f"stopping: the child process failed before its first case ({why})",
+                      flush=True)
+                not_run = f"not run: the child process failed before its first case ({why})"
+                break
+            info = {k: v for k, v in got.items() if k not in ("results", "stopped")} or info
+            results += got["results"]
+            done = {r["name"] for r in got["results"]}
+            left = [n for n in todo if n not in done]
+            if left and not got.get("stopped") and time.time() < deadline:
+                # Died or hung without a word: charge the case it was on.
+                results.append({"name": left[0], "error": f"no result: {why}"})
+                print(f"{left[0]}: no result: {why}", flush=True)
+                left = left[1:]
+            todo = left
+            write_results(args, info, results)
+    for name in todo:
+        results.append({"name": name, "error": not_run})
+    write_results(args, info, results)
+    table = format_table(results)
+    if args.table:
+        with open(args.table, "w") as f:
+            f.write(table + "\n")
+    print(summary(results, table if not args.table else None))
+    print(f"{sum('error' not in r for r in results)} of {len(results)} cases timed in "
+          f"{time.time() - started:.0f} s; {info.get('device', 'no device')}, torch "
+          f"{info.get('torch', '?')}, kit for {manifest['arch']}")
+    return 1 if any("error" in r or not r.get("ok") for r in results) else 0
+
+
+def read_part(path):
+    """The child's results so far (None before it started its first case)."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):  # absent, or caught mid-write
+        return None
+
+
+def watch_child(command, part, deadline, case_timeout):
+    """Runs a child to its end, killing it at the deadline or when its result file has not
+    changed for `case_timeout` seconds; returns why it ended, in words."""
+    child = subprocess.Popen(command)
+    last, changed = None, time.time()
+    while True:
+        try:
+            code = child.wait(timeout=1.0)
+            return f"the child process exited with {code}"
+        except subprocess.TimeoutExpired:
+            pass
+        now = time.time()
+        try:
+            stamp = os.stat(part).st_mtime_ns
+        except OSError:
+            stamp = None
+        if stamp != last:
+            last, changed = stamp, now
+        stalled = now - changed > case_timeout
+        if now >= deadline or stalled:
+            child.kill()
+            child.wait()
+            return (f"no progress for {case_timeout:.0f} s (a hang?); killed" if stalled else
+                    "the run's time budget ran out; killed")
+
+
+def write_results(args, info, results):
+    if args.json:
+        write_json(args.json, {**info, "results": results})
+
+
+def write_json(path, value):
+    """Whole or not at all (the parent may read it while a child writes)."""
+    with open(path + ".tmp", "w") as f:
+        json.dump(value, f, indent=1)
+    os.replace(path + ".tmp", path)
+
+
+def run_child(args):
+    """Checks and times the named cases in order, rewriting --json after each; stops (with
+    "stopped": true) when a case loses the CUDA context."""
     import torch
 
     torch.backends.cudnn.benchmark = True
@@ -287,34 +529,31 @@ def run(args):
     manifest = json.load(open(os.path.join(args.kit, "manifest.json")))
     print(f"device: {props.name}, {props.multi_processor_count} SMs, torch {torch.__version__}; "
           f"kit for {manifest['arch']}, {manifest['sms']} SMs", flush=True)
+    wanted = open(args.names_file).read().split()
+    by_name = {e["name"]: e for e in manifest["kernels"]}
     driver = Driver()
-    results = []
-    for entry in select(manifest["kernels"], args.cases):
-        name = entry["name"]
+    info = {"device": props.name, "torch": torch.__version__, "arch": manifest["arch"]}
+    results, stopped = [], False
+    # Started: the parent tells a bad case from a bad setup.
+    write_json(args.json, {**info, "stopped": False, "results": results})
+    for name in wanted:
         try:
-            row = bench_one(torch, driver, args, entry)
+            row = bench_one(torch, driver, args, by_name[name])
         except Exception as error:  # one broken case must not hide the others' numbers
             row = {"name": name, "error": str(error)[:300]}
             try:
                 torch.cuda.synchronize()
-            except Exception:  # a fault poisons the context: nothing after it can run
-                results.append(row)
-                print(f"{name}: {row['error']}\nstopping: the CUDA context is lost; rerun with "
-                      f"--cases excluding it", flush=True)
-                break
+            except Exception:  # a fault poisons the context: nothing after it can run here
+                stopped = True
         results.append(row)
         if args.verbose or "error" in row or not row.get("ok"):
             print(short_line(row), flush=True)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": props.name, "torch": torch.__version__, "results": results}, f,
-                      indent=1)
-    table = format_table(results)
-    if args.table:
-        with open(args.table, "w") as f:
-            f.write(table + "\n")
-    print(summary(results, table if not args.table else None))
-    return 1 if any("error" in r or not r.get("ok") for r in results) else 0
+        write_json(args.json, {**info, "stopped": stopped, "results": results})
+        if stopped:
+            print(f"{name}: the CUDA context is lost; the next cases run in a new process",
+                  flush=True)
+            return 1
+    return 0
 
 
 def short_line(r):
@@ -330,7 +569,8 @@ def bench_one(torch, driver, args, entry):
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.backends.cudnn.allow_tf32 = tf32
     ins, peer, ref, out_shape, flops, nbytes, dt = tensors_for(torch, case, torch.device("cuda"))
-    function = driver.load(os.path.join(args.kit, entry["cubin"]), entry["name"], entry["smem"])
+    function = driver.load(os.path.join(args.kit, entry["cubin"]), entry["name"], entry["smem"],
+                           entry.get("carveout"))
     partials = torch.empty(max(entry["partial_floats"], 1), dtype=torch.float32, device="cuda")
     counters = torch.zeros(max(entry["counter_count"], 1), dtype=torch.int32, device="cuda")
     # Enough input sets to overflow L2, for both sides.
@@ -338,13 +578,21 @@ def bench_one(torch, driver, args, entry):
     sets = [ins] + [{k: v.clone() for k, v in ins.items()} for _ in range(copies - 1)]
     ours_sets = [ours_buffers(torch, case, s) for s in sets]
     outs = [torch.empty(out_shape, dtype=dt, device="cuda") for _ in range(copies)]
+    # Tensor maps (Hopper kernels) per input set, in the order of the map roles.
+    map_roles = [r for r in entry["roles"] if r.startswith("map:")]
+    specs = entry.get("tensor_maps", [])
+    assert len(map_roles) == len(specs), "a tensor map per map role"
+    maps = [{r: driver.tensor_map(t, b[r[4:]].data_ptr()) for r, t in zip(map_roles, specs)}
+            for b in ours_sets]
+    grid = entry.get("grid", entry["units"])
 
     def launch(i):
         b, o = ours_sets[i % copies], outs[i % copies]
         pointers = {"out": o, "partials": partials, "counters": counters, **b}
-        driver.launch(function, entry["units"], entry["threads"], entry["smem"],
+        driver.launch(function, grid, entry["threads"], entry["smem"],
                       torch.cuda.current_stream().cuda_stream,
-                      [Pointer(pointers[r].data_ptr()) for r in entry["roles"]])
+                      [maps[i % copies][r] if r.startswith("map:") else
+                       Pointer(pointers[r].data_ptr()) for r in entry["roles"]])
 
     # Check first: poisoned output, float64 reference.
     outs[0].fill_(float("nan"))
@@ -367,7 +615,8 @@ def bench_one(torch, driver, args, entry):
     return {"name": entry["name"], "ok": ok, "err": err, "torch_err": peer_err, "ours_ms": ours_ms,
             "torch_ms": peer_ms, "speedup": peer_ms / ours_ms, "tflops": flops / ours_ms / 1e9,
             "gbs": nbytes / ours_ms / 1e6, "config": entry.get("config", entry.get("tile")),
-            "units": entry["units"], "threads": entry["threads"], "smem": entry["smem"]}
+            "units": entry["units"], "grid": grid, "threads": entry["threads"],
+            "smem": entry["smem"]}
 
 
 def time_graph(torch, step, args, per_graph=20):
@@ -407,19 +656,23 @@ def format_table(results):
             lines.append(f"{r['name']:44} ERROR {r['error']}")
             continue
         cfg = r["config"] or {}
-        short = ("x".join(str(cfg.get(k, "")) for k in ("bm", "bn", "bk")) +
-                 f" s{cfg.get('stages', '')} k{cfg.get('split_k', '')}") if "bm" in cfg else \
-            f"{cfg.get('h')}x{cfg.get('w')}x{cfg.get('c')} r{cfg.get('rows')}"
+        short = (("wg " if cfg.get("kernel") == "wgmma" else "") +
+                 "x".join(str(cfg.get(k, "")) for k in ("bm", "bn", "bk")) +
+                 f" s{cfg.get('stages', '')} k{cfg.get('split_k', '')}" +
+                 (f" e{cfg.get('epi_cols')}" if cfg.get("kernel") == "wgmma" else "")) \
+            if "bm" in cfg else f"{cfg.get('h')}x{cfg.get('w')}x{cfg.get('c')} r{cfg.get('rows')}"
         lines.append(f"{r['name']:44} {r['ours_ms']:9.4f} {r['torch_ms']:9.4f} {r['speedup']:7.2f} "
                      f"{r['tflops']:8.1f} {r['gbs']:7.0f} {r['err']:8.1e}"
-                     f"{'' if r['ok'] else ' BAD'}  {short} u{r['units']}")
+                     f"{'' if r['ok'] else ' BAD'}  {short} u{r['units']}"
+                     f"{'' if r.get('grid', r['units']) == r['units'] else ' g' + str(r['grid'])}")
     return "\n".join(lines)
 
 
 GROUPS = [("square GEMMs", "mm*"), ("batch-1 GEMMs", "b1_*"), ("BERT/GPT-2 s128", "bert_*"),
           ("LM head / fc", "*lmhead*,resnet_fc*"), ("ResNet-50 f16", "r50_*_f16"),
           ("ResNet-50 f32", "r50_*_f32"), ("ResNet-50 TF32", "r50_*_tf32"),
-          ("depthwise", "dw_*"), ("sweeps", "sweep_*")]
+          ("depthwise", "dw_*"), ("mma.sync refs", "mma_*"), ("probes", "probe_*"),
+          ("sweeps", "sweep_*")]
 
 
 def summary(results, table):
@@ -434,14 +687,23 @@ def summary(results, table):
             out.append(f"{label:18} {len(rs):3} cases  geomean speedup {geo:6.3f}  "
                        f"min {min(r['speedup'] for r in rs):6.3f}  max "
                        f"{max(r['speedup'] for r in rs):6.3f}  wrong {sum(not r['ok'] for r in rs)}")
-    main = [r for r in good if not r["name"].startswith("sweep_")]
+    main = [r for r in good if not r["name"].startswith(("sweep_", "mma_", "probe_"))]
     if main:
         geo = math.exp(sum(math.log(r["speedup"]) for r in main) / len(main))
-        out.append(f"all but sweeps: {len(main)} cases, geomean speedup {geo:.3f}; "
+        out.append(f"all but sweeps, refs, probes: {len(main)} cases, geomean speedup {geo:.3f}; "
                    f"{sum(not r['ok'] for r in main)} wrong; {len(results) - len(good)} errors")
         out.append("slowest against torch:")
         for r in sorted(main, key=lambda r: r["speedup"])[:12]:
             out.append("  " + short_line(r))
+    # Every failure, last (the GPU tool returns only the output's tail); cases the run did not
+    # reach as one line.
+    bad = [r for r in results if ("error" in r and not r["error"].startswith("not run")) or
+           ("error" not in r and not r["ok"])]
+    skipped = [r for r in results if r.get("error", "").startswith("not run")]
+    out.append(f"failures: {len(bad)}" + (":" if bad else ""))
+    out += ["  " + short_line(r) for r in bad]
+    if skipped:
+        out.append(f"{skipped[0]['error']}: {len(skipped)} cases, from {skipped[0]['name']}")
     return "\n".join(out)
 
 
@@ -451,7 +713,9 @@ def main():
     p = sub.add_parser("prepare", help="render and compile the kit (no GPU)")
     p.add_argument("--tool", default="build/bench/cuda_kernels/tensorc-cuda-kernels")
     p.add_argument("--out", default="build/cuda-kernels-kit")
-    p.add_argument("--arch", default="sm_90")
+    p.add_argument("--arch", default="sm_90a")
+    p.add_argument("--watchdog", type=int, default=1 << 20,
+                   help="barrier polls before a Hopper kernel traps (0: wait forever)")
     p.add_argument("--sms", type=int, default=132)
     p.add_argument("--cases", default="", help="comma-separated name patterns (fnmatch)")
     r = sub.add_parser("run", help="check and time the kit against torch (GPU)")
@@ -463,8 +727,16 @@ def main():
     r.add_argument("--json", default="", help="write every result here")
     r.add_argument("--table", default="", help="write the full table here (else printed)")
     r.add_argument("--verbose", action="store_true", help="a line per case as it runs")
+    r.add_argument("--budget", type=float, default=420.0,
+                   help="seconds for the whole run (children are stopped after it)")
+    r.add_argument("--case-timeout", type=float, default=90.0,
+                   help="seconds a case may run before its child is killed as hung")
+    r.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    r.add_argument("--names-file", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    return prepare(args) if args.command == "prepare" else run(args)
+    if args.command == "prepare":
+        return prepare(args)
+    return run_child(args) if args.child else run(args)
 
 
 if __name__ == "__main__":
