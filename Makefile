@@ -3,10 +3,11 @@ BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 PYTHON ?= python3
+PREFIX ?= /usr/local
 TENSORC := $(BUILD_DIR)/tools/tensorc/tensorc
 DEMO_MODEL := models/mlp.fx
 
-.PHONY: all deps configure build models demo test test-asan clean
+.PHONY: all deps configure build models demo test test-asan install clean
 
 all: build
 
@@ -33,6 +34,11 @@ demo: deps build models
 test: deps build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
+# The driver, tensorc-run, the runtime library (shared and static) with its headers, CMake package
+# and pkg-config file, and the Python package (README: "Install").
+install: build
+	@cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+
 # The whole test suite again on an AddressSanitizer + UndefinedBehaviorSanitizer build: hostile
 # inputs (malformed models, bad external data) must be rejected without memory errors.
 ASAN_BUILD_DIR ?= build-asan
@@ -40,8 +46,11 @@ ASAN_BUILD_DIR ?= build-asan
 # long and exercise generated code (uninstrumented) rather than our C++; the CUDA tests spend
 # their time in NVRTC (not ours, and not instrumented), the emulated CUDA kernels in the host
 # compiler and the emulation. lit.cuda keeps the CUDA renderer covered; e2e.training (seed-003)
-# covers the training path that e2e.training_mlp repeats at scale.
-ASAN_EXCLUDE ?= debian_cpu|aarch64|debian_cuda|cuda_model_kit|cuda_capi|cuda_emulated|training_mlp
+# covers the training path that e2e.training_mlp repeats at scale. install.package checks
+# packaging (consumers of an instrumented library would need the sanitizer flags too); the Python
+# package is not built there (an instrumented extension loads only with the sanitizer runtime
+# preloaded into python).
+ASAN_EXCLUDE ?= debian_cpu|aarch64|debian_cuda|cuda_model_kit|cuda_capi|cuda_emulated|training_mlp|install
 test-asan: deps
 	@cmake -S . -B $(ASAN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DTENSORC_SANITIZE=address,undefined > /dev/null

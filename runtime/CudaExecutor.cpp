@@ -264,21 +264,15 @@ Status CudaExecutor::enqueue(const std::map<std::string, int64_t> &bindings,
   return Status::ok();
 }
 
-Status CudaExecutor::run(const std::map<std::string, int64_t> &bindings,
-                         const std::vector<int64_t> &symbols,
-                         const std::vector<std::vector<int64_t>> &shapes,
-                         const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs,
-                         cu::Stream stream) {
-  const cu::Driver &d = *driver_;
+Status CudaExecutor::placeBuffers(const std::map<std::string, int64_t> &bindings,
+                                  const std::vector<std::vector<int64_t>> &shapes,
+                                  bool ownInputsOutputs, std::vector<size_t> &bytes) {
   const Manifest &m = *manifest_;
-  TC_RETURN_IF_ERROR(d.check(d.ctxSetCurrent(context_), "cuCtxSetCurrent"));
-  stream_ = stream ? stream : ownStream_;
-
   // Device memory for this binding: grown, never shrunk, so repeated shapes reuse it.
   TC_ASSIGN_OR_RETURN(int64_t arenaBytes, m.arenaBytes.evaluate(bindings));
   TC_RETURN_IF_ERROR(ensure(arena_, arenaCapacity_, size_t(std::max<int64_t>(arenaBytes, 0)),
                             "the scratch arena"));
-  std::vector<size_t> bytes(m.buffers.size(), 0);
+  bytes.assign(m.buffers.size(), 0);
   for (const BufferDesc &buffer : m.buffers) {
     size_t id = size_t(buffer.id);
     if (shapes[id].empty() && !buffer.shape.empty())
@@ -288,7 +282,8 @@ Status CudaExecutor::run(const std::map<std::string, int64_t> &bindings,
     switch (buffer.kind) {
     case BufferKind::Input:
     case BufferKind::Output:
-      TC_RETURN_IF_ERROR(ensure(pointers_[id], capacities_[id], bytes[id], what));
+      if (ownInputsOutputs)
+        TC_RETURN_IF_ERROR(ensure(pointers_[id], capacities_[id], bytes[id], what));
       break;
     case BufferKind::Arena: {
       TC_ASSIGN_OR_RETURN(int64_t offset, buffer.offset.evaluate(bindings));
@@ -301,6 +296,20 @@ Status CudaExecutor::run(const std::map<std::string, int64_t> &bindings,
       break;
     }
   }
+  return Status::ok();
+}
+
+Status CudaExecutor::run(const std::map<std::string, int64_t> &bindings,
+                         const std::vector<int64_t> &symbols,
+                         const std::vector<std::vector<int64_t>> &shapes,
+                         const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs,
+                         cu::Stream stream) {
+  const cu::Driver &d = *driver_;
+  const Manifest &m = *manifest_;
+  TC_RETURN_IF_ERROR(d.check(d.ctxSetCurrent(context_), "cuCtxSetCurrent"));
+  stream_ = stream ? stream : ownStream_;
+  std::vector<size_t> bytes;
+  TC_RETURN_IF_ERROR(placeBuffers(bindings, shapes, /*ownInputsOutputs=*/true, bytes));
   for (const BufferDesc &buffer : m.buffers)
     if (buffer.kind == BufferKind::Input && bytes[size_t(buffer.id)])
       TC_RETURN_IF_ERROR(d.check(d.memcpyHtoDAsync(pointers_[size_t(buffer.id)],
@@ -341,6 +350,63 @@ Status CudaExecutor::run(const std::map<std::string, int64_t> &bindings,
                                                    bytes[size_t(buffer.id)], stream_),
                                  "copying output '" + m.outputs[size_t(buffer.index)].name + "'"));
   return d.check(d.streamSynchronize(stream_), "running the model on the GPU");
+}
+
+Status CudaExecutor::runOnDevice(const std::map<std::string, int64_t> &bindings,
+                                 const std::vector<int64_t> &symbols,
+                                 const std::vector<std::vector<int64_t>> &shapes,
+                                 const std::vector<cu::DevicePtr> &inputs,
+                                 const std::vector<cu::DevicePtr> &outputs, cu::Stream stream) {
+  const cu::Driver &d = *driver_;
+  const Manifest &m = *manifest_;
+  TC_RETURN_IF_ERROR(d.check(d.ctxSetCurrent(context_), "cuCtxSetCurrent"));
+  stream_ = stream ? stream : ownStream_;
+  std::vector<size_t> bytes;
+  TC_RETURN_IF_ERROR(placeBuffers(bindings, shapes, /*ownInputsOutputs=*/false, bytes));
+  // The launches read pointers_: point the input and output buffers at the caller's memory for
+  // this run, and give the executor's own buffers back afterwards, whatever happens.
+  std::vector<std::pair<size_t, cu::DevicePtr>> saved;
+  for (const BufferDesc &buffer : m.buffers) {
+    size_t id = size_t(buffer.id);
+    if (buffer.kind != BufferKind::Input && buffer.kind != BufferKind::Output)
+      continue;
+    saved.emplace_back(id, pointers_[id]);
+    pointers_[id] = buffer.kind == BufferKind::Input ? inputs[size_t(buffer.index)]
+                                                     : outputs[size_t(buffer.index)];
+  }
+  Status enqueued = enqueue(bindings, symbols, shapes);
+  Status finished = d.check(d.streamSynchronize(stream_), "running the model on the GPU");
+  for (const auto &[id, pointer] : saved)
+    pointers_[id] = pointer;
+  TC_RETURN_IF_ERROR(enqueued);
+  return finished;
+}
+
+Expected<std::shared_ptr<void>> CudaExecutor::allocate(size_t bytes, cu::DevicePtr *address,
+                                                       const std::string &what) {
+  const cu::Driver &d = *driver_;
+  *address = 0;
+  if (bytes == 0)
+    return std::shared_ptr<void>();
+  TC_RETURN_IF_ERROR(d.check(d.ctxSetCurrent(context_), "cuCtxSetCurrent"));
+  cu::Result result = d.memAlloc(address, bytes);
+  if (result != cu::kSuccess)
+    return makeError("cannot allocate ", bytes, " bytes of device memory for ", what, ": ",
+                     d.describe(result));
+  cu::Context context = nullptr;
+  if (Status retained = d.check(d.primaryCtxRetain(&context, device_), "cuDevicePrimaryCtxRetain");
+      !retained) {
+    d.memFree(*address);
+    return retained.takeError();
+  }
+  const cu::Driver *driver = driver_;
+  cu::Device device = device_;
+  return std::shared_ptr<void>(reinterpret_cast<void *>(uintptr_t(*address)),
+                               [driver, context, device](void *pointer) {
+                                 driver->ctxSetCurrent(context);
+                                 driver->memFree(cu::DevicePtr(uintptr_t(pointer)));
+                                 driver->primaryCtxRelease(device);
+                               });
 }
 
 } // namespace tensorc::rt

@@ -47,6 +47,22 @@ public:
              const std::vector<std::vector<int64_t>> &shapes, const std::vector<Tensor> &inputs,
              std::vector<Tensor> &outputs, cu::Stream stream = nullptr);
 
+  /// run() on device memory the caller owns: `inputs[i]` and `outputs[i]` are the addresses of
+  /// manifest input and output i (outputs sized for the bound shapes). Nothing is copied to or from
+  /// the host, and the launch list is enqueued as it is (a CUDA graph holds the addresses it was
+  /// captured with). Complete on return.
+  Status runOnDevice(const std::map<std::string, int64_t> &bindings,
+                     const std::vector<int64_t> &symbols,
+                     const std::vector<std::vector<int64_t>> &shapes,
+                     const std::vector<cu::DevicePtr> &inputs,
+                     const std::vector<cu::DevicePtr> &outputs, cu::Stream stream = nullptr);
+  /// `bytes` of device memory (at `*address`; none for 0 bytes), freed when the returned owner's
+  /// last reference goes, which may outlive the executor: the owner holds the device's context.
+  Expected<std::shared_ptr<void>> allocate(size_t bytes, cu::DevicePtr *address,
+                                           const std::string &what);
+  /// The executor's own stream.
+  cu::Stream ownStream() const { return ownStream_; }
+
   /// Times `iterations` executions of the launch list (or graph replays) on the buffers of the
   /// last run(), which must have had the same binding: device work only, no host copies. Returns
   /// each iteration's milliseconds (launch to stream completion).
@@ -62,6 +78,11 @@ public:
 
 private:
   CudaExecutor() = default;
+  /// Device memory for the bound shapes: the arena, and (with `ownInputsOutputs`) the executor's
+  /// input and output buffers; `bytes[id]` receives each buffer's size.
+  Status placeBuffers(const std::map<std::string, int64_t> &bindings,
+                      const std::vector<std::vector<int64_t>> &shapes, bool ownInputsOutputs,
+                      std::vector<size_t> &bytes);
   Status ensure(cu::DevicePtr &pointer, size_t &capacity, size_t bytes, const std::string &what);
   Status enqueue(const std::map<std::string, int64_t> &bindings,
                  const std::vector<int64_t> &symbols,

@@ -141,9 +141,9 @@ struct Model::Impl {
 
   Status bindSymbols(const std::vector<Tensor> &inputs);
   /// Evaluates every buffer's shape and (with `hostMemory`) address for the bound symbols;
-  /// allocates the outputs.
+  /// allocates the outputs (or, without `allocateOutputs`, gives them their shapes only).
   Status planBuffers(const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs,
-                     bool hostMemory = true);
+                     bool hostMemory = true, bool allocateOutputs = true);
   Status ensureArena(size_t bytes);
   Status runLaunch(size_t index);
   Status runExtern(size_t index);
@@ -373,6 +373,7 @@ const std::string &Model::variant() const { return impl_->variant; }
 std::string Model::deviceDescription() const {
   return impl_->cuda ? impl_->cuda->description() : "cpu";
 }
+void *Model::cudaStream() const { return impl_->cuda ? impl_->cuda->ownStream() : nullptr; }
 int Model::numThreads() const { return impl_->pool.numThreads(); }
 size_t Model::arenaCapacity() const { return impl_->arenaCapacity; }
 
@@ -442,7 +443,7 @@ Status Model::Impl::bindSymbols(const std::vector<Tensor> &inputs) {
 }
 
 Status Model::Impl::planBuffers(const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs,
-                                bool hostMemory) {
+                                bool hostMemory, bool allocateOutputs) {
   const Manifest &m = manifest;
   TC_ASSIGN_OR_RETURN(int64_t arenaBytes, m.arenaBytes.evaluate(bindings));
   if (arenaBytes < 0)
@@ -460,6 +461,10 @@ Status Model::Impl::planBuffers(const std::vector<Tensor> &inputs, std::vector<T
       if (!value)
         return value.takeError().withContext("output '" + m.outputs[o].name + "'");
       shape.push_back(*value);
+    }
+    if (!allocateOutputs) {
+      outputs[o] = Tensor::view(m.outputs[o].dtype, std::move(shape), nullptr, nullptr);
+      continue;
     }
     Expected<Tensor> tensor = Tensor::zeros(m.outputs[o].dtype, shape);
     if (!tensor)
@@ -629,6 +634,41 @@ Expected<std::vector<Tensor>> Model::run(const std::vector<Tensor> &inputs, void
   }
   for (size_t i = 0; i < impl.manifest.launches.size(); ++i)
     TC_RETURN_IF_ERROR(impl.runLaunch(i));
+  return outputs;
+}
+
+Expected<std::vector<DeviceTensor>> Model::runOnDevice(const std::vector<DeviceTensor> &inputs,
+                                                       void *cudaStream) {
+  Impl &impl = *impl_;
+  if (!impl.cuda)
+    return makeError("the model runs on the CPU: device-resident inputs need a model loaded on a "
+                     "CUDA device");
+  // The checks read dtypes and shapes only: views whose data is the device address.
+  std::vector<Tensor> views;
+  std::vector<cu::DevicePtr> addresses;
+  for (const DeviceTensor &input : inputs) {
+    views.push_back(Tensor::view(input.dtype, input.shape, nullptr,
+                                 reinterpret_cast<const void *>(uintptr_t(input.address))));
+    addresses.push_back(input.address);
+  }
+  std::lock_guard<std::mutex> lock(impl.runMutex);
+  TC_RETURN_IF_ERROR(impl.bindSymbols(views));
+  std::vector<Tensor> shapes;
+  TC_RETURN_IF_ERROR(
+      impl.planBuffers(views, shapes, /*hostMemory=*/false, /*allocateOutputs=*/false));
+  std::vector<DeviceTensor> outputs(shapes.size());
+  std::vector<cu::DevicePtr> outputAddresses(shapes.size(), 0);
+  for (size_t o = 0; o < shapes.size(); ++o) {
+    outputs[o].dtype = shapes[o].dtype();
+    outputs[o].shape = shapes[o].shape();
+    TC_ASSIGN_OR_RETURN(outputs[o].owner,
+                        impl.cuda->allocate(shapes[o].nbytes(), &outputAddresses[o],
+                                            "output '" + impl.manifest.outputs[o].name + "'"));
+    outputs[o].address = outputAddresses[o];
+  }
+  TC_RETURN_IF_ERROR(impl.cuda->runOnDevice(impl.bindings, impl.symbolValues, impl.bufferShapes,
+                                            addresses, outputAddresses,
+                                            static_cast<cu::Stream>(cudaStream)));
   return outputs;
 }
 

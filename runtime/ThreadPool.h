@@ -30,8 +30,13 @@ private:
 
 class ThreadPool {
 public:
+  /// How long an idle worker polls for the next job before it sleeps: a model's kernels follow
+  /// each other within microseconds, and a futex wake-up costs tens of them.
+  static constexpr int64_t kDefaultSpinMicros = 200;
+
   /// `threads` participants in all (the caller included); 0 means one per hardware thread.
-  explicit ThreadPool(int threads);
+  /// `spinMicros` < 0 takes kDefaultSpinMicros, or $TENSORC_SPIN_US when set.
+  explicit ThreadPool(int threads, int64_t spinMicros = -1);
   ~ThreadPool();
   ThreadPool(const ThreadPool &) = delete;
   ThreadPool &operator=(const ThreadPool &) = delete;
@@ -45,21 +50,32 @@ public:
 
 private:
   void workerLoop();
-  void runChunks();
+  /// Claims and runs chunks of the current job until none is left; returns how many it ran.
+  int64_t runChunks();
+  /// Waits for a job newer than `seen`; false when the pool is stopping.
+  bool waitForJob(uint64_t seen);
 
   std::vector<std::thread> workers_;
+  int64_t spinMicros_;
   std::mutex callMutex_; // one parallelFor at a time
 
-  std::mutex mutex_;
-  std::condition_variable wake_, done_;
-  uint64_t generation_ = 0; // bumped per job; workers run each generation once
-  int busyWorkers_ = 0;
-  bool stopping_ = false;
-
-  // The current job, written under mutex_ before the generation changes.
+  // The job: generation in the high 32 bits, the next unclaimed chunk in the low 32. One word, so
+  // a worker sees the generation and whether it is still open in one load, and a claim can only
+  // land in the job it read. A finished job is closed by setting the chunk index to kClosed.
+  static constexpr uint64_t kClosed = uint64_t(1) << 31;
+  std::atomic<uint64_t> state_{kClosed};
+  // Workers between reading state_ and leaving the job; the caller rewrites the job's fields only
+  // when none is inside, so a worker that read an open state reads the fields of that job.
+  std::atomic<int> inJob_{0};
+  std::atomic<int64_t> doneChunks_{0};
   RangeFn *fn_ = nullptr;
-  int64_t range_ = 0, chunk_ = 1;
-  std::atomic<int64_t> next_{0};
+  int64_t range_ = 0, chunk_ = 1, numChunks_ = 0;
+
+  // Sleeping workers, woken by the caller only when some are asleep.
+  std::mutex sleepMutex_;
+  std::condition_variable wake_;
+  std::atomic<int> sleepers_{0};
+  std::atomic<bool> stopping_{false};
 };
 
 } // namespace tensorc::rt

@@ -9,9 +9,11 @@ DEBIAN_PACKAGES=(
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
   libcli11-dev libspdlog-dev libfmt-dev libgtest-dev
   g++-aarch64-linux-gnu qemu-user
-  python3 python3-pip
+  python3 python3-dev python3-pip pybind11-dev
 )
-PYTHON_PACKAGES=(numpy onnx onnxruntime)
+# pytest runs the Python package's tests; scikit-build-core is the build backend of `pip install .`
+# (installed here so that `pip install --no-build-isolation .` needs no download).
+PYTHON_PACKAGES=(numpy onnx onnxruntime pytest scikit-build-core)
 
 missing=()
 for package in "${DEBIAN_PACKAGES[@]}"; do
@@ -28,7 +30,7 @@ if ((${#missing[@]})); then
 fi
 
 PYTHON=${PYTHON:-python3}
-if ! "$PYTHON" -c "import numpy, onnx, onnxruntime" 2>/dev/null; then
+if ! "$PYTHON" -c "import numpy, onnx, onnxruntime, pytest, scikit_build_core" 2>/dev/null; then
   echo "install-deps: installing Python packages ${PYTHON_PACKAGES[*]}"
   "$PYTHON" -m pip install -q "${PYTHON_PACKAGES[@]}" 2>/dev/null ||
     "$PYTHON" -m pip install -q --break-system-packages "${PYTHON_PACKAGES[@]}"

@@ -76,6 +76,23 @@ std::vector<std::string> splitArchives(std::string_view list) {
   return paths;
 }
 
+/// The runtime archives to link: tensorc_rt first. An installed tensorc (`cmake --install`, or the
+/// Python package) links the one combined archive installed with it, found relative to the
+/// running executable (TENSORC_INSTALLED_RUNTIME_ARCHIVE, set by cmake/TensorcInstall.cmake), so
+/// that it needs no build tree; a tensorc in its build tree links that tree's archives.
+std::vector<std::string> runtimeArchives() {
+#ifdef TENSORC_INSTALLED_RUNTIME_ARCHIVE
+  std::string self = llvm::sys::fs::getMainExecutable(nullptr, nullptr);
+  if (!self.empty()) {
+    fs::path installed = fs::path(self).parent_path() / TENSORC_INSTALLED_RUNTIME_ARCHIVE;
+    std::error_code ec;
+    if (fs::is_regular_file(installed, ec))
+      return {installed.lexically_normal().string()};
+  }
+#endif
+  return splitArchives(TENSORC_RUNTIME_ARCHIVES);
+}
+
 /// The driver as a path: ExecuteAndWait does not search PATH itself.
 Expected<std::string> cxxDriver(const std::string &given) {
   std::string name = given;
@@ -123,7 +140,7 @@ Status linkModelLibrary(const std::vector<cpu::EmbedFile> &files, const std::str
       (out.parent_path() / strCat(".", out.filename().string(), ".tmp-", ::getpid())).string();
   temps.track(partialPath);
 
-  std::vector<std::string> archives = splitArchives(TENSORC_RUNTIME_ARCHIVES);
+  std::vector<std::string> archives = runtimeArchives();
   std::vector<std::string> args = {driver, "-shared", "-o", partialPath, objectPath};
   // tensorc_rt whole (nothing in the object references the C ABI it defines); the archives it
   // depends on as a group, so only what it reaches is linked.

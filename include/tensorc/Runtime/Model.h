@@ -5,6 +5,7 @@
 #include "tensorc/Support/Status.h"
 #include "tensorc/Support/Tensor.h"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +21,16 @@ struct LoadOptions {
   int cudaDevice = 0;
   /// CUDA-graph replay: -1 = as the bundle was compiled (-O reduce-overhead), 0 = off, 1 = on.
   int cudaGraphs = -1;
+};
+
+/// A dense, row-major tensor in the memory of a model's GPU (`address` is a CUdeviceptr). `owner`
+/// keeps the memory alive: outputs of runOnDevice hold their allocation (the last reference frees
+/// it); inputs are the caller's, who keeps them alive during the call.
+struct DeviceTensor {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  uint64_t address = 0;
+  std::shared_ptr<void> owner;
 };
 
 /// A loaded bundle: manifest, mapped weights, kernels and a thread pool. `run` may be called from
@@ -44,6 +55,12 @@ public:
   /// run() with the GPU work on `cudaStream` (a CUstream; null = the model's own stream), after
   /// what is already queued there. A CPU model accepts only null.
   Expected<std::vector<Tensor>> run(const std::vector<Tensor> &inputs, void *cudaStream);
+  /// A model on a GPU: run() on inputs already in that GPU's memory, with no copy through the host
+  /// (the kernels read the caller's buffers); the outputs are fresh device allocations. Same checks
+  /// and stream rule as run(); the work is complete on return. CUDA graphs are not replayed here:
+  /// a graph holds the addresses it was captured with.
+  Expected<std::vector<DeviceTensor>> runOnDevice(const std::vector<DeviceTensor> &inputs,
+                                                  void *cudaStream = nullptr);
 
   /// Times `iterations` runs and returns each one's milliseconds. On the CPU each is a whole
   /// run(); on a GPU one untimed run() uploads the inputs, and the timed runs reuse its device
@@ -60,6 +77,8 @@ public:
   /// Where the kernels run: "cpu", or the GPU and module image ("NVIDIA H100 ... (sm_90, cubin
   /// sm_90)").
   std::string deviceDescription() const;
+  /// The model's own CUDA stream (a CUstream; where runs queue when given none), null on the CPU.
+  void *cudaStream() const;
   int numThreads() const;
   /// Bytes of scratch held between runs (grows to the largest run so far).
   size_t arenaCapacity() const;

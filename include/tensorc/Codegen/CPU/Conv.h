@@ -1,0 +1,88 @@
+// 2-D convolution kernels for the CPU, emitted as LLVM IR for one CpuTarget, on channels-last
+// activations (NHWC; NCHW16c is kept for the layout comparison in bench/cpu/conv.cpp):
+// - emitConvTiles: direct convolution as an implicit GEMM without im2col: output pixels x output
+//   channels in register tiles (the shared micro-kernel), each pixel's taps read through an
+//   indirection of row pointers (a zero row for padding), weights packed at compile time
+//   (packConvWeights), groups, the epilogue fused per micro-tile. A 1x1 stride-1 convolution is a
+//   GEMM on the NHWC input as it is (no packing, no indirection).
+// - emitDepthwiseTiles: depthwise convolution (groups == C == OC), vectorized over channels with
+//   register blocking over output pixels of a row, weights packed (packDepthwiseWeights).
+// Every kernel splits its work into tiles that the runtime's thread pool distributes.
+#pragma once
+
+#include "tensorc/Codegen/CPU/Target.h"
+
+#include <cstdint>
+#include <functional>
+
+namespace llvm {
+class IRBuilderBase;
+class Value;
+} // namespace llvm
+
+namespace tensorc::cpu {
+
+/// Where element (n, c, h, w) of an activation lives.
+enum class ActivationLayout {
+  NHWC,    // ((n * H + h) * W + w) * C + c
+  NCHW16c, // (((n * C/16 + c/16) * H + h) * W + w) * 16 + c%16; C a multiple of 16
+};
+
+/// A convolution with static shapes but for the batch (a runtime value at emission).
+struct ConvParams {
+  int64_t c = 0, h = 0, w = 0;    // input channels and size
+  int64_t oc = 0, kh = 1, kw = 1; // output channels, kernel size
+  int64_t strideH = 1, strideW = 1, padTop = 0, padLeft = 0, dilationH = 1, dilationW = 1;
+  int64_t groups = 1;
+  int64_t oh = 0, ow = 0; // output size (the caller's: padding at the bottom/right follows)
+  ActivationLayout layout = ActivationLayout::NHWC;
+  int64_t cg() const { return c / groups; }
+  int64_t ocg() const { return oc / groups; }
+  int64_t taps() const { return kh * kw; }
+  bool isPointwise() const {
+    return kh == 1 && kw == 1 && strideH == 1 && strideW == 1 && padTop == 0 && padLeft == 0;
+  }
+};
+
+/// Called on each output vector (or scalar, GemmEpilogue's contract) before it is stored:
+/// `image`, `pixel` (oh * OW + ow) and `channel` (the first output channel of the value) are i64.
+using ConvEpilogue =
+    std::function<llvm::Value *(llvm::IRBuilderBase &b, llvm::Value *acc, llvm::Value *image,
+                                llvm::Value *pixel, llvm::Value *channel)>;
+
+/// Tiles of one convolution: per image and group, blocks of mc output pixels x nc output channels
+/// (ordered image, group, channel block, pixel block: neighbouring tiles share weights).
+struct ConvTiling {
+  int64_t mc = 96, nc = 64;
+};
+ConvTiling chooseConvTiling(const ConvParams &params, int threads);
+
+/// images * groups * ceil(OH*OW / mc) * ceil(OCg / nc).
+llvm::Value *emitConvTileCount(llvm::IRBuilderBase &b, const ConvParams &params,
+                               const ConvTiling &tiling, llvm::Value *images);
+
+/// Emits tiles [tileBegin, tileEnd) of the convolution of `images` images at `input` (layout
+/// params.layout) with `packedWeights` (packConvWeights) into `output` (same layout, OH x OW),
+/// at the insertion point; the builder ends after them. Stack scratch: the indirection of one row
+/// group and a zero row.
+void emitConvTiles(llvm::IRBuilderBase &b, const CpuTarget &target, const ConvParams &params,
+                   const ConvTiling &tiling, llvm::Value *images, llvm::Value *input,
+                   llvm::Value *packedWeights, llvm::Value *output, llvm::Value *tileBegin,
+                   llvm::Value *tileEnd, const ConvEpilogue &epilogue = nullptr);
+
+/// Depthwise tiles: per image, `rows` output rows x `channels` channels (a multiple of 16).
+struct DepthwiseTiling {
+  int64_t rows = 1, channels = 64;
+};
+DepthwiseTiling chooseDepthwiseTiling(const ConvParams &params, int threads);
+llvm::Value *emitDepthwiseTileCount(llvm::IRBuilderBase &b, const ConvParams &params,
+                                    const DepthwiseTiling &tiling, llvm::Value *images);
+
+/// As emitConvTiles for a depthwise convolution (groups == c == oc) with packDepthwiseWeights
+/// weights.
+void emitDepthwiseTiles(llvm::IRBuilderBase &b, const CpuTarget &target, const ConvParams &params,
+                        const DepthwiseTiling &tiling, llvm::Value *images, llvm::Value *input,
+                        llvm::Value *packedWeights, llvm::Value *output, llvm::Value *tileBegin,
+                        llvm::Value *tileEnd, const ConvEpilogue &epilogue = nullptr);
+
+} // namespace tensorc::cpu

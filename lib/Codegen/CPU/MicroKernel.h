@@ -1,0 +1,75 @@
+// The register-tiled f32 micro-kernel every packed GEMM and convolution calls: a tile of up to
+// MR rows x S strips of 16 columns held in vector registers over a K loop that reads each row of
+// A through a pointer per segment (an indirection: GEMM rows, or convolution taps whose pointers
+// may point at a zero row for padding) and B as packed strips (WeightPacking.h).
+#pragma once
+
+#include "tensorc/Codegen/CPU/Gemm.h"
+#include "tensorc/Codegen/CPU/Target.h"
+
+#include <cstdint>
+
+namespace llvm {
+class Function;
+class IRBuilderBase;
+class Module;
+class Value;
+} // namespace llvm
+
+namespace tensorc::cpu {
+
+/// The register blocking of one target.
+struct MicroTiles {
+  unsigned lanes = 8;         // f32 lanes per vector
+  unsigned mr = 6;            // most rows per tile
+  unsigned accumulators = 12; // vector registers for accumulators
+  unsigned maxStrips = 4;     // most strips per tile
+  /// Strips of 16 columns a tile of `rows` rows uses (the widest that fits the registers).
+  unsigned stripsFor(unsigned rows) const;
+  unsigned vectorsPerStrip() const { return 16 / lanes; }
+};
+MicroTiles microTilesFor(const CpuTarget &target);
+
+/// The arguments of one micro-kernel call (i64 values unless said otherwise).
+///   rows:      ptr to `segments` x R pointers: segment s of row i starts at rows[s * R + i]
+///   segments:  number of segments; K = segments * kseg
+///   kseg:      K steps per segment; row i of segment s reads rows[s * R + i][0 .. kseg)
+///   b:         ptr to packed B at this call's first K step in strip 0; strip j is at
+///              b + j * bStripStride, step p of it at + p * 16 (the steps of all segments follow
+///              each other)
+///   c:         ptr to the tile's C; element (i, col) at c + i * cRowStride +
+///              (col / 16) * cStripStride + col % 16
+///   cols:      valid columns, 1 .. 16 * S (fewer: masked loads and stores)
+///   accumulate (i1): add the tile to C instead of overwriting it
+struct MicroKernelArgs {
+  llvm::Value *rows = nullptr, *segments = nullptr, *kseg = nullptr;
+  llvm::Value *b = nullptr, *bStripStride = nullptr;
+  llvm::Value *c = nullptr, *cRowStride = nullptr, *cStripStride = nullptr;
+  llvm::Value *cols = nullptr, *accumulate = nullptr;
+};
+
+/// The R x S micro-kernel of `target` (1 <= R <= mr, 1 <= S <= stripsFor(R)), emitted into the
+/// module on first use as an internal function taking MicroKernelArgs in order.
+llvm::Function *getMicroKernel(llvm::Module &module, const CpuTarget &target, unsigned rows,
+                               unsigned strips);
+
+/// Calls the micro-kernel for a static row count and a runtime strip count (1 .. stripsFor(rows)).
+void emitMicroKernelCall(llvm::IRBuilderBase &b, const CpuTarget &target, unsigned rows,
+                         llvm::Value *strips, const MicroKernelArgs &args);
+
+/// Calls the micro-kernel for runtime rows (1 .. mr) and strips (1 .. stripsFor(rows)).
+void emitMicroKernelCall(llvm::IRBuilderBase &b, const CpuTarget &target, llvm::Value *rows,
+                         llvm::Value *strips, const MicroKernelArgs &args);
+
+/// stripsFor(rows) for runtime rows (1 .. mr), as an i64.
+llvm::Value *emitStripsFor(llvm::IRBuilderBase &b, const MicroTiles &tiles, llvm::Value *rows);
+
+/// Applies `epilogue` in place to a rows x cols block of an output (a micro-tile after its last K
+/// step): element (i, j) at tile + i * rowStride + (j / 16) * stripStride + j % 16, passed to the
+/// epilogue as (row0 + i, col0 + j). Vectors while whole ones fit, then scalars.
+void emitEpilogueInPlace(llvm::IRBuilderBase &b, const CpuTarget &target,
+                         const GemmEpilogue &epilogue, llvm::Value *tile, llvm::Value *rowStride,
+                         llvm::Value *stripStride, llvm::Value *rows, llvm::Value *cols,
+                         llvm::Value *row0, llvm::Value *col0);
+
+} // namespace tensorc::cpu

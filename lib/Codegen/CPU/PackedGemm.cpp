@@ -1,0 +1,216 @@
+// The packed-B GEMM driver: per tile, K blocks; per K block, MR-row groups of A (read in place
+// through row pointers, so a strip of A stays in L1) swept across the tile's strips of B (streamed
+// from L2), each pair one micro-kernel call; the epilogue follows each micro-tile's last K block.
+#include "tensorc/Codegen/CPU/PackedGemm.h"
+
+#include "IRLoops.h"
+#include "MicroKernel.h"
+#include "tensorc/Codegen/CPU/WeightPacking.h"
+
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/DerivedTypes.h>
+#include <llvm/IR/Function.h>
+#include <llvm/IR/IRBuilder.h>
+
+#include <algorithm>
+
+namespace tensorc::cpu {
+
+using llvm::Value;
+
+namespace {
+
+int64_t roundUp(int64_t x, int64_t multiple) { return (x + multiple - 1) / multiple * multiple; }
+int64_t ceilDiv(int64_t x, int64_t d) { return (x + d - 1) / d; }
+
+/// Rows and columns every tile is a multiple of (but the last): whole micro-tiles on every target.
+constexpr int64_t kRowQuantum = 12, kColQuantum = 64;
+
+} // namespace
+
+PackedGemmTiling choosePackedGemmTiling(int64_t m, int64_t n, int64_t k, int threads) {
+  PackedGemmTiling t;
+  // kc: 12 rows x kc of A fit next to B's stream in a 32 KiB L1D; one block when K is small, so
+  // C is written once. nc: a kc x nc block of B (256 KiB) stays in L2 while the row groups pass.
+  t.kc = k > 0 && k <= 384 ? k : 256;
+  t.nc = n > 0 ? std::min<int64_t>(roundUp(n, kColQuantum), 256) : 256;
+  t.mc = m > 0 ? std::min<int64_t>(roundUp(m, kRowQuantum), 240) : 96;
+  if (m <= 0 || n <= 0 || threads <= 1)
+    return t;
+  // Enough tiles to balance `threads` threads, shrinking the larger side (in micro-tiles) first,
+  // down to 2 x 2 micro-tiles of AVX-512.
+  auto tiles = [&] { return ceilDiv(m, t.mc) * ceilDiv(n, t.nc); };
+  while (tiles() < 3 * int64_t(threads)) {
+    bool canM = t.mc > 2 * kRowQuantum, canN = t.nc > kColQuantum;
+    if (!canM && !canN)
+      break;
+    if (canN && (!canM || t.nc / kColQuantum >= t.mc / kRowQuantum))
+      t.nc = roundUp(t.nc / 2, kColQuantum);
+    else
+      t.mc = roundUp(t.mc / 2, kRowQuantum);
+  }
+  return t;
+}
+
+Value *emitPackedGemmTileCount(llvm::IRBuilderBase &b, const PackedGemmTiling &tiling, Value *m,
+                               Value *n) {
+  return b.CreateMul(emitCeilDiv(b, m, tiling.mc), emitCeilDiv(b, n, tiling.nc));
+}
+
+namespace {
+
+class PackedGemmEmitter {
+public:
+  PackedGemmEmitter(llvm::IRBuilderBase &b, const CpuTarget &target, const PackedGemmTiling &tiling,
+                    const PackedGemmOperands &ops, const GemmEpilogue &epilogue)
+      : b(b), target(target), tiles(microTilesFor(target)), tiling(tiling), ops(ops),
+        epilogue(epilogue), f32(b.getFloatTy()) {}
+
+  void emit(Value *tileBegin, Value *tileEnd);
+
+private:
+  Value *i64(int64_t v) { return b.getInt64(v); }
+  Value *min(Value *x, Value *y) { return b.CreateSelect(b.CreateICmpSLT(x, y), x, y); }
+  Value *gep(Value *base, Value *index) { return b.CreateInBoundsGEP(f32, base, index); }
+
+  /// One row group (rows: a constant MR, or the runtime remainder) of one K block.
+  void emitRowGroup(Value *rows, Value *row, Value *col0, Value *ncur, Value *p0, Value *kcur,
+                    Value *first, Value *last);
+
+  llvm::IRBuilderBase &b;
+  const CpuTarget &target;
+  MicroTiles tiles;
+  const PackedGemmTiling &tiling;
+  const PackedGemmOperands &ops;
+  const GemmEpilogue &epilogue;
+  llvm::Type *f32;
+  llvm::AllocaInst *rowPtrs = nullptr, *packedA = nullptr;
+  Value *unitColumns = nullptr;
+};
+
+void PackedGemmEmitter::emitRowGroup(Value *rows, Value *row, Value *col0, Value *ncur, Value *p0,
+                                     Value *kcur, Value *first, Value *last) {
+  Value *stripsPerCall =
+      llvm::isa<llvm::ConstantInt>(rows)
+          ? i64(tiles.stripsFor(unsigned(llvm::cast<llvm::ConstantInt>(rows)->getZExtValue())))
+          : emitStripsFor(b, tiles, rows);
+  Value *colsPerCall = b.CreateMul(stripsPerCall, i64(kPackStrip));
+  Value *calls = b.CreateUDiv(b.CreateAdd(ncur, b.CreateSub(colsPerCall, i64(1))), colsPerCall);
+
+  // Row pointers at column p0 of A's rows, or at a packed copy: for a non-unit column stride, and
+  // when several calls reuse a strip whose rows are a multiple of 2 KiB apart (as in any K that
+  // is a multiple of 512: 12 rows then fall in at most 2 of the 64 sets of a 32 KiB 8-way L1
+  // and evict each other). Otherwise A is read in place.
+  llvm::Type *ptrTy = b.getPtrTy();
+  Value *aliasing = b.CreateAnd(b.CreateICmpUGT(calls, i64(1)),
+                                b.CreateICmpEQ(b.CreateURem(ops.aRowStride, i64(512)), i64(0)));
+  Value *direct = b.CreateAnd(unitColumns, b.CreateNot(aliasing));
+  emitIf(
+      b, direct, "a.direct",
+      [&] {
+        emitFor(b, i64(0), rows, 1, "a.row", [&](Value *i) {
+          Value *offset = b.CreateAdd(b.CreateMul(b.CreateAdd(row, i), ops.aRowStride), p0);
+          b.CreateAlignedStore(gep(ops.a, offset), b.CreateInBoundsGEP(ptrTy, rowPtrs, i),
+                               llvm::Align(8));
+        });
+      },
+      [&] {
+        emitFor(b, i64(0), rows, 1, "a.pack", [&](Value *i) {
+          Value *src = gep(ops.a, b.CreateMul(b.CreateAdd(row, i), ops.aRowStride));
+          Value *dst = gep(packedA, b.CreateMul(i, i64(tiling.kc)));
+          emitIf(
+              b, unitColumns, "a.contiguous",
+              [&] {
+                Value *from = gep(src, p0);
+                emitFor(b, i64(0), kcur, 1, "a.copy", [&](Value *p) {
+                  b.CreateAlignedStore(b.CreateAlignedLoad(f32, gep(from, p), llvm::Align(4)),
+                                       gep(dst, p), llvm::Align(4));
+                });
+              },
+              [&] {
+                emitFor(b, i64(0), kcur, 1, "a.gather", [&](Value *p) {
+                  Value *index = b.CreateMul(b.CreateAdd(p0, p), ops.aColStride);
+                  b.CreateAlignedStore(b.CreateAlignedLoad(f32, gep(src, index), llvm::Align(4)),
+                                       gep(dst, p), llvm::Align(4));
+                });
+              });
+          b.CreateAlignedStore(dst, b.CreateInBoundsGEP(ptrTy, rowPtrs, i), llvm::Align(8));
+        });
+      });
+
+  Value *bStripStride = b.CreateMul(ops.k, i64(kPackStrip));
+  Value *accumulate = b.CreateNot(first);
+  emitFor(b, i64(0), calls, 1, "gemm.jr", [&](Value *call) {
+    Value *jr = b.CreateMul(call, colsPerCall);
+    Value *cols = min(colsPerCall, b.CreateSub(ncur, jr));
+    Value *strips = b.CreateUDiv(b.CreateAdd(cols, i64(kPackStrip - 1)), i64(kPackStrip));
+    Value *col = b.CreateAdd(col0, jr);
+    MicroKernelArgs args;
+    args.rows = rowPtrs;
+    args.segments = i64(1);
+    args.kseg = kcur;
+    // col is a multiple of 16: tiles and calls start on strip boundaries.
+    args.b =
+        gep(ops.packedB, b.CreateAdd(b.CreateMul(b.CreateUDiv(col, i64(kPackStrip)), bStripStride),
+                                     b.CreateMul(p0, i64(kPackStrip))));
+    args.bStripStride = bStripStride;
+    args.c = gep(ops.c, b.CreateAdd(b.CreateMul(row, ops.cRowStride), col));
+    args.cRowStride = ops.cRowStride;
+    args.cStripStride = i64(kPackStrip);
+    args.cols = cols;
+    args.accumulate = accumulate;
+    emitMicroKernelCall(b, target, rows, strips, args);
+    if (epilogue)
+      emitIf(b, last, "gemm.epilogue", [&] {
+        emitEpilogueInPlace(b, target, epilogue, args.c, ops.cRowStride, i64(kPackStrip), rows,
+                            cols, row, col);
+      });
+  });
+}
+
+void PackedGemmEmitter::emit(Value *tileBegin, Value *tileEnd) {
+  rowPtrs = emitEntryAlloca(b, llvm::ArrayType::get(b.getPtrTy(), tiles.mr), "gemm.rows");
+  packedA = emitEntryAlloca(b, llvm::ArrayType::get(f32, uint64_t(tiles.mr) * uint64_t(tiling.kc)),
+                            "gemm.packed_a");
+  unitColumns = b.CreateICmpEQ(ops.aColStride, i64(1));
+  Value *tilesM = emitCeilDiv(b, ops.m, tiling.mc);
+  Value *tileCount = b.CreateMul(tilesM, emitCeilDiv(b, ops.n, tiling.nc));
+  // K == 0 still runs one (empty) block so that every element gets epilogue(0).
+  Value *kBlocks =
+      b.CreateSelect(b.CreateICmpSGT(ops.k, i64(0)), emitCeilDiv(b, ops.k, tiling.kc), i64(1));
+  const int64_t mr = tiles.mr;
+  emitFor(b, tileBegin, min(tileEnd, tileCount), 1, "gemm.tile", [&](Value *t) {
+    Value *row0 = b.CreateMul(b.CreateURem(t, tilesM), i64(tiling.mc));
+    Value *col0 = b.CreateMul(b.CreateUDiv(t, tilesM), i64(tiling.nc));
+    Value *mcur = min(i64(tiling.mc), b.CreateSub(ops.m, row0));
+    Value *ncur = min(i64(tiling.nc), b.CreateSub(ops.n, col0));
+    Value *groups = b.CreateUDiv(mcur, i64(mr));
+    Value *tailRows = b.CreateURem(mcur, i64(mr));
+    emitFor(b, i64(0), kBlocks, 1, "gemm.kblock", [&](Value *kb) {
+      Value *p0 = b.CreateMul(kb, i64(tiling.kc));
+      Value *kcur = min(i64(tiling.kc), b.CreateSub(ops.k, p0));
+      Value *first = b.CreateICmpEQ(kb, i64(0));
+      Value *last = b.CreateICmpEQ(kb, b.CreateSub(kBlocks, i64(1)));
+      emitFor(b, i64(0), groups, 1, "gemm.ir", [&](Value *g) {
+        Value *row = b.CreateAdd(row0, b.CreateMul(g, i64(mr)));
+        emitRowGroup(i64(mr), row, col0, ncur, p0, kcur, first, last);
+      });
+      emitIf(b, b.CreateICmpNE(tailRows, i64(0)), "gemm.tailrows", [&] {
+        Value *row = b.CreateAdd(row0, b.CreateMul(groups, i64(mr)));
+        emitRowGroup(tailRows, row, col0, ncur, p0, kcur, first, last);
+      });
+    });
+  });
+}
+
+} // namespace
+
+void emitPackedGemmTiles(llvm::IRBuilderBase &b, const CpuTarget &target,
+                         const PackedGemmTiling &tiling, const PackedGemmOperands &ops,
+                         Value *tileBegin, Value *tileEnd, const GemmEpilogue &epilogue) {
+  InsertionSplit split(b);
+  PackedGemmEmitter(b, target, tiling, ops, epilogue).emit(tileBegin, tileEnd);
+  split.finish();
+}
+
+} // namespace tensorc::cpu
