@@ -10,7 +10,7 @@ Two steps. Here (where NVRTC is; no GPU needed), render and compile the kit:
 
 (sm_90a, the default, enables the Hopper wgmma kernel; its TMA tensor maps are encoded on the
 GPU machine with the driver's cuTensorMapEncodeTiled through ctypes, and its barrier waits trap
-after --watchdog polls instead of hanging.)
+after --watchdog milliseconds (2000) instead of hanging.)
 
 On the GPU machine (python3 with torch; the kernels are loaded with the driver API through
 ctypes, no compiler needed):
@@ -30,8 +30,9 @@ call, speedup = torch / ours, our TFLOP/s and GB/s (the fewest bytes the op must
 read once, output written once). Printed last: geometric-mean speedups per group and the
 slowest cases (the table itself too, unless --table writes it to a file), then every failure.
 Cases run in child processes: a case that faults (a lost CUDA context) or hangs (no progress for
---case-timeout seconds: the child is killed) costs that case, not the run; the whole run stops
-at --budget seconds and lists the cases it did not reach. --json is rewritten after every case.
+--case-timeout seconds: the child is killed) costs that case, not the run; after --max-lost such
+cases of one kernel kind (wgmma, mma, depthwise) the rest of that kind is skipped; the whole run
+stops at --budget seconds and lists the cases it did not reach. --json is rewritten after every case.
 
 Cases: square GEMMs (1024, 4096), batch-1 GEMMs (M = 1, 8, 16; N, K in 768..4096), BERT/GPT-2
 b1 s128 GEMMs, ResNet-50 b1 convolutions (every distinct layer), MobileNetV3 / EfficientNet-B0
@@ -423,9 +424,18 @@ def run(args):
     --budget seconds; cases not reached are listed as not run."""
     manifest = json.load(open(os.path.join(args.kit, "manifest.json")))
     todo = [e["name"] for e in select(manifest["kernels"], args.cases)]
+    kind = {e["name"]: (e.get("config") or {}).get("kernel", e["op"]) for e in manifest["kernels"]}
     if not todo:
         print(f"no case of {args.kit} matches --cases '{args.cases}'")
         return 1
+    # The kit whole (a partial copy fails here, not case by case on the GPU).
+    broken = [f"{e['name']}: {why}" for e in manifest["kernels"] if e["name"] in todo
+              for why in kit_problems(args.kit, e)]
+    if broken:
+        print(f"{args.kit} is broken ({len(broken)} problems):\n  " + "\n  ".join(broken[:20]))
+        return 1
+    print(f"kit {args.kit}: {len(todo)} cases for {manifest['arch']}, watchdog "
+          f"{manifest.get('watchdog_ms', 0)} ms; budget {args.budget:.0f} s", flush=True)
     started = time.time()
     deadline = started + args.budget
     results, info, not_run = [], {}, "not run: the time budget ran out"
@@ -452,9 +462,21 @@ def run(args):
             left = [n for n in todo if n not in done]
             if left and not got.get("stopped") and time.time() < deadline:
                 # Died or hung without a word: charge the case it was on.
-                results.append({"name": left[0], "error": f"no result: {why}"})
+                results.append({"name": left[0], "error": f"no result: {why}", "fatal": True})
                 print(f"{left[0]}: no result: {why}", flush=True)
                 left = left[1:]
+            # A kernel kind that keeps losing the context (a systematic hang or fault) would
+            # spend the budget on restarts: skip the rest of it.
+            lost = {}
+            for r in results:
+                if r.get("fatal"):
+                    lost[kind[r["name"]]] = lost.get(kind[r["name"]], 0) + 1
+            for k, count in lost.items():
+                if count >= args.max_lost and any(kind[n] == k for n in left):
+                    why_skip = f"skipped: {count} {k} cases lost the CUDA context or hung"
+                    print(f"{why_skip}; skipping the other {k} cases", flush=True)
+                    results += [{"name": n, "error": why_skip} for n in left if kind[n] == k]
+                    left = [n for n in left if kind[n] != k]
             todo = left
             write_results(args, info, results)
     for name in todo:
@@ -469,6 +491,17 @@ def run(args):
           f"{time.time() - started:.0f} s; {info.get('device', 'no device')}, torch "
           f"{info.get('torch', '?')}, kit for {manifest['arch']}")
     return 1 if any("error" in r or not r.get("ok") for r in results) else 0
+
+
+def kit_problems(kit, entry):
+    """What keeps a manifest entry from running: a missing cubin, tensor maps without roles."""
+    path = os.path.join(kit, entry.get("cubin", ""))
+    if not entry.get("cubin") or not os.path.isfile(path):
+        yield f"no cubin {entry.get('cubin')}"
+    elif open(path, "rb").read(4) != b"\x7fELF":
+        yield f"{entry['cubin']} is not a cubin"
+    if sum(r.startswith("map:") for r in entry["roles"]) != len(entry.get("tensor_maps", [])):
+        yield "tensor maps and map roles differ in number"
 
 
 def read_part(path):
@@ -544,7 +577,7 @@ def run_child(args):
             try:
                 torch.cuda.synchronize()
             except Exception:  # a fault poisons the context: nothing after it can run here
-                stopped = True
+                stopped = row["fatal"] = True
         results.append(row)
         if args.verbose or "error" in row or not row.get("ok"):
             print(short_line(row), flush=True)
@@ -697,13 +730,14 @@ def summary(results, table):
             out.append("  " + short_line(r))
     # Every failure, last (the GPU tool returns only the output's tail); cases the run did not
     # reach as one line.
-    bad = [r for r in results if ("error" in r and not r["error"].startswith("not run")) or
+    unrun = ("not run", "skipped")
+    bad = [r for r in results if ("error" in r and not r["error"].startswith(unrun)) or
            ("error" not in r and not r["ok"])]
-    skipped = [r for r in results if r.get("error", "").startswith("not run")]
     out.append(f"failures: {len(bad)}" + (":" if bad else ""))
     out += ["  " + short_line(r) for r in bad]
-    if skipped:
-        out.append(f"{skipped[0]['error']}: {len(skipped)} cases, from {skipped[0]['name']}")
+    for why in dict.fromkeys(r["error"] for r in results if r.get("error", "").startswith(unrun)):
+        rs = [r for r in results if r.get("error") == why]
+        out.append(f"{why}: {len(rs)} cases, from {rs[0]['name']}")
     return "\n".join(out)
 
 
@@ -714,8 +748,9 @@ def main():
     p.add_argument("--tool", default="build/bench/cuda_kernels/tensorc-cuda-kernels")
     p.add_argument("--out", default="build/cuda-kernels-kit")
     p.add_argument("--arch", default="sm_90a")
-    p.add_argument("--watchdog", type=int, default=1 << 20,
-                   help="barrier polls before a Hopper kernel traps (0: wait forever)")
+    p.add_argument("--watchdog", type=int, default=2000,
+                   help="milliseconds a Hopper kernel's barrier wait may take before it traps "
+                        "(0: wait forever)")
     p.add_argument("--sms", type=int, default=132)
     p.add_argument("--cases", default="", help="comma-separated name patterns (fnmatch)")
     r = sub.add_parser("run", help="check and time the kit against torch (GPU)")
@@ -729,8 +764,11 @@ def main():
     r.add_argument("--verbose", action="store_true", help="a line per case as it runs")
     r.add_argument("--budget", type=float, default=420.0,
                    help="seconds for the whole run (children are stopped after it)")
-    r.add_argument("--case-timeout", type=float, default=90.0,
+    r.add_argument("--case-timeout", type=float, default=60.0,
                    help="seconds a case may run before its child is killed as hung")
+    r.add_argument("--max-lost", type=int, default=3,
+                   help="after this many cases of one kernel kind (wgmma; mma: mma.sync and "
+                        "SIMT; depthwise) lose the context or hang, skip the rest of that kind")
     r.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     r.add_argument("--names-file", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -3,10 +3,10 @@
 // into a kit of cubins plus a manifest (for bench/cuda_kernels.py on a GPU machine).
 //
 //   tensorc-cuda-kernels render CASES.json OUT_DIR   -> OUT_DIR/kernels.cu, OUT_DIR/manifest.json
-//   tensorc-cuda-kernels kit CASES.json OUT_DIR [--arch sm_90a] [--sms 132] [--watchdog N]
+//   tensorc-cuda-kernels kit CASES.json OUT_DIR [--arch sm_90a] [--sms 132] [--watchdog MS]
 //                                                    -> OUT_DIR/<case>.cubin, manifest.json
-//   (sm_90a enables the Hopper wgmma kernel; --watchdog N traps a barrier wait that polls N
-//   times instead of hanging the benchmark)
+//   (sm_90a enables the Hopper wgmma kernel; --watchdog MS traps a barrier wait that has not
+//   completed after MS milliseconds instead of hanging the benchmark)
 //   tensorc-cuda-kernels compile FILE.cu --arch sm_80  (NVRTC only: rendered kernels compile)
 //
 // This is the caller side of the library's epilogue hook: the epilogues here (plain store,
@@ -533,7 +533,7 @@ std::string compile(const std::string &source, const std::string &name, const st
 int usage() {
   std::cerr << "usage: tensorc-cuda-kernels render CASES.json OUT_DIR [--arch sm_90a] [--sms N]\n"
                "       tensorc-cuda-kernels kit CASES.json OUT_DIR [--arch sm_90a] [--sms N] "
-               "[--watchdog N]\n"
+               "[--watchdog MS]\n"
                "       tensorc-cuda-kernels compile FILE.cu --arch sm_90\n";
   return 2;
 }
@@ -552,7 +552,8 @@ int main(int argc, char **argv) {
     return usage();
   std::string mode = argv[1], casesPath = argv[2];
   std::filesystem::path outDir = argv[3];
-  std::string arch = "sm_90", define;
+  std::string arch = "sm_90";
+  int64_t watchdogMs = 0;
   GpuInfo gpu;
   for (int i = 4; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
@@ -561,12 +562,15 @@ int main(int argc, char **argv) {
     else if (flag == "--sms")
       gpu.sms = std::atoi(argv[i + 1]);
     else if (flag == "--watchdog")
-      define = std::string("-DTK_WATCHDOG=") + argv[i + 1] + "u";
+      watchdogMs = std::atoll(argv[i + 1]);
     else
       return usage();
   }
   if (mode != "render" && mode != "kit")
     return usage();
+  if (watchdogMs < 0)
+    die("--watchdog: expected milliseconds (0: wait forever)");
+  std::string define = watchdogMs ? strCat("-DTK_WATCHDOG_MS=", watchdogMs, "ull") : "";
   gpu.arch = std::atoi(arch.c_str() + 3);
   gpu.sm90a = arch == "sm_90a";
   if (gpu.arch < 90)
@@ -580,7 +584,7 @@ int main(int argc, char **argv) {
   std::string library = kernelLibrarySource() + kEpilogueHelpers;
   Json manifest = Json::object();
   manifest["arch"] = arch, manifest["sms"] = gpu.sms;
-  manifest["watchdog"] = !define.empty();
+  manifest["watchdog_ms"] = watchdogMs;
   Json kernels = Json::array();
   std::string all = library, portable = library;
   for (const Json &c : cases->items()) {

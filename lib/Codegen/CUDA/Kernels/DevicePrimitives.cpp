@@ -211,8 +211,9 @@ const char *hopperPrimitives() {
   // sm_90 / sm_90a only; functions a kernel does not call are not compiled, so the text is
   // harmless in sm_80 modules. Addresses are shared-window (32-bit) addresses. mbarrier phases
   // are waited on by parity: a fresh barrier's "previous" phase (parity 1) counts as complete.
-  // TK_WATCHDOG (a count of failed polls, defined by benchmark builds) turns a barrier that
-  // never completes into a trap instead of a hang.
+  // TK_WATCHDOG_MS (defined by benchmark builds) turns a barrier wait that has not completed
+  // after that many milliseconds of the global timer into a trap instead of a hang (a count of
+  // polls would not bound the time: a failed try_wait may sleep for a system-dependent limit).
   return R"(
 // ---- Hopper: TMA tensor maps, mbarriers, wgmma, clusters ----
 struct alignas(64) TkTensorMap { unsigned long long opaque[16]; };
@@ -273,22 +274,28 @@ TC_DEVICE float4 tk_ld_cluster_f4(unsigned addr, unsigned rank) {
                : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(addr), "r"(rank) : "memory");
   return v;
 }
+// Nanoseconds of the GPU's global timer.
+TC_DEVICE unsigned long long tk_globaltimer() { unsigned long long t; asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t)); return t; }
 // ---- end of inline PTX ----
 #ifndef TK_WATCHDOG_TRAP
 #define TK_WATCHDOG_TRAP() __trap()
 #endif
 TC_DEVICE void tk_mbar_wait(unsigned bar, unsigned parity) {
-#ifdef TK_WATCHDOG
-  for (unsigned n = 0; !tk_mbar_try(bar, parity); ++n)
-    if (n == TK_WATCHDOG) TK_WATCHDOG_TRAP();
+#ifdef TK_WATCHDOG_MS
+  if (tk_mbar_try(bar, parity)) return;
+  const unsigned long long start = tk_globaltimer();
+  while (!tk_mbar_try(bar, parity))
+    if (tk_globaltimer() - start > TK_WATCHDOG_MS * 1000000ull) TK_WATCHDOG_TRAP();
 #else
   while (!tk_mbar_try(bar, parity)) {}
 #endif
 }
 TC_DEVICE void tk_mbar_wait_cluster(unsigned bar, unsigned parity) {
-#ifdef TK_WATCHDOG
-  for (unsigned n = 0; !tk_mbar_try_cluster(bar, parity); ++n)
-    if (n == TK_WATCHDOG) TK_WATCHDOG_TRAP();
+#ifdef TK_WATCHDOG_MS
+  if (tk_mbar_try_cluster(bar, parity)) return;
+  const unsigned long long start = tk_globaltimer();
+  while (!tk_mbar_try_cluster(bar, parity))
+    if (tk_globaltimer() - start > TK_WATCHDOG_MS * 1000000ull) TK_WATCHDOG_TRAP();
 #else
   while (!tk_mbar_try_cluster(bar, parity)) {}
 #endif
