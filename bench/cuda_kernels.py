@@ -318,7 +318,7 @@ class Driver:
     def tensor_map(self, spec, address):
         """A TMA tensor map (the library's TensorMapSpec, evaluated in the manifest) over the
         buffer at `address`: rank 3, 128-byte swizzle, 256-byte L2 promotion, zero fill."""
-        tmap = TensorMap()
+        tmap = TensorMap.aligned()
         dtype = {"f16": 6, "bf16": 9, "f32": 7, "tf32": 11}[spec["dtype"]]  # CUtensorMapDataType
         dims = (ctypes.c_uint64 * 3)(*spec["dims"])
         strides = (ctypes.c_uint64 * 2)(*spec["strides"])
@@ -359,8 +359,15 @@ class Pointer(int):
 
 
 class TensorMap(ctypes.Structure):
-    """CUtensorMap: 128 opaque bytes, passed by value."""
+    """CUtensorMap: 128 opaque bytes, passed by value; 64-byte aligned like the C type."""
     _fields_ = [("opaque", ctypes.c_uint64 * 16)]
+
+    @classmethod
+    def aligned(cls):
+        raw = ctypes.create_string_buffer(ctypes.sizeof(cls) + 64)
+        tmap = cls.from_address((ctypes.addressof(raw) + 63) & ~63)
+        tmap.keep = raw  # the memory lives as long as the map
+        return tmap
 
 
 def tensors_for(torch, case, device):
