@@ -711,7 +711,7 @@ def format_table(results):
     return "\n".join(lines)
 
 
-GROUPS = [("square GEMMs", "mm*"), ("batch-1 GEMMs", "b1_*"), ("BERT/GPT-2 s128", "bert_*"),
+GROUPS = [("square GEMMs", "mm[0-9]*"), ("batch-1 GEMMs", "b1_*"), ("BERT/GPT-2 s128", "bert_*"),
           ("LM head / fc", "*lmhead*,resnet_fc*"), ("ResNet-50 f16", "r50_*_f16"),
           ("ResNet-50 f32", "r50_*_f32"), ("ResNet-50 TF32", "r50_*_tf32"),
           ("depthwise", "dw_*"), ("mma.sync refs", "mma_*"), ("probes", "probe_*"),
