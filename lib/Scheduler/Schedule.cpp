@@ -4,6 +4,7 @@
 
 #include "tensorc/Lowering/ExprVisitor.h"
 #include "tensorc/Support/Log.h"
+#include "tensorc/Support/StrCat.h"
 
 #include <algorithm>
 #include <climits>
@@ -52,6 +53,21 @@ void collectLoads(const ExprRef &body, std::vector<const loop::Expr *> &loads) {
     if (expr.kind == ExprKind::Load || expr.kind == ExprKind::IndirectLoad)
       loads.push_back(&expr);
   });
+}
+
+/// The distinct expression nodes of `body` (a DAG).
+size_t exprNodeCount(const ExprRef &body) {
+  std::set<const loop::Expr *> seen;
+  std::vector<const loop::Expr *> stack{body.get()};
+  while (!stack.empty()) {
+    const loop::Expr *expr = stack.back();
+    stack.pop_back();
+    if (!expr || !seen.insert(expr).second)
+      continue;
+    for (const ExprRef &operand : expr->operands)
+      stack.push_back(operand.get());
+  }
+  return seen.size();
 }
 
 SymInt rowMajorFlat(const std::vector<SymInt> &ranges, size_t count) {
@@ -191,6 +207,12 @@ private:
                     printDims(outer));
     if (node.kind == LoopNode::Kind::Reduction && node.ranges.size() != outer.size())
       return reject("a reduction over more dims than the kernel's rows");
+    size_t exprNodes = 0;
+    for (int id : kernel.nodes)
+      exprNodes += exprNodeCount(program_.nodes[size_t(id)].body);
+    if (exprNodes + exprNodeCount(node.body) > options_.maxKernelExprNodes)
+      return reject(strCat("the kernel already holds ", exprNodes, " expression nodes (at most ",
+                           options_.maxKernelExprNodes, " per kernel keep compile times linear)"));
     std::vector<const loop::Expr *> loads;
     collectLoads(node.body, loads);
     for (const loop::Expr *load : loads) {

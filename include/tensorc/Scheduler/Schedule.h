@@ -72,6 +72,10 @@ struct ScheduleOptions {
   /// GEMM epilogues may produce any float dtype (the CUDA renderer converts on store); the CPU
   /// GEMM stores f32 only.
   bool anyFloatEpilogue = false;
+  /// The most expression nodes the bodies of one loop kernel hold together: fusing a long chain
+  /// into one huge function makes NVRTC's (and LLVM's) compile time grow faster than linearly;
+  /// bounded kernels keep it linear in the model's size.
+  size_t maxKernelExprNodes = 512;
 };
 
 /// Groups the program's nodes into kernels: vertical (reduction + pointwise row stages into one
