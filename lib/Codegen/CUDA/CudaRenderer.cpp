@@ -255,12 +255,21 @@ void KernelRenderer::renderPointwiseStage(const LoopNode &node, const Scope &out
   }
   std::string inner = ex->index(product(node.ranges, k), symbols);
   text += strCat(indent, "const long long inner = ", inner, ";\n");
+  text += noUnroll(m - k);
   text += strCat(indent, "for (long long i = threadIdx.x; i < inner; i += ", blockThreads, ") {\n");
   Scope scope = outer;
   decompose("i", node.ranges, k, m, loopVarName, scope, indent + "  ");
   std::string value = ex->body(node.body, scope, text, indent + "  ");
   text += indent + "  " + ex->store(node.output, node.body->dtype, value, "o * inner + i") + "\n";
   text += indent + "}\n";
+}
+
+// NVRTC 13 crashes (SIGSEGV in its optimizer: torchvision ConvNeXt-T's layer-scale reduction)
+// unrolling a block-strided loop whose variable is split into several dims by division and
+// remainder when the trip count is a small constant; such loops run a few iterations per thread,
+// which unrolling gains little on.
+std::string KernelRenderer::noUnroll(size_t dims) {
+  return dims > 1 ? "      #pragma unroll 1\n" : "";
 }
 
 std::string KernelRenderer::identity(ReduceOp op, DType dtype) {
@@ -301,6 +310,7 @@ void KernelRenderer::renderReductionStage(const LoopNode &node, const Scope &out
   text +=
       strCat(indent, "const long long extent = ", ex->index(product(node.reductionRanges), symbols),
              ";\n");
+  text += noUnroll(q);
   text +=
       strCat(indent, "for (long long r = threadIdx.x; r < extent; r += ", blockThreads, ") {\n");
   Scope scope = outer;

@@ -98,6 +98,10 @@ private:
 
   void renderPointwiseStage(const LoopNode &node, const Scope &outer);
 
+  /// `#pragma unroll 1` before a block-strided loop whose variable splits into `dims` dims (more
+  /// than one), else nothing.
+  static std::string noUnroll(size_t dims);
+
   // Reductions: codegen::reductionIdentity and friends, printed by the expression renderer.
   std::string identity(ReduceOp op, DType dtype);
 
