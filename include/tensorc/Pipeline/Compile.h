@@ -46,8 +46,9 @@ struct CompileOptions {
   /// `--train`: compile a training step (forward, backward, optimizer) instead of inference.
   std::optional<autodiff::TrainOptions> train;
   /// `--fallback=error`: an op without a generated kernel is an error naming it and its node,
-  /// instead of running on its reference kernel in the runtime.
-  loop::FallbackPolicy fallback = loop::FallbackPolicy::Allow;
+  /// instead of running on its reference kernel in the runtime. Unset: error when the targets
+  /// include cuda (a GPU bundle runs every op on the GPU), allow for cpu alone.
+  std::optional<loop::FallbackPolicy> fallback;
 };
 
 /// What a compile produced, for the driver's summary line.
