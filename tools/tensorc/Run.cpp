@@ -8,6 +8,7 @@
 #include "tensorc/Support/StrCat.h"
 
 #include <filesystem>
+#include <iostream>
 #include <memory>
 
 namespace tensorc::driver {
@@ -41,6 +42,9 @@ int runBundle(const RunOptions &options) {
   if (!model)
     return fail(model.error().message());
   const bundle::Manifest &manifest = (*model)->manifest();
+  if (options.device == "cuda") // on stderr: stdout may carry the outputs
+    std::cerr << "tensorc: " << options.model << " on " << (*model)->deviceDescription()
+              << "; CUDA graphs " << (*model)->cudaGraphs() << "\n";
   Graph signature; // placeholders shaped like the bundle's inputs
   for (const bundle::TensorDesc &input : manifest.inputs) {
     Shape shape;
