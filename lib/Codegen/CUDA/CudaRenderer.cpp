@@ -165,11 +165,17 @@ bool KernelRenderer::renderVectorElementwise(const std::vector<const LoopNode *>
     stride = stride * kernel.outerRanges[d];
   }
   std::map<int, const LoopNode *> producedBy;
+  size_t exprNodes = 0;
   for (const LoopNode *node : stages) {
     if (vectorType(program.buffers[size_t(node->output)].dtype).empty())
       return false;
     producedBy[node->output] = node;
+    exprNodes += loop::postOrder(node->body).size();
   }
+  // Four lanes and the scalar tail render every stage five times: long kernels, which gain
+  // little from vector loads, stay scalar and NVRTC reads a fifth of the code.
+  if (exprNodes > kMaxVectorizedExprNodes)
+    return false;
   std::set<int> dense; // read at the flat index from memory
   bool narrow = true;
   for (const LoopNode *node : stages)
