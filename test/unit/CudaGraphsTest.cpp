@@ -27,8 +27,7 @@ TEST(CudaGraphs, FallbacksBlockReplayAndTheFirstIsNamed) {
                        launch(bundle::LaunchKind::Extern, "aten.cumsum"),
                        launch(bundle::LaunchKind::Extern, "aten.max_pool2d")};
   std::string why = rt::CudaExecutor::graphBlocker(manifest);
-  EXPECT_NE(why.find("2 reference-kernel fallback launches on the host"), std::string::npos)
-      << why;
+  EXPECT_NE(why.find("2 reference-kernel fallback launches on the host"), std::string::npos) << why;
   EXPECT_NE(why.find("first: launches[1] (extern aten.cumsum)"), std::string::npos) << why;
   EXPECT_EQ(why.find("max_pool2d"), std::string::npos) << why;
 }
