@@ -43,9 +43,9 @@ struct CompileOptions {
   /// Directory caching compiled outputs by content hash; empty = $TENSORC_CACHE_DIR, else
   /// ~/.cache/tensorc; "-" disables the cache.
   std::string cacheDir;
-  /// Seconds one NVRTC compilation may run before compileSource gives up with an error naming
-  /// the largest kernel (NVRTC cannot be interrupted: its thread is left to the process's exit).
-  /// 0: no limit.
+  /// CPU seconds one NVRTC compilation may use before compileSource gives up with an error
+  /// naming the largest kernel (NVRTC cannot be interrupted: its thread is left to the process's
+  /// exit). 0: no limit.
   double timeoutSeconds = 900;
   /// What each kernel computes ("fused nodes a, b, c"), by kernel name: errors about a kernel
   /// name it with this.
