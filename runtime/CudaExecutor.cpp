@@ -130,11 +130,7 @@ CudaExecutor::create(const Manifest &manifest, const FileReader &readFile,
 
   self->pointers_.assign(manifest.buffers.size(), 0);
   self->capacities_.assign(manifest.buffers.size(), 0);
-  bool anyExtern = false;
-  for (const Launch &launch : manifest.launches)
-    anyExtern |= launch.kind == LaunchKind::Extern;
-  // Extern fallbacks synchronize with the host, which a CUDA graph cannot hold.
-  self->useGraphs_ = options.graphs && !anyExtern;
+  self->useGraphs_ = options.graphs && graphBlocker(manifest).empty();
   for (const BufferDesc &buffer : manifest.buffers) {
     if (buffer.kind != BufferKind::Weight || !usedBuffers[size_t(buffer.id)])
       continue;
@@ -153,6 +149,19 @@ CudaExecutor::create(const Manifest &manifest, const FileReader &readFile,
   }
   TC_RETURN_IF_ERROR(d.check(d.streamSynchronize(self->stream_), "uploading weights"));
   return self;
+}
+
+// Extern fallbacks synchronize with the host, which a CUDA graph cannot hold.
+std::string CudaExecutor::graphBlocker(const Manifest &manifest) {
+  size_t externs = 0, first = 0;
+  for (size_t i = 0; i < manifest.launches.size(); ++i)
+    if (manifest.launches[i].kind == LaunchKind::Extern && externs++ == 0)
+      first = i;
+  if (externs == 0)
+    return "";
+  return strCat(externs, " reference-kernel fallback launch", externs == 1 ? "" : "es",
+                " on the host (first: ", label(manifest, first),
+                "); compile with --fallback=error to see which ops lack GPU kernels");
 }
 
 CudaExecutor::~CudaExecutor() {

@@ -88,6 +88,9 @@ public:
 
   /// "NVIDIA H100 80GB HBM3 (sm_90, cubin sm_90)": the device and the image loaded.
   const std::string &description() const { return description_; }
+  /// Why `manifest`'s launch list cannot be replayed as a CUDA graph, "" when it can: a
+  /// reference-kernel fallback (an Extern launch) runs on the host between kernels.
+  static std::string graphBlocker(const bundle::Manifest &manifest);
   /// Graph replays so far (runs that did not capture); for tests and benchmarks.
   int64_t graphReplays() const { return replays_; }
 

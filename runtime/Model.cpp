@@ -191,6 +191,7 @@ struct Model::Impl {
   std::unique_ptr<WeightSource> weights;
   std::unique_ptr<KernelLibrary> kernels;
   std::unique_ptr<CudaExecutor> cuda; // set when running on a GPU
+  std::string cudaGraphs;             // on a GPU: "on", or "off (why)"
   std::unique_ptr<ThreadPool> pool;
   int64_t maxTensorBytes = kDefaultMaxTensorBytes;
 
@@ -427,6 +428,14 @@ Expected<std::unique_ptr<Model>> Model::Impl::finishLoad(std::unique_ptr<Impl> i
     cudaOptions.device = options.cudaDevice;
     cudaOptions.graphs =
         options.cudaGraphs < 0 ? impl->manifest.cudaGraphs : options.cudaGraphs != 0;
+    std::string blocker = CudaExecutor::graphBlocker(impl->manifest);
+    impl->cudaGraphs = !cudaOptions.graphs
+                           ? (options.cudaGraphs == 0 ? "off (--cuda-graphs off)"
+                                                      : "off (compiled without -O reduce-overhead; "
+                                                        "--cuda-graphs on replays one anyway)")
+                       : !blocker.empty()
+                           ? "off (" + blocker + ")"
+                           : "on (the launch list is captured once per shape, then replayed)";
     std::string dir = impl->bundleDir;
     const Manifest &manifest = impl->manifest;
     auto readImage = [dir, &manifest](const std::string &file) {
@@ -492,6 +501,7 @@ const std::string &Model::variant() const { return impl_->variant; }
 std::string Model::deviceDescription() const {
   return impl_->cuda ? impl_->cuda->description() : "cpu";
 }
+const std::string &Model::cudaGraphs() const { return impl_->cudaGraphs; }
 void *Model::cudaStream() const { return impl_->cuda ? impl_->cuda->ownStream() : nullptr; }
 int Model::numThreads() const { return impl_->pool->numThreads(); }
 size_t Model::arenaCapacity() const { return impl_->arenaCapacity; }

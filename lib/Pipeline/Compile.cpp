@@ -361,12 +361,19 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
                                                                    options.train.has_value()));
   pipeline.timeStages = options.timeStages;
   pipeline.train = options.train;
-  pipeline.fallback = options.fallback;
+  pipeline.fallback = options.fallback.value_or(targets.cuda ? loop::FallbackPolicy::Error
+                                                             : loop::FallbackPolicy::Allow);
   pipeline.limits = options.limits;
   LoweredModel lowered;
   autodiff::TrainingSignature training;
-  if (Status staged = runCompileStages(graph, registry, pipeline, lowered, training); !staged)
-    return makeError(modelPath, ": ", staged.message());
+  if (Status staged = runCompileStages(graph, registry, pipeline, lowered, training); !staged) {
+    std::string message = staged.message();
+    if (!options.fallback && targets.cuda &&
+        message.find("--fallback=error forbids") != std::string::npos)
+      message += " (the default with --target cuda: a GPU bundle runs every op on the GPU; "
+                 "--fallback=allow runs this one on the host)";
+    return makeError(modelPath, ": ", message);
+  }
   // TEMPORARY (issue 18): moves into Codegen/Common.
   if (Status injected = injectBugForTesting(lowered.program, lowered.schedule); !injected)
     return makeError(modelPath, ": ", injected.message());

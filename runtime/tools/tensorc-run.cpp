@@ -158,9 +158,9 @@ Status runTool(Options options) {
   TC_ASSIGN_OR_RETURN(auto model, rt::Model::load(options.bundle, options.load));
   const bundle::Manifest &manifest = model->manifest();
   if (options.load.device == "cuda")
-    std::printf("%s: %s, on %s\n", options.bundle.c_str(),
+    std::printf("%s: %s, on %s; CUDA graphs %s\n", options.bundle.c_str(),
                 manifest.model.empty() ? "model" : manifest.model.c_str(),
-                model->deviceDescription().c_str());
+                model->deviceDescription().c_str(), model->cudaGraphs().c_str());
   else
     std::printf("%s: %s, variant %s, %d threads\n", options.bundle.c_str(),
                 manifest.model.empty() ? "model" : manifest.model.c_str(),

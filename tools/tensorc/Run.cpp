@@ -45,6 +45,9 @@ int runBundle(const RunOptions &options) {
   if (!model)
     return fail(model.error().message());
   const bundle::Manifest &manifest = (*model)->manifest();
+  if (options.device == "cuda") // on stderr: stdout may carry the outputs
+    std::cerr << "tensorc: " << options.model << " on " << (*model)->deviceDescription()
+              << "; CUDA graphs " << (*model)->cudaGraphs() << "\n";
   Expected<SymbolBindings> bindings = parseDims(options.dims);
   if (!bindings)
     return fail(bindings.error().message());

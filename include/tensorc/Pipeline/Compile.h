@@ -49,8 +49,9 @@ struct CompileOptions {
   /// Passes to skip and fusions to refuse (`tensorc bisect`, `--max-fusions`...).
   DebugLimits limits;
   /// `--fallback=error`: an op without a generated kernel is an error naming it and its node,
-  /// instead of running on its reference kernel in the runtime.
-  loop::FallbackPolicy fallback = loop::FallbackPolicy::Allow;
+  /// instead of running on its reference kernel in the runtime. Unset: error when the targets
+  /// include cuda (a GPU bundle runs every op on the GPU), allow for cpu alone.
+  std::optional<loop::FallbackPolicy> fallback;
 };
 
 /// What a compile produced, for the driver's summary line.

@@ -100,6 +100,9 @@ public:
   /// Where the kernels run: "cpu", or the GPU and module image ("NVIDIA H100 ... (sm_90, cubin
   /// sm_90)").
   std::string deviceDescription() const;
+  /// On a GPU, whether runs replay a CUDA graph, and why not when they do not: "on", or "off
+  /// (...)". Empty on the CPU.
+  const std::string &cudaGraphs() const;
   /// The model's own CUDA stream (a CUstream; where runs queue when given none), null on the CPU.
   void *cudaStream() const;
   int numThreads() const;

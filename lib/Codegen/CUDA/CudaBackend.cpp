@@ -51,6 +51,15 @@ public:
     cuda::CompileOptions nvrtc;
     nvrtc.archs = options_.archs;
     nvrtc.cacheDir = options_.cacheDir;
+    // Errors about a kernel name the graph nodes fused into it.
+    for (const sched::Kernel &kernel : schedule.kernels) {
+      std::vector<std::string> nodes;
+      for (int id : kernel.nodes)
+        nodes.push_back(program.nodes[size_t(id)].name);
+      if (nodes.size() > 8)
+        nodes.resize(8), nodes.push_back(strCat("... ", kernel.nodes.size() - 8, " more"));
+      nvrtc.kernelNotes[kernel.name] = "fused nodes " + join(nodes, ", ");
+    }
     TC_ASSIGN_OR_RETURN(cuda::CompiledModule module,
                         cuda::compileSource(rendered.source, "kernels", nvrtc));
     for (auto &[arch, cubin] : module.cubins) {

@@ -22,6 +22,9 @@ using loop::LoopNode;
 using loop::ReduceOp;
 
 constexpr int64_t kElementwiseBlock = 256;
+/// Elementwise kernels with more expression nodes than this are not vectorized (see
+/// renderVectorElementwise).
+constexpr size_t kMaxVectorizedExprNodes = 128;
 // GEMM tiles: BM x BN outputs per block of 256 threads (16 x 16, each 4 x 4), BK-deep panels.
 constexpr int64_t kTileM = 64, kTileN = 64, kTileK = 16, kGemmThreads = 256;
 
@@ -87,7 +90,8 @@ private:
   /// thread, each dense operand read and each result written as one 4-wide vector (128 bits for
   /// f32), then a scalar loop for the last range % 4 elements. Loads at other indices (broadcast
   /// operands) and indirect loads (gathers) stay scalar; later stages read earlier stages'
-  /// results from registers. False (nothing rendered) when some dense operand or result is wider.
+  /// results from registers. False (nothing rendered) when some dense operand or result is wider,
+  /// or the stages hold more than kMaxVectorizedExprNodes expression nodes.
   bool renderVectorElementwise(const std::vector<const LoopNode *> &stages,
                                const std::string &range);
 
@@ -97,6 +101,10 @@ private:
                                const std::string &first);
 
   void renderPointwiseStage(const LoopNode &node, const Scope &outer);
+
+  /// `#pragma unroll 1` before a block-strided loop whose variable splits into `dims` dims (more
+  /// than one), else nothing.
+  static std::string noUnroll(size_t dims);
 
   // Reductions: codegen::reductionIdentity and friends, printed by the expression renderer.
   std::string identity(ReduceOp op, DType dtype);

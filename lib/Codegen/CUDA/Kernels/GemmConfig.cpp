@@ -1,0 +1,199 @@
+// The configuration heuristic: tiles, K slice depth, pipeline stages and split-K for a GEMM or
+// convolution of given sizes on a GPU of given SM count (rules in KernelLibrary.h).
+#include "KernelLibrary.h"
+
+#include <algorithm>
+
+namespace tensorc::cuda::kernels {
+
+namespace {
+
+struct Tile {
+  int bm, bn, warpsM, warpsN;
+};
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int64_t blocks(const Tile &t, int64_t m, int64_t n, int64_t batch) {
+  return batch * ceilDiv(m, t.bm) * ceilDiv(n, t.bn);
+}
+
+/// Tiles by preference (largest first). Problems of more than 64 rows take 64- or 128-row tiles
+/// (shorter tiles re-read B from L2 once per 16 or 32 rows and multiply at a fraction of the
+/// rate); smaller ones a tile of their own height (16, 32 or 64 rows; 32 or 64 on SIMT), so no
+/// tile multiplies many rows of zeros.
+std::vector<Tile> candidates(int64_t m, MathMode math) {
+  std::vector<Tile> all;
+  if (math == MathMode::SimtF32)
+    all = {{128, 128, 0, 0}, {128, 64, 0, 0}, {64, 128, 0, 0}, {64, 64, 0, 0}, {32, 128, 0, 0}};
+  else
+    all = {{128, 256, 2, 4}, {128, 128, 2, 4}, {128, 64, 2, 2}, {64, 128, 2, 2}, {64, 64, 2, 2},
+           {32, 128, 1, 4},  {32, 64, 1, 4},   {16, 128, 1, 4}, {16, 64, 1, 4}};
+  int low = math == MathMode::SimtF32 ? 32 : 16;
+  while (low < m && low < 64)
+    low *= 2;
+  std::vector<Tile> fit;
+  for (const Tile &t : all)
+    if (m > 64 ? t.bm >= 64 : t.bm == low)
+      fit.push_back(t);
+  return fit;
+}
+
+/// The Hopper kernel's configuration (rules in KernelLibrary.h).
+GemmConfig chooseWgmmaConfig(int64_t m, int64_t n, int64_t k, int64_t batch, MathMode math,
+                             const GpuInfo &gpu) {
+  GemmConfig c;
+  c.kernel = GemmKernel::Wgmma;
+  c.warpsM = c.warpsN = 0;
+  c.bk = math == MathMode::TF32 ? 32 : 64;
+  int64_t slices = ceilDiv(k, c.bk);
+  auto tiles = [&](int bm, int bn) { return batch * ceilDiv(m, bm) * ceilDiv(n, bn); };
+  // Split K while a quarter of the SMs would idle, each part at least 2 K slices deep.
+  auto split = [&](int bm, int bn) {
+    int parts = 1;
+    while (tiles(bm, bn) * parts * 4 < int64_t(gpu.sms) * 3 && parts < 8 &&
+           slices / (parts + 1) >= 2)
+      ++parts;
+    return parts;
+  };
+  // Tiles by preference: the first whose blocks (with split-K) fill three quarters of the SMs,
+  // else the one giving the most blocks. 256 columns only for big problems (128 accumulators
+  // a thread); 128 rows only when M needs them.
+  struct Tile {
+    int bm, bn;
+  };
+  const Tile order[] = {{128, 256}, {128, 128}, {128, 64}, {64, 128}, {64, 64}, {64, 32}};
+  std::vector<Tile> all;
+  for (const Tile &t : order)
+    if ((t.bm == 64 || m > 64) && (t.bn < 256 || m > 1024))
+      all.push_back(t);
+  Tile chosen = all.front();
+  int64_t best = -1;
+  for (const Tile &t : all) {
+    if (t.bn > 64 && t.bn >= 2 * n) // mostly empty columns
+      continue;
+    int64_t blocks = tiles(t.bm, t.bn) * split(t.bm, t.bn);
+    if (blocks * 4 >= int64_t(gpu.sms) * 3) {
+      chosen = t;
+      break;
+    }
+    if (blocks > best)
+      best = blocks, chosen = t;
+  }
+  c.bm = chosen.bm, c.bn = chosen.bn, c.splitK = split(c.bm, c.bn);
+  // Stages: what fits beside the epilogue's staging tile, no more than a part's K slices + 1
+  // (the next unit's first slice), 2..6. Passes of 64 columns (32 when that leaves fewer than
+  // 4 stages); a split-K cluster stages its whole tile.
+  int stageBytes = (c.bm + c.bn) * 128, reserve = 1024 + 128;
+  int64_t perPart = ceilDiv(slices, c.splitK);
+  auto fit = [&](int epi) {
+    return (gpu.smemPerBlock - reserve - c.bm * (epi + 8) * 4) / stageBytes;
+  };
+  c.epilogueCols = c.splitK > 1 ? c.bn : std::min(c.bn, 64);
+  if (c.splitK == 1 && fit(c.epilogueCols) < 4 && c.bn > 32)
+    c.epilogueCols = 32;
+  c.stages = int(std::clamp<int64_t>(std::min<int64_t>(fit(c.epilogueCols), perPart + 1), 2, 6));
+  int smem = c.stages * stageBytes + c.bm * (c.epilogueCols + 8) * 4 + reserve;
+  int perSm = std::max(1, std::min((228 * 1024) / (smem + 1024), 2048 / (128 * (c.bm / 64 + 1))));
+  c.gridLimit = gpu.sms * perSm;
+  return c;
+}
+
+} // namespace
+
+GemmConfig chooseGemmConfig(int64_t m, int64_t n, int64_t k, int64_t batch, ElemType type,
+                            MathMode math, const GpuInfo &gpu, bool tmaOperands) {
+  m = std::max<int64_t>(m, 1), n = std::max<int64_t>(n, 1), k = std::max<int64_t>(k, 1);
+  batch = std::max<int64_t>(batch, 1);
+  if (gpu.sm90a && tmaOperands && m > 16 && math != MathMode::SimtF32 &&
+      (math == MathMode::TF32) == (type == ElemType::F32))
+    return chooseWgmmaConfig(m, n, k, batch, math, gpu);
+  std::vector<Tile> tiles = candidates(m, math);
+  // 128x256 only when it still gives two waves: its 128 accumulators per thread allow one block
+  // per SM.
+  Tile chosen = tiles.back();
+  for (const Tile &t : tiles) {
+    int64_t want = t.bn == 256 ? 2 * int64_t(gpu.sms) : gpu.sms;
+    if (blocks(t, m, n, batch) >= want) {
+      chosen = t;
+      break;
+    }
+  }
+  GemmConfig c;
+  c.bm = chosen.bm;
+  c.bn = chosen.bn;
+  c.warpsM = chosen.warpsM;
+  c.warpsN = chosen.warpsN;
+  bool small = m <= 64;
+  int elem = type == ElemType::F32 ? 4 : 2;
+  if (math == MathMode::SimtF32) {
+    c.bk = 8;
+    c.stages = 2;
+  } else {
+    // 64 bytes of K per row (128 for small M, whose blocks stream B and want more in flight).
+    c.bk = (small ? 128 : 64) / elem;
+    int stageBytes = (c.bm + c.bn) * c.bk * elem;
+    int budget = small ? gpu.smemPerBlock / 2 : gpu.smemPerBlock / 3;
+    c.stages = std::clamp(budget / stageBytes, 3, 6);
+  }
+  // Split K while the blocks leave SMs idle; each part keeps >= 4 K slices (2 for small M).
+  int64_t target = small ? 2 * int64_t(gpu.sms) : gpu.sms;
+  int64_t slices = ceilDiv(k, c.bk), minSlices = small ? 2 : 4;
+  auto split = [&](int64_t have) {
+    int parts = 1;
+    while (have * parts < target && parts < 16 && slices / (parts + 1) >= minSlices)
+      ++parts;
+    return parts;
+  };
+  c.splitK = split(blocks(chosen, m, n, batch));
+  // Too shallow a K to split: shorter tiles instead, their work per block is small anyway.
+  if (!small && math != MathMode::SimtF32 && blocks(chosen, m, n, batch) * c.splitK < gpu.sms) {
+    for (Tile t : {Tile{32, 64, 1, 4}, Tile{16, 64, 1, 4}}) {
+      if (blocks(t, m, n, batch) > blocks(chosen, m, n, batch) * c.splitK) {
+        chosen = t;
+        c.bm = t.bm, c.bn = t.bn, c.warpsM = t.warpsM, c.warpsN = t.warpsN;
+        c.splitK = split(blocks(t, m, n, batch));
+      }
+      if (blocks(t, m, n, batch) * c.splitK >= gpu.sms)
+        break;
+    }
+  }
+  return c;
+}
+
+GemmConfig chooseConvConfig(const ConvSpec &spec, int64_t batch, const GpuInfo &gpu) {
+  int64_t m = batch * int64_t(spec.oh()) * spec.ow();
+  int64_t cg = spec.c / std::max(spec.groups, 1);
+  int64_t n = spec.oc / std::max(spec.groups, 1), k = int64_t(spec.kh) * spec.kw * cg;
+  return chooseGemmConfig(m, n, k, spec.groups, spec.type, spec.math, gpu, convIsDenseGemm(spec));
+}
+
+void chooseDepthwiseTiles(DepthwiseSpec &spec, int64_t batch, const GpuInfo &gpu) {
+  // Candidates by preference: big spatial tiles read the fewest halo pixels per output; fewer
+  // channels per block and one row per thread trade that for more blocks (128 threads down to
+  // 32). The first that gives two blocks per SM wins, else the one with the most blocks.
+  int vec = spec.type == ElemType::F32 ? 4 : 8;
+  struct Tiles {
+    int h, w, vectors, rows;
+  };
+  const Tiles all[] = {{8, 8, 4, 2}, {8, 8, 2, 1}, {8, 8, 1, 1}, {4, 8, 2, 1}, {4, 8, 1, 1}};
+  auto count = [&](const Tiles &t) {
+    return batch * ceilDiv(spec.oh(), t.h) * ceilDiv(spec.ow(), t.w) *
+           ceilDiv(spec.c, int64_t(t.vectors) * vec);
+  };
+  const Tiles *chosen = &all[0];
+  for (const Tiles &t : all) {
+    if (count(t) > count(*chosen))
+      chosen = &t;
+    if (count(t) >= 2 * int64_t(gpu.sms)) {
+      chosen = &t;
+      break;
+    }
+  }
+  spec.tileH = chosen->h;
+  spec.tileW = chosen->w;
+  spec.channelsPerBlock = chosen->vectors * vec;
+  spec.rowsPerThread = chosen->rows;
+}
+
+} // namespace tensorc::cuda::kernels
