@@ -141,6 +141,11 @@ CASES = [
      "epilogue": "bias_relu",
      "config": {"kernel": "wgmma", "bm": 64, "bn": 32, "bk": 64, "stages": 8, "split_k": 1,
                 "epi_cols": 32}},
+    # 16-wide tiles (wgmma m64n16, one 16-column epilogue pass), a tail in N
+    {"name": "wg_f16_bn16", "op": "gemm", "dtype": "f16", "m": 70, "n": 24, "k": 200,
+     "epilogue": "store",
+     "config": {"kernel": "wgmma", "bm": 64, "bn": 16, "bk": 64, "stages": 3, "split_k": 1,
+                "epi_cols": 16}},
     # a cluster of 4 with eight-slot rings, parts of 4 and 5 slices
     {"name": "wg_f16_cluster4_ring8", "op": "gemm", "dtype": "f16", "m": 64, "n": 64, "k": 1096,
      "epilogue": "store",
