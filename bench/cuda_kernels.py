@@ -229,7 +229,7 @@ WG_SWEEPS_RUN3 = [
         (64, 64, 5, 1, 64), (64, 64, 3, 2, 64), (64, 64, 2, 4, 64)]),
     ("probe_m128_n768_k256_f16", dict(m=128, n=768, k=256), [
         (64, 64, 5, 1, 64), (64, 64, 3, 2, 64), (64, 64, 2, 4, 64)]),
-    # H6: mm1024 without a cluster
+    # H5: mm1024 without a cluster
     ("mm1024_f16", dict(m=1024, n=1024, k=1024), [
         (64, 128, 8, 1, 64), (128, 64, 6, 1, 64), (128, 128, 5, 1, 64), (128, 128, 4, 2, 128)]),
 ]
@@ -242,8 +242,8 @@ WG_CONV_SWEEPS = [
         (64, 64, 4, 2, 64), (64, 64, 4, 4, 64), (64, 64, 3, 8, 64), (64, 32, 4, 8, 32),
         (64, 128, 4, 4, 128)]),
 ]
-# H8: pointwise convolutions at 14x14 and 7x7 (run 2: 0.27-0.6x) on the small-problem model's
-# picks and neighbours; H9: two 64x32 blocks per SM with the maximum carveout (cv at the end).
+# H6: pointwise convolutions at 14x14 and 7x7 (run 2: 0.27-0.6x) on the small-problem model's
+# picks and neighbours; H7: two 64x32 blocks per SM with the maximum carveout (cv at the end).
 WG_CONV_SWEEPS_RUN3 = [
     ("r50_14_1024to512_k1s1_f16", (14, 1024, 512, 1, 1), [
         (64, 32, 8, 1, 32), (64, 16, 8, 1, 16), (64, 64, 8, 2, 64), (64, 64, 8, 1, 64)]),
