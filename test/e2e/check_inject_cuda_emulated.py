@@ -49,11 +49,7 @@ def emulate(args, work, bundle, x):
     kernels = open(os.path.join(bundle, "src", "kernels.cu")).read()
     source = bundle + ".cpp"
     with open(source, "w") as f:
-        # The pointwise kernels' vector loads: float4 is not in the emulation header (the
-        # attention kernels it was written for use none).
-        f.write(emulation_source(kernels, manifest, {"s0": BATCH}).replace(
-            '#include "cuda_emu.h"\n',
-            '#include "cuda_emu.h"\nstruct alignas(16) float4 { float x, y, z, w; };\n', 1))
+        f.write(emulation_source(kernels, manifest, {"s0": BATCH}))
     binary = bundle + ".bin"
     subprocess.run([args.cxx, "-std=c++17", "-O1", "-w", "-fno-pie", "-no-pie", "-I",
                     os.path.dirname(os.path.abspath(__file__)), source, "-o", binary], check=True)
