@@ -11,8 +11,10 @@ compiler there (../shared/tools/compiler-kit.sh packs it; `.kit/unpack.sh` gives
 
 `prepare` exports every (model, dtype) with the dynamo exporter and compiles it with
 `--target cuda -O reduce-overhead` (in parallel, --jobs processes), recording export and compile
-times and the fallbacks the compiler reports. `run` checks each bundle against eager PyTorch on
-the same weights and inputs (relative L2 error; f32 <= 1e-5, f16 <= 5e-3), then times eager,
+times and the fallbacks the compiler reports. `run` checks each bundle on the same weights and
+inputs against eager PyTorch run one precision wider (f16 models in f32, f32 models in f64):
+tensorc's relative L2 error must be within 1e-5 (f32) / 5e-3 (f16) or at most 3x that of eager
+PyTorch at the model's own precision (the table shows both errors), then times eager,
 torch.compile, reduce-overhead and tensorc (plain and replayed as a CUDA graph). Cases are
 handled in waves of --jobs worker processes: every worker of a wave first compiles its torch
 variants (the slow part, in parallel), then the workers take turns on the GPU, one at a time, so
@@ -22,6 +24,7 @@ warm-up, host-timed from launch to stream completion, inputs already on the GPU 
 strict fp32 (no TF32 in cuBLAS or cuDNN), as tensorc's default f32 precision is.
 """
 import argparse
+import copy
 import json
 import os
 import re
@@ -40,7 +43,7 @@ import safetensors_np  # noqa: E402
 import suite  # noqa: E402
 
 MIN_ITERATIONS = 30
-TOLERANCE = {"f32": 1e-5, "f16": 5e-3, "bf16": 2e-2}  # relative L2 error against eager PyTorch
+TOLERANCE = {"f32": 1e-5, "f16": 5e-3, "bf16": 2e-2}  # relative L2 error against the reference
 CNNS = ("resnet50", "resnext50", "mobilenet_v3", "efficientnet_b0", "regnet_y", "densenet121",
         "convnext_t")
 
@@ -139,6 +142,13 @@ def time_tensorc(runner, bundle, inputs_path, iterations, graphs):
     return float(match.group(1)), out
 
 
+def accurate(tensorc_error, torch_error, dtype):
+    """tensorc's error against the wider reference is within the tolerance or at most three
+    times PyTorch's own at the same precision (deep f16 networks amplify rounding well past any
+    fixed tolerance, PyTorch's result too)."""
+    return tensorc_error <= max(TOLERANCE[dtype], 3 * torch_error)
+
+
 def relative_l2(got, want):
     g, w = got.astype(np.float64).ravel(), want.astype(np.float64).ravel()
     if not np.isfinite(g).all():
@@ -175,7 +185,16 @@ def worker(work, model, dtype, runner, iterations, peers, messages, go):
             got = list(safetensors_np.load(outputs_path).values())[0]
             record["rel_l2"] = relative_l2(got, want)
             record["max_abs_diff"] = float(np.abs(got.astype(np.float64) - want).max())
-            record["match"] = record["rel_l2"] <= TOLERANCE[dtype]
+            # Two results at one precision differ by both errors; which one is off shows against
+            # the same weights and inputs computed wider (f16 -> f32, f32 -> f64).
+            wide = torch.float32 if dtype == "f16" else torch.float64
+            reference = copy.deepcopy(module).to(wide)
+            truth = reference(*[a.to(wide) if a.is_floating_point() else a for a in args])
+            truth = truth.double().cpu().numpy()
+            del reference
+            record["tensorc_error"] = relative_l2(got, truth)
+            record["torch_error"] = relative_l2(want, truth)
+            record["match"] = accurate(record["tensorc_error"], record["torch_error"], dtype)
             variants = {"eager": module}
             if "compile" in peers:
                 variants["compile"] = torch.compile(module)
@@ -263,13 +282,23 @@ def geomean(values):
     return float(np.exp(np.mean(np.log(values)))) if values else float("nan")
 
 
+def error_cell(r):
+    """Relative L2 errors of tensorc and PyTorch against the wider reference (older records:
+    tensorc against PyTorch)."""
+    if "tensorc_error" in r:
+        text = f"{r['tensorc_error']:.1e} / {r['torch_error']:.1e}"
+    else:
+        text = f"{r['rel_l2']:.1e} vs torch"
+    return text + ("" if r["match"] else " (too large)")
+
+
 def print_table(result):
     records = result["records"]
     print(f"device: {result['device']}; torch {result['torch']}; batch {suite.BATCH}, seq "
           f"{suite.SEQ}, image {suite.IMAGE}; medians of {result['iterations']} runs; ratio = peer"
           " ms / tensorc's best ms (> 1: tensorc faster)")
     print(f"| model | dtype | eager | compile | reduce-overhead | tensorc | tensorc graphs | "
-          f"vs eager | vs compile | vs r-o | rel L2 | fallbacks |")
+          f"vs eager | vs compile | vs r-o | error tensorc / torch | fallbacks |")
     print("| --- " * 12 + "|")
     ratios = {}
     for r in records:
@@ -289,8 +318,8 @@ def print_table(result):
         print(f"| {r['model']} | {r['dtype']} | {fmt(r.get('eager_ms'), '.3f')} | "
               f"{fmt(r.get('compile_ms'), '.3f')} | {fmt(r.get('reduce-overhead_ms'), '.3f')} | "
               f"{r['tensorc_ms']:.3f} | {r['tensorc_graphs_ms']:.3f} | {fmt(cells[0], '.2f')} | "
-              f"{fmt(cells[1], '.2f')} | {fmt(cells[2], '.2f')} | {r['rel_l2']:.1e}"
-              f"{'' if r['match'] else ' (too large)'} | {r.get('fallbacks') or '-'} |")
+              f"{fmt(cells[1], '.2f')} | {fmt(cells[2], '.2f')} | {error_cell(r)} | "
+              f"{r.get('fallbacks') or '-'} |")
     for key in sorted({k[1:] for k in ratios}):
         line = ", ".join(f"vs {peer} {geomean(ratios[(peer,) + key]):.2f}"
                          for peer in ("eager", "compile", "reduce-overhead")
