@@ -52,6 +52,27 @@ TEST(DebugCompare, NamesTheWorstElement) {
             std::string::npos);
 }
 
+TEST(DebugCompare, ReductionRoundingNearZeroIsNotADivergence) {
+  // 4096 values near 1 and one sum that cancelled to ~0, off by 1e-4 as a GEMM summed in another
+  // order leaves it: past 1e-5 + 1e-3 * |x| there, yet the tensor as a whole is 1e-6 off.
+  std::vector<double> want(4096, 1.0), got(4096, 1.0);
+  want[7] = 3.6e-3;
+  got[7] = 3.5e-3;
+  debug::Comparison rounding = debug::compareTensors(f32({4096}, want), f32({4096}, got));
+  EXPECT_TRUE(rounding.matches);
+  EXPECT_EQ(rounding.mismatched, 1);
+  EXPECT_LT(rounding.relativeL2, 1e-5);
+  EXPECT_NE(debug::describeComparison(rounding, {4096}).find("1 of 4096 elements past"),
+            std::string::npos);
+  // The same element off by 1 is a wrong value, and so is 0.1% of the elements off by 1e-3.
+  got[7] = 1.0036;
+  EXPECT_FALSE(debug::compareTensors(f32({4096}, want), f32({4096}, got)).matches);
+  got[7] = 3.5e-3;
+  for (int i = 0; i < 8; ++i)
+    got[100 + i] = 1.0 + 2e-3;
+  EXPECT_FALSE(debug::compareTensors(f32({4096}, want), f32({4096}, got)).matches);
+}
+
 TEST(DebugCompare, NanMatchesNanOnly) {
   double nan = std::numeric_limits<double>::quiet_NaN();
   EXPECT_TRUE(debug::compareTensors(f32({2}, {nan, 1}), f32({2}, {nan, 1})).matches);

@@ -24,7 +24,8 @@ struct Comparison {
   int64_t mismatched = 0; // elements outside the tolerance
   int64_t worst = -1;     // flat index of the element furthest outside it (-1: none)
   double expected = 0, actual = 0;
-  double excess = 0; // |actual - expected| - allowed, at `worst` (infinite for NaN vs number)
+  double excess = 0;     // |actual - expected| - allowed, at `worst` (infinite for NaN vs number)
+  double relativeL2 = 0; // ||actual - expected|| / ||expected|| over the finite elements
   Tolerance tolerance;
 };
 Comparison compareTensors(const Tensor &expected, const Tensor &actual);
