@@ -42,6 +42,7 @@ struct Driver {
   Result (*moduleLoadData)(Module *, const void *);
   Result (*moduleUnload)(Module);
   Result (*moduleGetFunction)(Function *, Module, const char *);
+  Result (*funcSetAttribute)(Function, int, int); // cuFuncSetAttribute (CUfunction_attribute)
   Result (*memAlloc)(DevicePtr *, size_t);
   Result (*memFree)(DevicePtr);
   Result (*memcpyHtoDAsync)(DevicePtr, const void *, size_t, Stream);

@@ -27,7 +27,7 @@ public:
     TC_ASSIGN_OR_RETURN(cuda::RenderedKernels rendered, cuda::renderKernels(program, schedule));
     BackendOutput output;
     for (auto &[kernel, config] : rendered.configs)
-      output.launches[kernel] = {config.grid, config.block};
+      output.launches[kernel] = {config.grid, config.block, config.sharedBytes};
     if (!options_.quiet)
       log::info(strCat("compiling ", rendered.configs.size(), " CUDA kernels for ",
                        join(options_.archs, ", "), " with NVRTC"));
