@@ -259,6 +259,7 @@ Manifest cudaManifest() {
   Manifest m = sampleManifest();
   m.launches[0].cudaGrid = expr("(4*batch + 255)//256");
   m.launches[0].cudaBlock = 256;
+  m.launches[0].cudaSharedBytes = 98304;
   m.cuda = {{"sm_90", "cuda/sm_90.cubin", false}, {"sm_80", "cuda/kernels.ptx", true}};
   m.cudaGraphs = true;
   return m;
@@ -280,6 +281,7 @@ TEST(ManifestJson, RoundTripsCudaImagesAndLaunchShapes) {
   EXPECT_EQ(parsed->toJson().dump(2), text);
   EXPECT_EQ(parsed->launches[0].cudaGrid.text(), "(4*batch + 255)//256");
   EXPECT_EQ(parsed->launches[0].cudaBlock, 256);
+  EXPECT_EQ(parsed->launches[0].cudaSharedBytes, 98304);
   ASSERT_EQ(parsed->cuda.size(), 2u);
   EXPECT_FALSE(parsed->cuda[0].ptx);
   EXPECT_TRUE(parsed->cuda[1].ptx);
@@ -298,6 +300,8 @@ TEST(ManifestJson, RejectsBadCudaFields) {
             "cuda[0].file: '../sm_90.cubin' is not a relative path inside the bundle");
   EXPECT_EQ(cudaErrorAfter([](Json &j) { item(j, "launches", 0)["cuda_block"] = 2048; }),
             "launches[0].cuda_block: must be 0 to 1024 threads, got 2048");
+  EXPECT_EQ(cudaErrorAfter([](Json &j) { item(j, "launches", 0)["cuda_smem"] = 300000; }),
+            "launches[0].cuda_smem: must be 0 to 232448 bytes, got 300000");
   EXPECT_EQ(cudaErrorAfter([](Json &j) { item(j, "launches", 0)["cuda_grid"] = "4*n"; }),
             "launches[0].cuda_grid: '4*n' uses undeclared symbol 'n'");
   EXPECT_EQ(cudaErrorAfter([](Json &j) { item(j, "launches", 0)["cuda_block"] = 0; }),

@@ -15,6 +15,37 @@ namespace {
 /// compiled for plain sm_80/sm_90), so every configuration runs on any sm_80+ GPU.
 kl::GpuInfo targetGpu() { return kl::GpuInfo{}; }
 
+/// Without split-K (its workspaces are not planned yet), a convolution the heuristic would split
+/// takes a smaller tile instead: the first of the heuristic's, 64x64, 32x64, 16x64, 16x32 (SIMT:
+/// 64x64, 32x64) that gives every SM a block, else the one giving the most blocks.
+void refitWithoutSplitK(kl::GemmConfig &c, kl::MathMode math, int64_t m, int64_t n, int64_t groups,
+                        const kl::GpuInfo &gpu) {
+  if (c.splitK <= 1)
+    return;
+  c.splitK = 1;
+  struct Tile {
+    int bm, bn, warpsM, warpsN;
+  };
+  std::vector<Tile> tiles = {{c.bm, c.bn, c.warpsM, c.warpsN}};
+  if (math == kl::MathMode::SimtF32)
+    tiles.insert(tiles.end(), {{64, 64, 1, 1}, {32, 64, 1, 1}});
+  else
+    tiles.insert(tiles.end(), {{64, 64, 2, 2}, {32, 64, 1, 4}, {16, 64, 1, 4}, {16, 32, 1, 2}});
+  auto blocks = [&](const Tile &t) {
+    return groups * ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn);
+  };
+  const Tile *best = &tiles[0];
+  for (const Tile &t : tiles) {
+    if (t.bm * t.bn > c.bm * c.bn)
+      continue; // only ever smaller than the heuristic's
+    if (blocks(t) > blocks(*best))
+      best = &t;
+    if (blocks(t) >= gpu.sms)
+      break;
+  }
+  c.bm = best->bm, c.bn = best->bn, c.warpsM = best->warpsM, c.warpsN = best->warpsN;
+}
+
 } // namespace
 
 std::string KernelRenderer::libraryEpilogue(const codegen::TemplateKernel &t,
@@ -111,11 +142,11 @@ Expected<LaunchConfig> KernelRenderer::renderLibraryConv(const codegen::Template
     s.config = kl::chooseConvConfig(s, images, gpu);
     // No split-K yet (its workspaces are not planned) and the mma.sync kernel (wgmma needs TMA
     // maps the runtime does not encode yet).
-    s.config.kernel = kl::GemmKernel::MmaSync;
-    s.config.splitK = 1;
-    s.config.gridLimit = 0;
-    source = kl::renderConv(s, error);
     int64_t pixels = int64_t(s.oh()) * s.ow(), ocg = cv.oc / cv.groups;
+    s.config.kernel = kl::GemmKernel::MmaSync;
+    s.config.gridLimit = 0;
+    refitWithoutSplitK(s.config, s.math, images * pixels, ocg, cv.groups, gpu);
+    source = kl::renderConv(s, error);
     grid = SymInt(cv.groups) * ceilDiv(cv.n * SymInt(pixels), s.config.bm) *
            SymInt((ocg + s.config.bn - 1) / s.config.bn);
   }
