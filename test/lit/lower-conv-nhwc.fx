@@ -22,16 +22,16 @@
 # CHECK: t6 : f16 = relu(t5)
 # Depthwise: weights [KH][KW][C].
 # CHECK: pointwise wd_packed over [3, 3, 16] origins=[channels_last]
-# CHECK: template conv2d d n=s0 c=16 h=6 w=6 oc=16 kernel=[3, 3] out=[3, 3] stride=[2, 2] padding=[1, 1] dilation=[1, 1] groups=16 layout=nhwc
+# CHECK: template conv2d d_nhwc n=s0 c=16 h=6 w=6 oc=16 kernel=[3, 3] out=[3, 3] stride=[2, 2] padding=[1, 1] dilation=[1, 1] groups=16 layout=nhwc
 # CHECK-NEXT: input = r_nhwc
 # CHECK-NEXT: weight = wd_packed offset 0 strides [1, 48, 16, 1]
 # A 1x1 convolution's weights are already packed; it reads the depthwise result in place.
-# CHECK: template conv2d p n=s0 c=16 h=3 w=3 oc=16 kernel=[1, 1]
-# CHECK-NEXT: input = d
+# CHECK: template conv2d p_nhwc n=s0 c=16 h=3 w=3 oc=16 kernel=[1, 1]
+# CHECK-NEXT: input = d_nhwc
 # CHECK-NEXT: weight = w2 offset 0 strides [16, 16, 16, 1]
 # CHECK: pointwise o over [s0, 16, 3, 3] origins=[convolution, add]
-# CHECK-NEXT: t0 : f16 = load(p, 144*x0 + x1 + 48*x2 + 16*x3)
-# CHECK-NEXT: t1 : f16 = load(d, 144*x0 + x1 + 48*x2 + 16*x3)
+# CHECK-NEXT: t0 : f16 = load(p_nhwc, 144*x0 + x1 + 48*x2 + 16*x3)
+# CHECK-NEXT: t1 : f16 = load(d_nhwc, 144*x0 + x1 + 48*x2 + 16*x3)
 # CHECK: outputs (o)
 # FUSE: tem_convolution_relu_channels_last_{{[0-9]+}} (b, x_nhwc, w_packed, r_nhwc)
 # FUSE-NEXT: conv2d c_nobias [s0, 6, 6, 16]

@@ -109,7 +109,8 @@ Status lowerChannelsLast(LowerContext &context, const Node &node, LoopNode loop,
   const TensorType &outType = node.output()->type();
   DType dtype = outType.dtype;
   std::vector<SymInt> nhwc = {conv.n, SymInt(conv.oh), SymInt(conv.ow), SymInt(conv.oc)};
-  std::string name = node.output()->name() + (bias ? "_nobias" : "");
+  // Never the value's own name: realize() gives that to an NCHW copy (a graph output).
+  std::string name = context.uniqueBufferName(node.output()->name() + (bias ? "_nobias" : "_nhwc"));
   int id = context.addTemplate(std::move(loop), name, TensorType(dtype, nhwc));
   auto result = [id, dtype, nhwc](const Index &i) {
     return makeLoad(id, dtype, flatten({i[0], i[2], i[3], i[1]}, nhwc));
