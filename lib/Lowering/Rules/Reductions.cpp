@@ -103,9 +103,14 @@ Status lowerReduction(LowerContext &context, const Node &node) {
   DType bodyType =
       (op == ReduceOp::ArgMax || op == ReduceOp::ArgMin) ? input->type().dtype : outType.dtype;
   ExprRef body = makeCast(context.value(input).load(inIndex), bodyType);
-  if (context.options().channelsLastConv && op != ReduceOp::ArgMax && op != ReduceOp::ArgMin)
-    body = collapseReductionDims(body, loop.reductionRanges);
   loop.body = context.simplifyBody(body, loop.ranges, loop.reductionRanges);
+  if (context.options().channelsLastConv && op != ReduceOp::ArgMax && op != ReduceOp::ArgMin) {
+    // On simplified indices: views (a flatten, then a split) fold back to plain strides first.
+    size_t dims = loop.reductionRanges.size();
+    loop.body = collapseReductionDims(loop.body, loop.reductionRanges);
+    if (loop.reductionRanges.size() != dims)
+      loop.body = context.simplifyBody(loop.body, loop.ranges, loop.reductionRanges);
+  }
   loop.origins = context.mergedOrigins(node);
   int id = context.addBuffer(node.output()->name(), Buffer::Kind::Intermediate, outType);
   loop.output = id;
