@@ -29,10 +29,13 @@
 # CHECK: template conv2d p_nhwc n=s0 c=16 h=3 w=3 oc=16 kernel=[1, 1]
 # CHECK-NEXT: input = d_nhwc
 # CHECK-NEXT: weight = w2 offset 0 strides [16, 16, 16, 1]
+# A sum over H and W of an NHWC result is one reduction dim of 9 pixels (no div/mod split).
+# CHECK: reduction s over [s0, 16] reducing [9] with sum
+# CHECK-NEXT: t0 : f16 = load(p_nhwc, 16*r0 + 144*x0 + x1)
 # CHECK: pointwise o over [s0, 16, 3, 3] origins=[convolution, add]
 # CHECK-NEXT: t0 : f16 = load(p_nhwc, 144*x0 + x1 + 48*x2 + 16*x3)
 # CHECK-NEXT: t1 : f16 = load(d_nhwc, 144*x0 + x1 + 48*x2 + 16*x3)
-# CHECK: outputs (o)
+# CHECK: outputs (o, s)
 # FUSE: tem_convolution_relu_channels_last_{{[0-9]+}} (b, x_nhwc, w_packed, r_nhwc)
 # FUSE-NEXT: conv2d c_nobias [s0, 6, 6, 16]
 # FUSE-NEXT: pointwise r_nhwc [s0, 6, 6, 16]
@@ -46,4 +49,5 @@ graph(%x: f16[s0, 8, 6, 6], %w: f16[16, 8, 3, 3], %b: f16[16], %w2: f16[16, 16, 
   %d : f16[s0, 16, 3, 3] = call_function[target=aten.convolution](args=(%r, %wd, None, [2, 2], [1, 1], [1, 1], False, [0, 0], 16))
   %p : f16[s0, 16, 3, 3] = call_function[target=aten.convolution](args=(%d, %w2, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1))
   %o : f16[s0, 16, 3, 3] = call_function[target=aten.add](args=(%p, %d))
-  return (%o,)
+  %s : f16[s0, 16] = call_function[target=aten.sum](args=(%p, [2, 3]))
+  return (%o, %s)
