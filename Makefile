@@ -7,7 +7,7 @@ PREFIX ?= /usr/local
 TENSORC := $(BUILD_DIR)/tools/tensorc/tensorc
 DEMO_MODEL := models/mlp.fx
 
-.PHONY: all deps configure build models demo test test-asan install clean
+.PHONY: all deps configure build models demo test test-asan install fuzz test-fuzz clean
 
 all: build
 
@@ -58,5 +58,19 @@ test-asan: deps
 	@cd $(ASAN_BUILD_DIR) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS) \
 	  -E '$(ASAN_EXCLUDE)'
 
+# libFuzzer harnesses (test/fuzz): clang with ASan + UBSan and coverage in every library.
+# `make test-fuzz` replays each harness's regression inputs and fuzzes each for FUZZ_SECONDS, all
+# at once (one core each is plenty; they share the machine with nothing else in CI).
+FUZZ_BUILD_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@cmake -S . -B $(FUZZ_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DTENSORC_FUZZ=ON \
+	  -DTENSORC_BUILD_TESTS=OFF -DTENSORC_FUZZ_SECONDS=$(FUZZ_SECONDS) > /dev/null
+	@cmake --build $(FUZZ_BUILD_DIR) --target tensorc-fuzzers -j $(JOBS)
+
+test-fuzz: fuzz
+	@cd $(FUZZ_BUILD_DIR) && ctest --output-on-failure -L fuzz -j 8
+
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR) models/*.safetensors
+	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR) $(FUZZ_BUILD_DIR) models/*.safetensors

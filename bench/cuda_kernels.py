@@ -41,6 +41,8 @@ convolutions that take the Hopper kernel, on the mma.sync kernel instead (the sm
 run 1's kernel); `probe_*`: tiny problems that show the fixed cost of a launch; and `sweep_*`:
 other tile, stage and split-K choices than the heuristic's for a few of those shapes (tuning
 data; `sweep_wg_*` on the Hopper kernel, `sweep_cv_*` with the maximum shared-memory carveout).
+Run 3's sweeps (WG_SWEEPS_RUN3, WG_CONV_SWEEPS_RUN3, WG_CARVEOUT_SWEEPS) test the hypotheses in
+bench/cuda_kernels/NOTES.md and launch a block per unit instead of a persistent grid.
 """
 import argparse
 import ctypes
@@ -202,6 +204,35 @@ WG_SWEEPS = [
         (64, 64, 6, 1, 64), (64, 64, 6, 2, 64), (64, 128, 6, 1, 64), (64, 32, 8, 1, 32)]),
     ("b1_m1_n768_k768_f16", dict(m=1, n=768, k=768), [(64, 64, 4, 2, 64), (64, 32, 4, 3, 32)]),
 ]
+# Run 3: the hypotheses of run 2's analysis (NOTES.md, "Run 3: predictions"). These launch a
+# block per unit (grid_limit 0: blocks beyond what fits wait for a slot; two 64x32 blocks share
+# an SM), where run 2's sweeps inherited the heuristic's persistent grid.
+WG_SWEEPS_RUN3 = [
+    # H1: unsplit narrow tiles beat clusters at M = 128 (per-SM ingest ~55 GB/s, a cluster
+    # ~2.5 us); the heuristic's picks first, then neighbours and run 2's best
+    ("bert_n768_k768_f16", dict(m=128, n=768, k=768), [
+        (64, 32, 8, 1, 32), (64, 64, 8, 1, 64), (64, 16, 8, 1, 16), (64, 32, 7, 2, 32),
+        (128, 64, 6, 1, 64)]),
+    ("bert_n2304_k768_f16", dict(m=128, n=2304, k=768), [
+        (64, 64, 8, 1, 64), (64, 32, 8, 1, 32), (128, 64, 6, 1, 64), (64, 128, 8, 1, 64),
+        (64, 64, 7, 2, 64)]),
+    ("bert_n3072_k768_f16", dict(m=128, n=3072, k=768), [
+        (64, 64, 8, 1, 64), (64, 32, 8, 1, 32), (64, 128, 8, 1, 64)]),
+    ("bert_n768_k3072_f16", dict(m=128, n=768, k=3072), [
+        (64, 64, 8, 4, 64), (64, 32, 8, 2, 32), (64, 32, 8, 4, 32), (64, 64, 8, 2, 64),
+        (64, 16, 8, 4, 16), (64, 32, 8, 1, 32)]),
+    # H2: ring depth at a fixed tile (12 K slices a block): 3, 5, 8 stages
+    ("bert_n3072_k768_f16", dict(m=128, n=3072, k=768), [
+        (64, 64, 3, 1, 64), (64, 64, 5, 1, 64)]),
+    # H3: what a cluster costs at nearly no work (one tile, 4 K slices; 24 tiles, 4 K slices)
+    ("probe_m64_n64_k256_f16", dict(m=64, n=64, k=256), [
+        (64, 64, 5, 1, 64), (64, 64, 3, 2, 64), (64, 64, 2, 4, 64)]),
+    ("probe_m128_n768_k256_f16", dict(m=128, n=768, k=256), [
+        (64, 64, 5, 1, 64), (64, 64, 3, 2, 64), (64, 64, 2, 4, 64)]),
+    # H5: mm1024 without a cluster
+    ("mm1024_f16", dict(m=1024, n=1024, k=1024), [
+        (64, 128, 8, 1, 64), (128, 64, 6, 1, 64), (128, 128, 5, 1, 64), (128, 128, 4, 2, 128)]),
+]
 WG_CONV_SWEEPS = [
     ("r50_56_64to256_k1s1_f16", (56, 64, 256, 1, 1), [
         (128, 64, 2, 1, 64), (128, 128, 2, 1, 64), (64, 64, 2, 1, 64), (64, 128, 2, 1, 64)]),
@@ -210,6 +241,22 @@ WG_CONV_SWEEPS = [
     ("r50_7_2048to512_k1s1_f16", (7, 2048, 512, 1, 1), [
         (64, 64, 4, 2, 64), (64, 64, 4, 4, 64), (64, 64, 3, 8, 64), (64, 32, 4, 8, 32),
         (64, 128, 4, 4, 128)]),
+]
+# H6: pointwise convolutions at 14x14 and 7x7 (run 2: 0.27-0.6x) on the small-problem model's
+# picks and neighbours; H7: two 64x32 blocks per SM with the maximum carveout (cv at the end).
+WG_CONV_SWEEPS_RUN3 = [
+    ("r50_14_1024to512_k1s1_f16", (14, 1024, 512, 1, 1), [
+        (64, 32, 8, 1, 32), (64, 16, 8, 1, 16), (64, 64, 8, 2, 64), (64, 64, 8, 1, 64)]),
+    ("r50_14_1024to256_k1s1_f16", (14, 1024, 256, 1, 1), [
+        (64, 32, 8, 1, 32), (64, 16, 8, 1, 16), (64, 32, 8, 2, 32)]),
+    ("r50_7_2048to512_k1s1_f16", (7, 2048, 512, 1, 1), [
+        (64, 32, 8, 4, 32), (64, 16, 8, 4, 16), (64, 32, 8, 2, 32)]),
+    ("r50_28_512to256_k1s1_f16", (28, 512, 256, 1, 1), [
+        (64, 32, 8, 1, 32), (64, 64, 8, 1, 64), (128, 64, 6, 1, 64)]),
+]
+WG_CARVEOUT_SWEEPS = [
+    ("bert_n2304_k768_f16", dict(m=128, n=2304, k=768), (64, 32, 8, 1, 32)),
+    ("bert_n3072_k768_f16", dict(m=128, n=3072, k=768), (64, 32, 8, 1, 32)),
 ]
 # The mma.sync kernel with the maximum shared-memory carveout (does the driver's default
 # carveout keep blocks from sharing an SM?).
@@ -226,10 +273,13 @@ def config(cfg):
             "split_k": split}
 
 
-def wg_config(cfg):
+def wg_config(cfg, grid_limit=None):
     bm, bn, stages, split, epi = cfg
-    return {"kernel": "wgmma", "bm": bm, "bn": bn, "bk": 64, "stages": stages, "split_k": split,
-            "epi_cols": epi}
+    c = {"kernel": "wgmma", "bm": bm, "bn": bn, "bk": 64, "stages": stages, "split_k": split,
+         "epi_cols": epi}
+    if grid_limit is not None:
+        c["grid_limit"] = grid_limit
+    return c
 
 
 def sweep_cases():
@@ -245,17 +295,24 @@ def sweep_cases():
             c = conv(f"sweep_{base}_" + "_".join(map(str, cfg)), h, c_, oc, k, s, "f16")
             c["config"] = config(cfg)
             cases.append(c)
-    for base, dims, cfgs in WG_SWEEPS:
-        for cfg in cfgs:
-            c = gemm(f"sweep_wg_{base}_" + "_".join(map(str, cfg)), dims["m"], dims["n"],
-                     dims["k"], "f16")
-            c["config"] = wg_config(cfg)
-            cases.append(c)
-    for base, (h, c_, oc, k, s), cfgs in WG_CONV_SWEEPS:
-        for cfg in cfgs:
-            c = conv(f"sweep_wg_{base}_" + "_".join(map(str, cfg)), h, c_, oc, k, s, "f16")
-            c["config"] = wg_config(cfg)
-            cases.append(c)
+    for sweeps, grid in ((WG_SWEEPS, None), (WG_SWEEPS_RUN3, 0)):
+        for base, dims, cfgs in sweeps:
+            for cfg in cfgs:
+                c = gemm(f"sweep_wg_{base}_" + "_".join(map(str, cfg)), dims["m"], dims["n"],
+                         dims["k"], "f16")
+                c["config"] = wg_config(cfg, grid)
+                cases.append(c)
+    for sweeps, grid in ((WG_CONV_SWEEPS, None), (WG_CONV_SWEEPS_RUN3, 0)):
+        for base, (h, c_, oc, k, s), cfgs in sweeps:
+            for cfg in cfgs:
+                c = conv(f"sweep_wg_{base}_" + "_".join(map(str, cfg)), h, c_, oc, k, s, "f16")
+                c["config"] = wg_config(cfg, grid)
+                cases.append(c)
+    for base, dims, cfg in WG_CARVEOUT_SWEEPS:
+        c = gemm(f"sweep_cv_wg_{base}_" + "_".join(map(str, cfg)), dims["m"], dims["n"],
+                 dims["k"], "f16")
+        c["config"], c["carveout"] = wg_config(cfg, 0), 100
+        cases.append(c)
     for base, make, dims in CARVEOUT_SWEEPS:
         c = make(f"sweep_cv_{base}", *dims, "f16")
         c["arch"], c["carveout"] = "sm_90", 100

@@ -20,8 +20,9 @@ endforeach()
 # The headers a runtime user includes, and every header they include (the install test compiles
 # each one alone against the installed include directory).
 set(TENSORC_RUNTIME_HEADERS
-    tensorc.h Runtime/Model.h Runtime/Trainer.h Bundle/Manifest.h Support/DType.h Support/Json.h
-    Support/Safetensors.h Support/Status.h Support/StrCat.h Support/Tensor.h)
+    tensorc.h Runtime/Model.h Runtime/Trainer.h Runtime/LaunchObserver.h Runtime/Profile.h
+    Bundle/Manifest.h Bundle/LaunchCosts.h Support/DType.h Support/Json.h Support/Safetensors.h
+    Support/Status.h Support/StrCat.h Support/Tensor.h)
 
 set(TENSORC_PACKAGE_LIBRARY_DIR ${CMAKE_BINARY_DIR}/package/lib)
 foreach(kind shared static)

@@ -5,6 +5,18 @@ if(TENSORC_CCACHE)
   set(CMAKE_CXX_COMPILER_LAUNCHER ${TENSORC_CCACHE})
 endif()
 
+if(TENSORC_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "TENSORC_FUZZ needs clang (libFuzzer): configure with "
+                        "-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++")
+  endif()
+  if(NOT TENSORC_SANITIZE)
+    set(TENSORC_SANITIZE address,undefined)
+  endif()
+  # Coverage feedback in every library; the harnesses add libFuzzer's main when they link.
+  add_compile_options(-fsanitize=fuzzer-no-link)
+endif()
+
 if(TENSORC_SANITIZE)
   add_compile_options(-fsanitize=${TENSORC_SANITIZE} -fno-omit-frame-pointer
                       -fno-sanitize-recover=all)
@@ -14,12 +26,14 @@ endif()
 # Our own code builds with -Wall -Wextra -Werror; third-party headers come in as SYSTEM.
 function(tensorc_set_warnings target)
   # -Wrestrict: GCC 12 reports false positives on std::string concatenation at -O3 (PR 105329).
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Werror -Wno-missing-field-initializers
-                                           -Wno-restrict)
-  # GCC's flow-based warnings misfire on sanitizer-instrumented code (the GCC manual says so for
-  # -fsanitize); std::regex trips -Wmaybe-uninitialized under ASan with GCC 12.
-  if(TENSORC_SANITIZE)
-    target_compile_options(${target} PRIVATE -Wno-maybe-uninitialized)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Werror -Wno-missing-field-initializers)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    target_compile_options(${target} PRIVATE -Wno-restrict)
+    # GCC's flow-based warnings misfire on sanitizer-instrumented code (the GCC manual says so for
+    # -fsanitize); std::regex trips -Wmaybe-uninitialized under ASan with GCC 12.
+    if(TENSORC_SANITIZE)
+      target_compile_options(${target} PRIVATE -Wno-maybe-uninitialized)
+    endif()
   endif()
 endfunction()
 

@@ -1,4 +1,5 @@
 // The C ABI (include/tensorc/tensorc.h) over rt::Model: statuses instead of Expected, no throws.
+#include "tensorc/Support/Printable.h"
 #include "tensorc/tensorc.h"
 
 #include "tensorc/Bundle/EmbeddedBundle.h"
@@ -43,7 +44,7 @@ tc_status *makeStatus(tc_status_code code, const std::string &message) {
   if (!status)
     return &outOfMemoryStatus;
   try {
-    status->message = message;
+    status->message = tensorc::printable(message); // one line, no terminal escapes from model names
   } catch (...) {
     delete status;
     return &outOfMemoryStatus;

@@ -5,6 +5,10 @@
 
 #include <algorithm>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 namespace tensorc::rt {
 
 namespace {
@@ -21,7 +25,11 @@ namespace {
   TENSORC_X86_FEATURE("avx")
   TENSORC_X86_FEATURE("avx2")
   TENSORC_X86_FEATURE("fma")
-  TENSORC_X86_FEATURE("f16c")
+  // Older clang (the fuzzing build's) does not know "f16c": CPUID leaf 1, ECX bit 29.
+  if (feature == "f16c") {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+  }
   TENSORC_X86_FEATURE("bmi")
   TENSORC_X86_FEATURE("bmi2")
   TENSORC_X86_FEATURE("avx512f")

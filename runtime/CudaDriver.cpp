@@ -49,6 +49,7 @@ Expected<const Driver *> loadDriver() {
   resolve(driver.moduleUnload, "cuModuleUnload");
   resolve(driver.moduleGetFunction, "cuModuleGetFunction");
   resolve(driver.funcSetAttribute, "cuFuncSetAttribute");
+  resolve(driver.moduleGetGlobal, "cuModuleGetGlobal_v2");
   resolve(driver.memAlloc, "cuMemAlloc_v2");
   resolve(driver.memFree, "cuMemFree_v2");
   resolve(driver.memcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
@@ -65,6 +66,10 @@ Expected<const Driver *> loadDriver() {
   resolve(driver.graphExecDestroy, "cuGraphExecDestroy");
   resolve(driver.graphDestroy, "cuGraphDestroy");
   resolve(driver.getErrorString, "cuGetErrorString");
+  resolve(driver.eventCreate, "cuEventCreate");
+  resolve(driver.eventRecord, "cuEventRecord");
+  resolve(driver.eventElapsedTime, "cuEventElapsedTime");
+  resolve(driver.eventDestroy, "cuEventDestroy_v2");
   if (!missing.empty())
     return makeError("the CUDA driver (libcuda.so.1) lacks ", missing,
                      "; tensorc needs a CUDA 12 or newer driver");

@@ -20,10 +20,14 @@ using Function = struct CUfunc_st *;
 using Stream = struct CUstream_st *;
 using Graph = struct CUgraph_st *;
 using GraphExec = struct CUgraphExec_st *;
+using Event = struct CUevent_st *;
 
 constexpr Result kSuccess = 0;
 constexpr Result kErrorOutOfMemory = 2;
 constexpr int kAttrMultiprocessorCount = 16;
+constexpr int kAttrClockRate = 13;       // kHz
+constexpr int kAttrMemoryClockRate = 36; // kHz
+constexpr int kAttrMemoryBusWidth = 37;  // bits
 constexpr int kAttrComputeCapabilityMajor = 75;
 constexpr int kAttrComputeCapabilityMinor = 76;
 constexpr unsigned kStreamNonBlocking = 1;
@@ -43,6 +47,7 @@ struct Driver {
   Result (*moduleUnload)(Module);
   Result (*moduleGetFunction)(Function *, Module, const char *);
   Result (*funcSetAttribute)(Function, int, int); // cuFuncSetAttribute (CUfunction_attribute)
+  Result (*moduleGetGlobal)(DevicePtr *, size_t *, Module, const char *);
   Result (*memAlloc)(DevicePtr *, size_t);
   Result (*memFree)(DevicePtr);
   Result (*memcpyHtoDAsync)(DevicePtr, const void *, size_t, Stream);
@@ -60,6 +65,10 @@ struct Driver {
   Result (*graphExecDestroy)(GraphExec);
   Result (*graphDestroy)(Graph);
   Result (*getErrorString)(Result, const char **);
+  Result (*eventCreate)(Event *, unsigned);
+  Result (*eventRecord)(Event, Stream);
+  Result (*eventElapsedTime)(float *, Event, Event);
+  Result (*eventDestroy)(Event);
 
   /// "CUDA_ERROR_OUT_OF_MEMORY: out of memory" for a result code.
   std::string describe(Result result) const;

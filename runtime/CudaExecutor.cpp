@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 
 namespace tensorc::rt {
 
@@ -101,6 +102,22 @@ CudaExecutor::create(const Manifest &manifest, const FileReader &readFile,
   TC_RETURN_IF_ERROR(d.check(d.moduleLoadData(&self->module_, image.c_str()),
                              strCat("loading ", chosen->file, " on ", deviceArchName)));
 
+  // The module's signature table (a __device__ byte array next to the kernels): the manifest
+  // must describe the plan the kernels were compiled for.
+  cu::DevicePtr tableAddress = 0;
+  size_t tableBytes = 0;
+  TC_RETURN_IF_ERROR(d.check(
+      d.moduleGetGlobal(&tableAddress, &tableBytes, self->module_, bundle::kKernelSignatureSymbol),
+      strCat(chosen->file, ": no kernel signature table (", bundle::kKernelSignatureSymbol, ")")));
+  std::string table(tableBytes, '\0');
+  if (tableBytes)
+    TC_RETURN_IF_ERROR(
+        d.check(d.memcpyDtoHAsync(table.data(), tableAddress, tableBytes, self->stream_),
+                "reading the kernel signature table"));
+  TC_RETURN_IF_ERROR(d.check(d.streamSynchronize(self->stream_), "reading the kernel signatures"));
+  table.resize(std::strlen(table.c_str()));
+  TC_RETURN_IF_ERROR(bundle::checkKernelSignatures(manifest, table, chosen->file, /*cuda=*/true));
+
   self->functions_.assign(manifest.launches.size(), nullptr);
   for (size_t i = 0; i < manifest.launches.size(); ++i) {
     const Launch &launch = manifest.launches[i];
@@ -120,11 +137,7 @@ CudaExecutor::create(const Manifest &manifest, const FileReader &readFile,
 
   self->pointers_.assign(manifest.buffers.size(), 0);
   self->capacities_.assign(manifest.buffers.size(), 0);
-  bool anyExtern = false;
-  for (const Launch &launch : manifest.launches)
-    anyExtern |= launch.kind == LaunchKind::Extern;
-  // Extern fallbacks synchronize with the host, which a CUDA graph cannot hold.
-  self->useGraphs_ = options.graphs && !anyExtern;
+  self->useGraphs_ = options.graphs && graphBlocker(manifest).empty();
   for (const BufferDesc &buffer : manifest.buffers) {
     if (buffer.kind != BufferKind::Weight || !usedBuffers[size_t(buffer.id)])
       continue;
@@ -145,6 +158,19 @@ CudaExecutor::create(const Manifest &manifest, const FileReader &readFile,
   return self;
 }
 
+// Extern fallbacks synchronize with the host, which a CUDA graph cannot hold.
+std::string CudaExecutor::graphBlocker(const Manifest &manifest) {
+  size_t externs = 0, first = 0;
+  for (size_t i = 0; i < manifest.launches.size(); ++i)
+    if (manifest.launches[i].kind == LaunchKind::Extern && externs++ == 0)
+      first = i;
+  if (externs == 0)
+    return "";
+  return strCat(externs, " reference-kernel fallback launch", externs == 1 ? "" : "es",
+                " on the host (first: ", label(manifest, first),
+                "); compile with --fallback=error to see which ops lack GPU kernels");
+}
+
 CudaExecutor::~CudaExecutor() {
   if (!driver_)
     return;
@@ -153,6 +179,14 @@ CudaExecutor::~CudaExecutor() {
     d.ctxSetCurrent(context_);
   for (auto &[key, graph] : graphs_)
     d.graphExecDestroy(graph.exec);
+  for (auto &[begin, end] : launchEvents_) {
+    if (begin)
+      d.eventDestroy(begin);
+    if (end)
+      d.eventDestroy(end);
+  }
+  if (runStart_)
+    d.eventDestroy(runStart_);
   for (cu::DevicePtr pointer : pointers_)
     if (pointer)
       d.memFree(pointer);
@@ -226,6 +260,61 @@ Status CudaExecutor::runExtern(size_t index, const std::map<std::string, int64_t
   return Status::ok();
 }
 
+/// The device's buffers seen from the host: each read or write is a copy and a synchronization.
+class CudaExecutor::DeviceBuffers : public BufferAccess {
+public:
+  DeviceBuffers(CudaExecutor &executor, const std::vector<std::vector<int64_t>> &shapes)
+      : executor_(executor), shapes_(shapes) {}
+
+  Expected<Tensor> read(int64_t id) override {
+    TC_RETURN_IF_ERROR(check(id));
+    const cu::Driver &d = *executor_.driver_;
+    TC_ASSIGN_OR_RETURN(Tensor copy, Tensor::zeros(executor_.manifest_->buffers[size_t(id)].dtype,
+                                                   shapes_[size_t(id)]));
+    if (copy.nbytes()) {
+      TC_RETURN_IF_ERROR(
+          d.check(d.memcpyDtoHAsync(copy.mutableData(), executor_.pointers_[size_t(id)],
+                                    copy.nbytes(), executor_.stream_),
+                  "reading a buffer"));
+      TC_RETURN_IF_ERROR(d.check(d.streamSynchronize(executor_.stream_), "reading a buffer"));
+    }
+    return copy;
+  }
+
+  Status write(int64_t id, const Tensor &value) override {
+    TC_RETURN_IF_ERROR(check(id));
+    const BufferDesc &buffer = executor_.manifest_->buffers[size_t(id)];
+    if (buffer.kind == BufferKind::Input || buffer.kind == BufferKind::Weight)
+      return makeError("buffers[", id, "] '", buffer.name, "' is read-only");
+    TC_ASSIGN_OR_RETURN(size_t bytes, byteSize(shapes_[size_t(id)], buffer.dtype, buffer.name));
+    if (value.dtype() != buffer.dtype || value.nbytes() != bytes)
+      return makeError("buffers[", id, "] '", buffer.name, "' is ",
+                       describeShape(buffer.dtype, shapes_[size_t(id)]), ", not ",
+                       describeShape(value.dtype(), value.shape()));
+    if (!bytes)
+      return Status::ok();
+    const cu::Driver &d = *executor_.driver_;
+    TC_RETURN_IF_ERROR(d.check(
+        d.memcpyHtoDAsync(executor_.pointers_[size_t(id)], value.data(), bytes, executor_.stream_),
+        "writing a buffer"));
+    return d.check(d.streamSynchronize(executor_.stream_), "writing a buffer");
+  }
+
+private:
+  Status check(int64_t id) const {
+    if (id < 0 || size_t(id) >= executor_.pointers_.size())
+      return makeError("no buffer ", id);
+    bool empty = false;
+    for (int64_t dim : shapes_[size_t(id)])
+      empty |= dim == 0;
+    if (!executor_.pointers_[size_t(id)] && !empty)
+      return makeError("buffer ", id, " has no device memory in this run");
+    return Status::ok();
+  }
+  CudaExecutor &executor_;
+  const std::vector<std::vector<int64_t>> &shapes_;
+};
+
 Status CudaExecutor::enqueue(const std::map<std::string, int64_t> &bindings,
                              const std::vector<int64_t> &symbols,
                              const std::vector<std::vector<int64_t>> &shapes) {
@@ -233,8 +322,34 @@ Status CudaExecutor::enqueue(const std::map<std::string, int64_t> &bindings,
   const Manifest &m = *manifest_;
   std::vector<unsigned long long> values;
   std::vector<void *> params;
+  if (profiler_) {
+    recorded_.assign(m.launches.size(), false);
+    launchEvents_.resize(m.launches.size(), {nullptr, nullptr});
+    if (!runStart_)
+      TC_RETURN_IF_ERROR(d.check(d.eventCreate(&runStart_, 0), "cuEventCreate"));
+    TC_RETURN_IF_ERROR(d.check(d.eventRecord(runStart_, stream_), "cuEventRecord"));
+  }
+  // Profiling: CUDA events before and after launch i on the stream.
+  auto mark = [&](size_t i, bool after) -> Status {
+    if (!profiler_)
+      return Status::ok();
+    cu::Event &event = after ? launchEvents_[i].second : launchEvents_[i].first;
+    if (!event)
+      TC_RETURN_IF_ERROR(d.check(d.eventCreate(&event, 0), "cuEventCreate"));
+    recorded_[i] = after;
+    return d.check(d.eventRecord(event, stream_), "cuEventRecord");
+  };
   for (size_t i = 0; i < m.launches.size(); ++i) {
     const Launch &launch = m.launches[i];
+    if (launch.kind == LaunchKind::Kernel) {
+      TC_ASSIGN_OR_RETURN(int64_t blocks, launch.cudaGrid.evaluate(bindings));
+      if (blocks <= 0)
+        continue; // nothing to do for empty tensors
+    }
+    DeviceBuffers buffers(*this, shapes);
+    if (observer_)
+      TC_RETURN_IF_ERROR(observer_->beforeLaunch(i, buffers));
+    TC_RETURN_IF_ERROR(mark(i, false));
     switch (launch.kind) {
     case LaunchKind::Kernel: {
       TC_ASSIGN_OR_RETURN(int64_t grid, launch.cudaGrid.evaluate(bindings));
@@ -267,8 +382,64 @@ Status CudaExecutor::enqueue(const std::map<std::string, int64_t> &bindings,
       break;
     }
     }
+    TC_RETURN_IF_ERROR(mark(i, true));
+    if (observer_) {
+      // Kernel errors surface here, naming the launch, rather than at the end of the run.
+      TC_RETURN_IF_ERROR(d.check(d.streamSynchronize(stream_), label(m, i)));
+      TC_RETURN_IF_ERROR(observer_->afterLaunch(i, buffers));
+    }
   }
   return Status::ok();
+}
+
+Status CudaExecutor::collectProfile(double hostStartUs) {
+  const cu::Driver &d = *driver_;
+  for (size_t i = 0; i < recorded_.size(); ++i) {
+    if (!recorded_[i])
+      continue;
+    float startMs = 0, durationMs = 0;
+    TC_RETURN_IF_ERROR(d.check(d.eventElapsedTime(&startMs, runStart_, launchEvents_[i].first),
+                               "cuEventElapsedTime"));
+    TC_RETURN_IF_ERROR(
+        d.check(d.eventElapsedTime(&durationMs, launchEvents_[i].first, launchEvents_[i].second),
+                "cuEventElapsedTime"));
+    int64_t range = 1;
+    if (manifest_->launches[i].kind == LaunchKind::Kernel) {
+      TC_ASSIGN_OR_RETURN(range, manifest_->launches[i].range.evaluate(lastBindings_));
+    }
+    profiler_->add({profileRun_, i, 0, 0, range, hostStartUs + double(startMs) * 1e3,
+                    double(durationMs) * 1e3});
+  }
+  return Status::ok();
+}
+
+Expected<MachinePeaks> CudaExecutor::peaks() const {
+  const cu::Driver &d = *driver_;
+  int sms = 0, clockKhz = 0, memoryKhz = 0, busBits = 0, major = 0, minor = 0;
+  TC_RETURN_IF_ERROR(d.check(d.deviceGetAttribute(&sms, cu::kAttrMultiprocessorCount, device_),
+                             "device attributes"));
+  TC_RETURN_IF_ERROR(
+      d.check(d.deviceGetAttribute(&clockKhz, cu::kAttrClockRate, device_), "device attributes"));
+  TC_RETURN_IF_ERROR(d.check(d.deviceGetAttribute(&memoryKhz, cu::kAttrMemoryClockRate, device_),
+                             "device attributes"));
+  TC_RETURN_IF_ERROR(d.check(d.deviceGetAttribute(&busBits, cu::kAttrMemoryBusWidth, device_),
+                             "device attributes"));
+  TC_RETURN_IF_ERROR(d.check(d.deviceGetAttribute(&major, cu::kAttrComputeCapabilityMajor, device_),
+                             "device arch"));
+  TC_RETURN_IF_ERROR(d.check(d.deviceGetAttribute(&minor, cu::kAttrComputeCapabilityMinor, device_),
+                             "device arch"));
+  if (sms <= 0 || clockKhz <= 0 || memoryKhz <= 0 || busBits <= 0)
+    return makeError("the driver reports no clock or memory figures for this GPU; pass "
+                     "--peak-gbps and --peak-gflops");
+  // f32 lanes per SM: 64 on sm_70 and sm_80 (A100), 128 on sm_86, sm_89, sm_90 and newer.
+  int lanes = (major == 7 || (major == 8 && minor == 0)) ? 64 : 128;
+  MachinePeaks peaks;
+  peaks.bytesPerSecond = 2.0 * double(memoryKhz) * 1e3 * double(busBits) / 8.0;
+  peaks.flopsPerSecond = double(sms) * lanes * 2.0 * double(clockKhz) * 1e3;
+  peaks.source = strCat("device attributes: ", sms, " SMs x ", lanes, " f32 lanes at ",
+                        clockKhz / 1000, " MHz; ", busBits, "-bit memory at ", memoryKhz / 1000,
+                        " MHz (f32 CUDA cores, not tensor cores)");
+  return peaks;
 }
 
 Status CudaExecutor::placeBuffers(const std::map<std::string, int64_t> &bindings,
@@ -324,7 +495,9 @@ Status CudaExecutor::run(const std::map<std::string, int64_t> &bindings,
                                                    bytes[size_t(buffer.id)], stream_),
                                  "copying input '" + m.inputs[size_t(buffer.index)].name + "'"));
 
-  if (useGraphs_) {
+  lastBindings_ = bindings;
+  double hostStartUs = profiler_ ? profiler_->nowUs() : 0.0;
+  if (useGraphs_ && !profiler_ && !observer_) {
     CapturedGraph &graph = graphs_[symbols];
     if (graph.exec && graph.generation != generation_) {
       d.graphExecDestroy(graph.exec);
@@ -356,7 +529,8 @@ Status CudaExecutor::run(const std::map<std::string, int64_t> &bindings,
                                                    pointers_[size_t(buffer.id)],
                                                    bytes[size_t(buffer.id)], stream_),
                                  "copying output '" + m.outputs[size_t(buffer.index)].name + "'"));
-  return d.check(d.streamSynchronize(stream_), "running the model on the GPU");
+  TC_RETURN_IF_ERROR(d.check(d.streamSynchronize(stream_), "running the model on the GPU"));
+  return profiler_ ? collectProfile(hostStartUs) : Status::ok();
 }
 
 Status CudaExecutor::runOnDevice(const std::map<std::string, int64_t> &bindings,

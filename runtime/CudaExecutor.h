@@ -7,6 +7,8 @@
 
 #include "tensorc/Bundle/Manifest.h"
 #include "tensorc/IR/Graph.h"
+#include "tensorc/Runtime/LaunchObserver.h"
+#include "tensorc/Runtime/Profile.h"
 #include "tensorc/Support/Tensor.h"
 
 #include <functional>
@@ -71,8 +73,24 @@ public:
                                              const std::vector<std::vector<int64_t>> &shapes,
                                              int64_t iterations);
 
+  /// Profiles the next run() as run `run` of `profiler` (null: stop): a pair of CUDA events
+  /// around each launch, read after the run completes; graph replay is skipped while profiling.
+  void profileRuns(Profiler *profiler, int64_t run) {
+    profiler_ = profiler;
+    profileRun_ = run;
+  }
+  /// Calls `observer` around every launch (null: stop): the stream is synchronized after each
+  /// launch and buffers are copied to and from the host on request; graphs are skipped.
+  void setLaunchObserver(LaunchObserver *observer) { observer_ = observer; }
+  /// The device's DRAM bandwidth (memory clock x bus width x 2) and f32 CUDA-core peak (SMs x
+  /// f32 lanes per SM x 2 x clock) from its attributes.
+  Expected<MachinePeaks> peaks() const;
+
   /// "NVIDIA H100 80GB HBM3 (sm_90, cubin sm_90)": the device and the image loaded.
   const std::string &description() const { return description_; }
+  /// Why `manifest`'s launch list cannot be replayed as a CUDA graph, "" when it can: a
+  /// reference-kernel fallback (an Extern launch) runs on the host between kernels.
+  static std::string graphBlocker(const bundle::Manifest &manifest);
   /// Graph replays so far (runs that did not capture); for tests and benchmarks.
   int64_t graphReplays() const { return replays_; }
 
@@ -87,6 +105,9 @@ private:
   Status enqueue(const std::map<std::string, int64_t> &bindings,
                  const std::vector<int64_t> &symbols,
                  const std::vector<std::vector<int64_t>> &shapes);
+  /// Reads the profiled run's event times into the profiler (after the stream completed).
+  Status collectProfile(double hostStartUs);
+  class DeviceBuffers;
   Status runExtern(size_t index, const std::map<std::string, int64_t> &bindings,
                    const std::vector<std::vector<int64_t>> &shapes);
 
@@ -112,6 +133,13 @@ private:
   std::map<std::vector<int64_t>, CapturedGraph> graphs_;
   int64_t replays_ = 0;
   std::string description_;
+  LaunchObserver *observer_ = nullptr;
+  Profiler *profiler_ = nullptr;
+  int64_t profileRun_ = 0;
+  cu::Event runStart_ = nullptr;
+  std::vector<std::pair<cu::Event, cu::Event>> launchEvents_; // per launch, created on demand
+  std::vector<bool> recorded_;                                // per launch: timed this run
+  std::map<std::string, int64_t> lastBindings_;
 };
 
 } // namespace tensorc::rt

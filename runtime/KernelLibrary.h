@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace tensorc::rt {
 
@@ -16,7 +17,15 @@ public:
   virtual ~KernelLibrary() = default;
   /// Errors name the library and the symbol.
   virtual Expected<bundle::TensorcKernelFn> lookup(const std::string &symbol) const = 0;
+  /// A NUL-terminated string the library exports as data (its kernel signature table), or an
+  /// error naming the library and the symbol.
+  virtual Expected<std::string_view> lookupString(const std::string &symbol) const = 0;
 };
+
+/// Checks that `bytes` are an ELF shared object this machine can load: 64-bit, little-endian,
+/// for the host's architecture. Errors name `name` and what the file is instead, so that a
+/// variant built for another machine is not reported as a missing file.
+Status checkKernelObject(const void *bytes, size_t size, const std::string &name);
 
 /// dlopen(path, RTLD_NOW | RTLD_LOCAL): unresolved references fail here, not mid-run. The file
 /// must not be rewritten in place while open (the compiler renames bundles into place).

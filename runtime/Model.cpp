@@ -11,16 +11,23 @@
 #include "tensorc/Frontend/FX/FxParser.h"
 #include "tensorc/Interp/Interpreter.h"
 #include "tensorc/Ops/Registry.h"
+#include "tensorc/Support/Limits.h"
+#include "tensorc/Support/Sha256.h"
 
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <system_error>
+#include <unistd.h>
 
 namespace tensorc::rt {
 
@@ -38,9 +45,82 @@ struct FreeDeleter {
   void operator()(void *memory) const { std::free(memory); }
 };
 
-bool fileExists(const std::string &path) {
+/// A bundle file mapped read-only; unmapped when the last holder lets go.
+struct MappedFile {
+  const void *data = nullptr;
+  size_t size = 0;
+  MappedFile() = default;
+  MappedFile(const MappedFile &) = delete;
+  MappedFile &operator=(const MappedFile &) = delete;
+  ~MappedFile() {
+    if (data && size)
+      ::munmap(const_cast<void *>(data), size);
+  }
+};
+
+/// `bundleDir`/`relative` with every symlink resolved, which must still lie inside the bundle
+/// (a symlinked variant could otherwise load any file of the machine) and be a regular file.
+Expected<std::string> resolveInBundle(const std::string &bundleDir, const std::string &relative) {
+  std::string path = bundleDir + "/" + relative;
+  char rootBuffer[PATH_MAX], fileBuffer[PATH_MAX];
+  if (!::realpath(bundleDir.c_str(), rootBuffer))
+    return makeError("cannot open ", path, ": ", std::strerror(errno));
+  if (!::realpath(path.c_str(), fileBuffer))
+    return makeError("cannot open ", path, ": ", std::strerror(errno));
+  std::string root = rootBuffer, file = fileBuffer;
+  if (file.compare(0, root.size() + 1, root + "/") != 0)
+    return makeError(path, ": resolves to ", file,
+                     ", outside the bundle (symlinks must stay inside it)");
   struct stat info;
-  return ::stat(path.c_str(), &info) == 0;
+  if (::stat(file.c_str(), &info) != 0 || !S_ISREG(info.st_mode))
+    return makeError(path, ": not a regular file");
+  return file;
+}
+
+Expected<std::shared_ptr<MappedFile>> mapBundleFile(const std::string &bundleDir,
+                                                    const std::string &relative) {
+  TC_ASSIGN_OR_RETURN(std::string resolved, resolveInBundle(bundleDir, relative));
+  std::string path = bundleDir + "/" + relative;
+  int fd = ::open(resolved.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return makeError("cannot read ", path, ": ", std::strerror(errno));
+  struct stat info;
+  auto mapped = std::make_shared<MappedFile>();
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    ::close(fd);
+    return makeError(path, ": not a regular file");
+  }
+  mapped->size = size_t(info.st_size);
+  if (mapped->size > 0) {
+    void *data = ::mmap(nullptr, mapped->size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (data == MAP_FAILED) {
+      ::close(fd);
+      return makeError("cannot map ", path, ": ", std::strerror(errno));
+    }
+    mapped->data = data;
+  }
+  ::close(fd);
+  return mapped;
+}
+
+/// Checks `bytes` against the digest the manifest lists for `relative`; `where` names them.
+Status verifyBundleFile(const Manifest &manifest, const std::string &relative, const void *bytes,
+                        size_t size, const std::string &where) {
+  const bundle::BundleFile *listed = manifest.findFile(relative);
+  if (!listed)
+    return makeError(where, ": the manifest lists no sha256 for it");
+  if (sha256Hex(bytes, size) != listed->sha256)
+    return makeError(where, ": corrupt (its SHA-256 does not match the manifest's)");
+  return Status::ok();
+}
+
+/// A bundle file's bytes, resolved inside the bundle and verified against the manifest.
+Expected<std::string> readBundleFile(const std::string &bundleDir, const Manifest &manifest,
+                                     const std::string &relative) {
+  TC_ASSIGN_OR_RETURN(std::shared_ptr<MappedFile> mapped, mapBundleFile(bundleDir, relative));
+  TC_RETURN_IF_ERROR(
+      verifyBundleFile(manifest, relative, mapped->data, mapped->size, bundleDir + "/" + relative));
+  return std::string(static_cast<const char *>(mapped->data), mapped->size);
 }
 
 Expected<std::string> readFile(const std::string &path) {
@@ -64,8 +144,10 @@ Expected<Manifest> parseManifest(std::string_view text, const std::string &path)
   return manifest;
 }
 
-Expected<Manifest> readManifest(const std::string &path) {
-  TC_ASSIGN_OR_RETURN(std::string text, readFile(path));
+Expected<Manifest> readManifest(const std::string &bundleDir) {
+  std::string path = bundleDir + "/manifest.json";
+  TC_ASSIGN_OR_RETURN(std::string resolved, resolveInBundle(bundleDir, "manifest.json"));
+  TC_ASSIGN_OR_RETURN(std::string text, readFile(resolved));
   return parseManifest(text, path);
 }
 
@@ -105,10 +187,13 @@ struct Model::Impl {
   std::string bundleDir; // the directory, or the model library for an embedded bundle
   const bundle::EmbeddedBundle *embedded = nullptr; // set: the files are in this image
   std::string variant;
+  std::shared_ptr<MappedFile> weightFile; // the mapped weights.safetensors the weights view
   std::unique_ptr<WeightSource> weights;
   std::unique_ptr<KernelLibrary> kernels;
   std::unique_ptr<CudaExecutor> cuda; // set when running on a GPU
-  ThreadPool pool;
+  std::string cudaGraphs;             // on a GPU: "on", or "off (why)"
+  std::unique_ptr<ThreadPool> pool;
+  int64_t maxTensorBytes = kDefaultMaxTensorBytes;
 
   // Per buffer: the weight bytes (Weight buffers only).
   std::vector<const void *> weightData;
@@ -130,7 +215,12 @@ struct Model::Impl {
   std::vector<void *> bufferPointers;
   std::vector<void *> argPointers;
 
-  explicit Impl(int threads) : pool(threads) {}
+  Profiler *profiler = nullptr;
+  int64_t profileRun = 0;
+  LaunchObserver *observer = nullptr;
+
+  /// Checks the options and starts the thread pool.
+  static Expected<std::unique_ptr<Impl>> create(const LoadOptions &options);
 
   Status loadWeights();
   Status loadKernels(const std::string &forcedVariant);
@@ -146,28 +236,33 @@ struct Model::Impl {
                      bool hostMemory = true, bool allocateOutputs = true);
   Status ensureArena(size_t bytes);
   Status runLaunch(size_t index);
+  /// runLaunch with the observer around it.
+  Status observeLaunch(size_t index);
   Status runExtern(size_t index);
 };
 
 Status Model::Impl::loadWeights() {
-  bool anyWeight = false;
-  for (const BufferDesc &buffer : manifest.buffers)
-    anyWeight |= buffer.kind == BufferKind::Weight;
-  std::string path = bundleDir + "/weights.safetensors";
+  bool listed = manifest.findFile("weights.safetensors") != nullptr;
   if (embedded) {
     const bundle::EmbeddedFile *file = findEmbeddedFile(*embedded, "weights.safetensors");
-    if (!file && anyWeight)
+    if (!file && listed)
       return makeError(bundleDir, ": the embedded bundle has no weights.safetensors");
     if (!file) {
       weights = emptyWeights();
     } else {
-      TC_ASSIGN_OR_RETURN(weights, viewWeightBytes(file->data, size_t(file->size),
-                                                   bundleDir + "[weights.safetensors]"));
+      std::string where = bundleDir + "[weights.safetensors]";
+      TC_RETURN_IF_ERROR(
+          verifyBundleFile(manifest, "weights.safetensors", file->data, size_t(file->size), where));
+      TC_ASSIGN_OR_RETURN(weights, viewWeightBytes(file->data, size_t(file->size), where));
     }
-  } else if (!anyWeight && !fileExists(path)) {
-    weights = emptyWeights();
+  } else if (!listed) {
+    weights = emptyWeights(); // the manifest's validation ensures nothing reads weights
   } else {
-    TC_ASSIGN_OR_RETURN(weights, openWeightFile(path));
+    std::string where = bundleDir + "/weights.safetensors";
+    TC_ASSIGN_OR_RETURN(weightFile, mapBundleFile(bundleDir, "weights.safetensors"));
+    TC_RETURN_IF_ERROR(verifyBundleFile(manifest, "weights.safetensors", weightFile->data,
+                                        weightFile->size, where));
+    TC_ASSIGN_OR_RETURN(weights, viewWeightBytes(weightFile->data, weightFile->size, where));
   }
   usedBuffers.assign(manifest.buffers.size(), false);
   for (const bundle::Launch &launch : manifest.launches)
@@ -208,15 +303,27 @@ Status Model::Impl::loadKernels(const std::string &forcedVariant) {
   TC_ASSIGN_OR_RETURN(const bundle::CpuVariant *chosen,
                       selectCpuVariant(manifest.cpu, hostCpu(), forcedVariant));
   variant = chosen->name;
+  // The verified bytes are what gets loaded (from memory): nothing can swap the file between
+  // the check and dlopen.
+  std::string origin;
   if (embedded) {
+    origin = bundleDir + "[" + chosen->file + "]";
     const bundle::EmbeddedFile *file = findEmbeddedFile(*embedded, chosen->file);
     if (!file)
       return makeError(bundleDir, ": the embedded bundle has no ", chosen->file);
-    TC_ASSIGN_OR_RETURN(kernels, openKernelBytes(file->data, size_t(file->size),
-                                                 bundleDir + "[" + chosen->file + "]"));
+    TC_RETURN_IF_ERROR(
+        verifyBundleFile(manifest, chosen->file, file->data, size_t(file->size), origin));
+    TC_ASSIGN_OR_RETURN(kernels, openKernelBytes(file->data, size_t(file->size), origin));
   } else {
-    TC_ASSIGN_OR_RETURN(kernels, openKernelFile(bundleDir + "/" + chosen->file));
+    origin = bundleDir + "/" + chosen->file;
+    TC_ASSIGN_OR_RETURN(std::string bytes, readBundleFile(bundleDir, manifest, chosen->file));
+    TC_ASSIGN_OR_RETURN(kernels, openKernelBytes(bytes.data(), bytes.size(), origin));
   }
+  // The manifest must describe the plan these kernels were compiled for: argument counts,
+  // buffer dtypes and shapes, ranges.
+  TC_ASSIGN_OR_RETURN(std::string_view table,
+                      kernels->lookupString(bundle::kKernelSignatureSymbol));
+  TC_RETURN_IF_ERROR(bundle::checkKernelSignatures(manifest, table, origin, /*cuda=*/false));
   // Resolve every symbol now: a bundle missing one fails at load, not halfway through a run.
   for (size_t i = 0; i < manifest.launches.size(); ++i) {
     if (manifest.launches[i].kind != LaunchKind::Kernel)
@@ -262,20 +369,31 @@ Status Model::Impl::loadExterns() {
   return Status::ok();
 }
 
+Expected<std::unique_ptr<Model::Impl>> Model::Impl::create(const LoadOptions &options) {
+  if (options.threads < 0 || options.threads > kMaxThreads)
+    return makeError("threads must be 0 (one per core) or 1 to ", kMaxThreads, ", got ",
+                     options.threads);
+  auto impl = std::make_unique<Impl>();
+  TC_ASSIGN_OR_RETURN(impl->maxTensorBytes, resolveMaxTensorBytes(options.maxTensorBytes));
+  try {
+    impl->pool = std::make_unique<ThreadPool>(options.threads);
+  } catch (const std::system_error &error) {
+    return makeError("cannot start ", options.threads, " threads: ", error.what());
+  }
+  return impl;
+}
+
 Expected<std::unique_ptr<Model>> Model::load(const std::string &bundleDir,
                                              const LoadOptions &options) {
-  if (options.threads < 0)
-    return makeError("threads must be 0 (all cores) or positive, got ", options.threads);
-  TC_ASSIGN_OR_RETURN(Manifest manifest, readManifest(bundleDir + "/manifest.json"));
-  auto impl = std::make_unique<Impl>(options.threads);
+  TC_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, Impl::create(options));
+  TC_ASSIGN_OR_RETURN(Manifest manifest, readManifest(bundleDir));
   impl->manifest = std::move(manifest);
   impl->bundleDir = bundleDir;
   return Impl::finishLoad(std::move(impl), options);
 }
 
 Expected<std::unique_ptr<Model>> Model::loadEmbedded(const LoadOptions &options) {
-  if (options.threads < 0)
-    return makeError("threads must be 0 (all cores) or positive, got ", options.threads);
+  TC_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, Impl::create(options));
   // Weak: null unless this runtime was linked into a model library by `--emit=so`.
   if (!tensorc_embedded_bundle)
     return makeError("this program embeds no model (only libraries built by `tensorc compile "
@@ -292,7 +410,6 @@ Expected<std::unique_ptr<Model>> Model::loadEmbedded(const LoadOptions &options)
                       parseManifest(std::string_view(static_cast<const char *>(manifestFile->data),
                                                      size_t(manifestFile->size)),
                                     library + "[manifest.json]"));
-  auto impl = std::make_unique<Impl>(options.threads);
   impl->manifest = std::move(manifest);
   impl->bundleDir = library;
   impl->embedded = embedded;
@@ -311,10 +428,21 @@ Expected<std::unique_ptr<Model>> Model::Impl::finishLoad(std::unique_ptr<Impl> i
     cudaOptions.device = options.cudaDevice;
     cudaOptions.graphs =
         options.cudaGraphs < 0 ? impl->manifest.cudaGraphs : options.cudaGraphs != 0;
+    std::string blocker = CudaExecutor::graphBlocker(impl->manifest);
+    impl->cudaGraphs = !cudaOptions.graphs
+                           ? (options.cudaGraphs == 0 ? "off (--cuda-graphs off)"
+                                                      : "off (compiled without -O reduce-overhead; "
+                                                        "--cuda-graphs on replays one anyway)")
+                       : !blocker.empty()
+                           ? "off (" + blocker + ")"
+                           : "on (the launch list is captured once per shape, then replayed)";
     std::string dir = impl->bundleDir;
-    auto readBundleFile = [dir](const std::string &file) { return readFile(dir + "/" + file); };
+    const Manifest &manifest = impl->manifest;
+    auto readImage = [dir, &manifest](const std::string &file) {
+      return readBundleFile(dir, manifest, file);
+    };
     Expected<std::unique_ptr<CudaExecutor>> executor =
-        CudaExecutor::create(impl->manifest, readBundleFile, impl->weightData, impl->usedBuffers,
+        CudaExecutor::create(impl->manifest, readImage, impl->weightData, impl->usedBuffers,
                              impl->externGraphs, cudaOptions);
     if (!executor)
       return executor.takeError().withContext(impl->bundleDir);
@@ -373,8 +501,9 @@ const std::string &Model::variant() const { return impl_->variant; }
 std::string Model::deviceDescription() const {
   return impl_->cuda ? impl_->cuda->description() : "cpu";
 }
+const std::string &Model::cudaGraphs() const { return impl_->cudaGraphs; }
 void *Model::cudaStream() const { return impl_->cuda ? impl_->cuda->ownStream() : nullptr; }
-int Model::numThreads() const { return impl_->pool.numThreads(); }
+int Model::numThreads() const { return impl_->pool->numThreads(); }
 size_t Model::arenaCapacity() const { return impl_->arenaCapacity; }
 
 Status Model::Impl::bindSymbols(const std::vector<Tensor> &inputs) {
@@ -445,33 +574,19 @@ Status Model::Impl::bindSymbols(const std::vector<Tensor> &inputs) {
 Status Model::Impl::planBuffers(const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs,
                                 bool hostMemory, bool allocateOutputs) {
   const Manifest &m = manifest;
-  TC_ASSIGN_OR_RETURN(int64_t arenaBytes, m.arenaBytes.evaluate(bindings));
-  if (arenaBytes < 0)
-    return makeError("arena_bytes '", m.arenaBytes.text(), "' is ", arenaBytes);
-  if (hostMemory)
-    TC_RETURN_IF_ERROR(ensureArena(size_t(arenaBytes)));
-  char *arenaBase = static_cast<char *>(arena.get());
-
-  outputs.clear();
-  outputs.resize(m.outputs.size());
+  // Every size first, each within the tensor size limit: nothing is allocated for a run that
+  // would ask for more (a 150-byte model can declare a pad of 2^31 elements).
+  std::vector<std::vector<int64_t>> outputShapes(m.outputs.size());
   for (size_t o = 0; o < m.outputs.size(); ++o) {
-    std::vector<int64_t> shape;
+    std::string what = "output '" + m.outputs[o].name + "'";
     for (const bundle::SizeExpr &dim : m.outputs[o].shape) {
       Expected<int64_t> value = dim.evaluate(bindings);
       if (!value)
-        return value.takeError().withContext("output '" + m.outputs[o].name + "'");
-      shape.push_back(*value);
+        return value.takeError().withContext(what);
+      outputShapes[o].push_back(*value);
     }
-    if (!allocateOutputs) {
-      outputs[o] = Tensor::view(m.outputs[o].dtype, std::move(shape), nullptr, nullptr);
-      continue;
-    }
-    Expected<Tensor> tensor = Tensor::zeros(m.outputs[o].dtype, shape);
-    if (!tensor)
-      return tensor.takeError().withContext("output '" + m.outputs[o].name + "'");
-    outputs[o] = std::move(tensor).value();
+    TC_RETURN_IF_ERROR(checkTensorBytes(m.outputs[o].dtype, outputShapes[o], maxTensorBytes, what));
   }
-
   for (const BufferDesc &buffer : m.buffers) {
     // A buffer no launch touches (a GEMM result its epilogue replaced) gets no memory.
     if (!usedBuffers[size_t(buffer.id)])
@@ -485,27 +600,50 @@ Status Model::Impl::planBuffers(const std::vector<Tensor> &inputs, std::vector<T
         return value.takeError().withContext(what);
       shape[d] = *value;
     }
-    TC_ASSIGN_OR_RETURN(int64_t numel, checkedNumel(shape, what));
-    if (!hostMemory) {
-      const Tensor *user = buffer.kind == BufferKind::Input    ? &inputs[size_t(buffer.index)]
-                           : buffer.kind == BufferKind::Output ? &outputs[size_t(buffer.index)]
-                                                               : nullptr;
-      if (user && user->numel() != numel)
-        return makeError(what, ": ", describeShape(buffer.dtype, shape), " does not match ",
-                         bundle::bufferKindName(buffer.kind), " ",
-                         describeShape(user->dtype(), user->shape()));
+    TC_RETURN_IF_ERROR(checkTensorBytes(buffer.dtype, shape, maxTensorBytes, what));
+  }
+  TC_ASSIGN_OR_RETURN(int64_t arenaBytes, m.arenaBytes.evaluate(bindings));
+  if (arenaBytes < 0)
+    return makeError("arena_bytes '", m.arenaBytes.text(), "' is ", arenaBytes);
+  if (hostMemory)
+    TC_RETURN_IF_ERROR(ensureArena(size_t(arenaBytes)));
+  char *arenaBase = static_cast<char *>(arena.get());
+
+  outputs.clear();
+  outputs.resize(m.outputs.size());
+  for (size_t o = 0; o < m.outputs.size(); ++o) {
+    if (!allocateOutputs) {
+      outputs[o] = Tensor::view(m.outputs[o].dtype, std::move(outputShapes[o]), nullptr, nullptr);
       continue;
     }
-    const Tensor *user = nullptr;
+    Expected<Tensor> tensor = Tensor::zeros(m.outputs[o].dtype, outputShapes[o]);
+    if (!tensor)
+      return tensor.takeError().withContext("output '" + m.outputs[o].name + "'");
+    outputs[o] = std::move(tensor).value();
+  }
+
+  for (const BufferDesc &buffer : m.buffers) {
+    if (!usedBuffers[size_t(buffer.id)])
+      continue;
+    std::string what = strCat("buffers[", buffer.id, "] '", buffer.name, "'");
+    const std::vector<int64_t> &shape = bufferShapes[size_t(buffer.id)];
+    TC_ASSIGN_OR_RETURN(int64_t numel, checkedNumel(shape, what));
+    const Tensor *user = buffer.kind == BufferKind::Input    ? &inputs[size_t(buffer.index)]
+                         : buffer.kind == BufferKind::Output ? &outputs[size_t(buffer.index)]
+                                                             : nullptr;
+    if (user && user->numel() != numel)
+      return makeError(what, ": ", describeShape(buffer.dtype, shape), " does not match ",
+                       bundle::bufferKindName(buffer.kind), " ",
+                       describeShape(user->dtype(), user->shape()));
+    if (!hostMemory)
+      continue;
     void *&pointer = bufferPointers[size_t(buffer.id)];
     switch (buffer.kind) {
     case BufferKind::Input:
-      user = &inputs[size_t(buffer.index)];
       // Kernels take void*, but the plan never writes an input buffer.
       pointer = const_cast<void *>(user->data());
       break;
     case BufferKind::Output:
-      user = &outputs[size_t(buffer.index)];
       pointer = outputs[size_t(buffer.index)].mutableData();
       break;
     case BufferKind::Weight:
@@ -524,10 +662,6 @@ Status Model::Impl::planBuffers(const std::vector<Tensor> &inputs, std::vector<T
       break;
     }
     }
-    if (user && user->numel() != numel)
-      return makeError(what, ": ", describeShape(buffer.dtype, shape), " does not match ",
-                       bundle::bufferKindName(buffer.kind), " ",
-                       describeShape(user->dtype(), user->shape()));
   }
   return Status::ok();
 }
@@ -556,7 +690,8 @@ Status Model::Impl::runExtern(size_t index) {
     inputs.push_back(
         Tensor::view(manifest.buffers[id].dtype, bufferShapes[id], nullptr, bufferPointers[id]));
   }
-  Expected<std::vector<Tensor>> results = interp::interpret(graph, inputs, bindings);
+  Expected<std::vector<Tensor>> results =
+      interp::interpret(graph, inputs, bindings, maxTensorBytes);
   if (!results)
     return results.takeError().withContext(launchLabel(manifest, index));
   for (size_t r = 0; r < results->size(); ++r) {
@@ -576,6 +711,16 @@ Status Model::Impl::runExtern(size_t index) {
 
 Status Model::Impl::runLaunch(size_t index) {
   const Launch &launch = manifest.launches[index];
+  if (profiler && launch.kind != LaunchKind::Kernel) {
+    // Externs and copies run on the calling thread: one event each.
+    Profiler *p = profiler;
+    double start = p->nowUs();
+    profiler = nullptr;
+    Status status = runLaunch(index);
+    profiler = p;
+    p->add({profileRun, index, p->threadIndex(), 0, 1, start, p->nowUs() - start});
+    return status;
+  }
   switch (launch.kind) {
   case LaunchKind::Kernel: {
     Expected<int64_t> range = launch.range.evaluate(bindings);
@@ -587,8 +732,19 @@ Status Model::Impl::runLaunch(size_t index) {
     void *const *args = argPointers.data() + argOffsets[index];
     const int64_t *syms = symbolValues.data();
     bundle::TensorcKernelFn fn = kernelFns[index];
+    if (profiler) {
+      Profiler *p = profiler;
+      int64_t run = profileRun;
+      auto timed = [fn, args, syms, p, run, index](int64_t begin, int64_t end) {
+        double start = p->nowUs();
+        fn(args, syms, begin, end);
+        p->add({run, index, p->threadIndex(), begin, end, start, p->nowUs() - start});
+      };
+      pool->parallelFor(*range, launch.grain, timed);
+      return Status::ok();
+    }
     auto body = [fn, args, syms](int64_t begin, int64_t end) { fn(args, syms, begin, end); };
-    pool.parallelFor(*range, launch.grain, body);
+    pool->parallelFor(*range, launch.grain, body);
     return Status::ok();
   }
   case LaunchKind::Extern:
@@ -609,6 +765,74 @@ Status Model::Impl::runLaunch(size_t index) {
   return Status::ok();
 }
 
+namespace {
+
+/// The CPU's buffers: host memory planned for this run.
+class HostBuffers : public BufferAccess {
+public:
+  HostBuffers(const Manifest &manifest, const std::vector<std::vector<int64_t>> &shapes,
+              const std::vector<void *> &pointers)
+      : manifest_(manifest), shapes_(shapes), pointers_(pointers) {}
+
+  Expected<Tensor> read(int64_t id) override {
+    TC_RETURN_IF_ERROR(check(id));
+    TC_ASSIGN_OR_RETURN(Tensor copy,
+                        Tensor::zeros(manifest_.buffers[size_t(id)].dtype, shapes_[size_t(id)]));
+    if (copy.nbytes())
+      std::memcpy(copy.mutableData(), pointers_[size_t(id)], copy.nbytes());
+    return copy;
+  }
+
+  Status write(int64_t id, const Tensor &value) override {
+    TC_RETURN_IF_ERROR(check(id));
+    const BufferDesc &buffer = manifest_.buffers[size_t(id)];
+    if (buffer.kind == BufferKind::Input || buffer.kind == BufferKind::Weight)
+      return makeError("buffers[", id, "] '", buffer.name, "' is read-only");
+    TC_ASSIGN_OR_RETURN(int64_t numel, checkedNumel(shapes_[size_t(id)], buffer.name));
+    if (value.dtype() != buffer.dtype || value.numel() != numel)
+      return makeError("buffers[", id, "] '", buffer.name, "' is ",
+                       describeShape(buffer.dtype, shapes_[size_t(id)]), ", not ",
+                       describeShape(value.dtype(), value.shape()));
+    if (value.nbytes())
+      std::memcpy(pointers_[size_t(id)], value.data(), value.nbytes());
+    return Status::ok();
+  }
+
+private:
+  Status check(int64_t id) const {
+    if (id < 0 || size_t(id) >= manifest_.buffers.size())
+      return makeError("no buffer ", id);
+    // An empty buffer may have no memory at all.
+    bool empty = false;
+    for (int64_t dim : shapes_[size_t(id)])
+      empty |= dim == 0;
+    if (!pointers_[size_t(id)] && !empty)
+      return makeError("buffer ", id, " has no memory in this run");
+    return Status::ok();
+  }
+  const Manifest &manifest_;
+  const std::vector<std::vector<int64_t>> &shapes_;
+  const std::vector<void *> &pointers_;
+};
+
+} // namespace
+
+Status Model::Impl::observeLaunch(size_t index) {
+  if (!observer)
+    return runLaunch(index);
+  HostBuffers buffers(manifest, bufferShapes, bufferPointers);
+  TC_RETURN_IF_ERROR(observer->beforeLaunch(index, buffers));
+  TC_RETURN_IF_ERROR(runLaunch(index));
+  return observer->afterLaunch(index, buffers);
+}
+
+void Model::setLaunchObserver(LaunchObserver *observer) {
+  std::lock_guard<std::mutex> lock(impl_->runMutex);
+  impl_->observer = observer;
+  if (impl_->cuda)
+    impl_->cuda->setLaunchObserver(observer);
+}
+
 Expected<std::vector<Tensor>> Model::run(const std::vector<Tensor> &inputs) {
   return run(inputs, nullptr);
 }
@@ -620,10 +844,17 @@ Expected<std::vector<Tensor>> Model::run(const std::vector<Tensor> &inputs, void
   std::lock_guard<std::mutex> lock(impl.runMutex);
   TC_RETURN_IF_ERROR(impl.bindSymbols(inputs));
   std::vector<Tensor> outputs;
+  if (impl.profiler)
+    impl.profileRun = impl.profiler->beginRun(impl.bindings);
   if (impl.cuda) {
     TC_RETURN_IF_ERROR(impl.planBuffers(inputs, outputs, /*hostMemory=*/false));
-    TC_RETURN_IF_ERROR(impl.cuda->run(impl.bindings, impl.symbolValues, impl.bufferShapes, inputs,
-                                      outputs, static_cast<cu::Stream>(cudaStream)));
+    impl.cuda->profileRuns(impl.profiler, impl.profileRun);
+    Status ran = impl.cuda->run(impl.bindings, impl.symbolValues, impl.bufferShapes, inputs,
+                                outputs, static_cast<cu::Stream>(cudaStream));
+    impl.cuda->profileRuns(nullptr, 0); // Model::time's device-only launches are not profiled
+    TC_RETURN_IF_ERROR(ran);
+    if (impl.profiler)
+      impl.profiler->endRun(impl.profileRun);
     return outputs;
   }
   TC_RETURN_IF_ERROR(impl.planBuffers(inputs, outputs));
@@ -632,9 +863,29 @@ Expected<std::vector<Tensor>> Model::run(const std::vector<Tensor> &inputs, void
     for (size_t a = 0; a < launch.args.size(); ++a)
       impl.argPointers[impl.argOffsets[i] + a] = impl.bufferPointers[size_t(launch.args[a])];
   }
+  if (impl.profiler)
+    impl.profiler->threadIndex(); // the calling thread is thread 0 of the trace
   for (size_t i = 0; i < impl.manifest.launches.size(); ++i)
-    TC_RETURN_IF_ERROR(impl.runLaunch(i));
+    TC_RETURN_IF_ERROR(impl.observeLaunch(i));
+  if (impl.profiler)
+    impl.profiler->endRun(impl.profileRun);
   return outputs;
+}
+
+void Model::setProfiler(Profiler *profiler) {
+  std::lock_guard<std::mutex> lock(impl_->runMutex);
+  impl_->profiler = profiler;
+  if (profiler)
+    profiler->setDevice(impl_->cuda ? impl_->cuda->description()
+                                    : strCat("cpu (",
+                                             impl_->variant.empty() ? "no kernels" : impl_->variant,
+                                             ", ", impl_->pool->numThreads(), " threads)"));
+}
+
+Expected<MachinePeaks> Model::peaks() const {
+  if (impl_->cuda)
+    return impl_->cuda->peaks();
+  return measureCpuPeaks(impl_->pool->numThreads());
 }
 
 Expected<std::vector<DeviceTensor>> Model::runOnDevice(const std::vector<DeviceTensor> &inputs,

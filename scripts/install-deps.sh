@@ -9,6 +9,7 @@ DEBIAN_PACKAGES=(
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
   libcli11-dev libspdlog-dev libfmt-dev libgtest-dev
   g++-aarch64-linux-gnu qemu-user
+  clang libclang-rt-14-dev
   python3 python3-dev python3-pip pybind11-dev
 )
 # pytest runs the Python package's tests; scikit-build-core is the build backend of `pip install .`

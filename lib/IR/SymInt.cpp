@@ -99,12 +99,32 @@ std::optional<std::string> SymInt::symbolName() const {
   return monomial[0]->name;
 }
 
+namespace {
+
+// Coefficients saturate instead of overflowing (undefined behaviour): a hostile model's dims stay
+// huge (and fail the size checks downstream) rather than wrapping around to small ones.
+int64_t saturatingAdd(int64_t a, int64_t b) {
+  int64_t sum = 0;
+  if (!__builtin_add_overflow(a, b, &sum))
+    return sum;
+  return a < 0 ? INT64_MIN : INT64_MAX;
+}
+
+int64_t saturatingMul(int64_t a, int64_t b) {
+  int64_t product = 0;
+  if (!__builtin_mul_overflow(a, b, &product))
+    return product;
+  return (a < 0) != (b < 0) ? INT64_MIN : INT64_MAX;
+}
+
+} // namespace
+
 SymInt SymInt::operator+(const SymInt &other) const {
   auto terms = terms_;
   for (const auto &[key, term] : other.terms_) {
     auto [it, inserted] = terms.emplace(key, term);
     if (!inserted)
-      it->second.second += term.second;
+      it->second.second = saturatingAdd(it->second.second, term.second);
   }
   return fromTerms(std::move(terms));
 }
@@ -120,9 +140,10 @@ SymInt SymInt::operator*(const SymInt &other) const {
       std::sort(monomial.begin(), monomial.end(),
                 [](const AtomPtr &a, const AtomPtr &b) { return a->text < b->text; });
       std::string key = monomialKey(monomial);
-      auto [it, inserted] = terms.emplace(key, std::make_pair(monomial, termA.second * termB.second));
+      int64_t coefficient = saturatingMul(termA.second, termB.second);
+      auto [it, inserted] = terms.emplace(key, std::make_pair(monomial, coefficient));
       if (!inserted)
-        it->second.second += termA.second * termB.second;
+        it->second.second = saturatingAdd(it->second.second, coefficient);
     }
   }
   return fromTerms(std::move(terms));

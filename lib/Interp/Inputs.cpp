@@ -1,6 +1,7 @@
 // Loading and generating model inputs; summarizing results.
 #include "tensorc/Interp/Inputs.h"
 
+#include "tensorc/Support/Limits.h"
 #include "tensorc/Support/Safetensors.h"
 #include "tensorc/Support/StrCat.h"
 
@@ -33,6 +34,10 @@ Expected<Tensor> RandomInputs::next(DType dtype, const std::vector<int64_t> &sha
 
 Expected<std::vector<Tensor>> loadInputs(const Graph &graph, const std::string &path) {
   TC_ASSIGN_OR_RETURN(auto tensors, readSafetensors(path));
+  for (const auto &[name, tensor] : tensors) // a misspelt name would otherwise be ignored
+    if (!graph.findValue(name) || !graph.findValue(name)->isGraphInput() ||
+        graph.isParameter(graph.findValue(name)))
+      return makeError(path, ": tensor '", name, "' is not an input of the model");
   std::vector<Tensor> inputs;
   for (const Value *input : graph.userInputs()) {
     auto it = tensors.find(input->name());
@@ -46,6 +51,7 @@ Expected<std::vector<Tensor>> loadInputs(const Graph &graph, const std::string &
 
 Expected<std::vector<Tensor>> randomInputs(const Graph &graph, uint64_t seed,
                                            const SymbolBindings &dims) {
+  TC_ASSIGN_OR_RETURN(int64_t limit, maxTensorBytesFromEnv());
   RandomInputs random(seed);
   std::vector<Tensor> inputs;
   for (const Value *input : graph.userInputs()) {
@@ -57,7 +63,12 @@ Expected<std::vector<Tensor>> randomInputs(const Graph &graph, uint64_t seed,
                          value.error().message(), " (give it with --dim NAME=VALUE)");
       shape.push_back(*value);
     }
-    TC_ASSIGN_OR_RETURN(Tensor tensor, random.next(input->type().dtype, shape));
+    std::string what = "input %" + input->name();
+    TC_RETURN_IF_ERROR(checkTensorBytes(input->type().dtype, shape, limit, what));
+    Expected<Tensor> made = random.next(input->type().dtype, shape);
+    if (!made)
+      return made.takeError().withContext(what);
+    Tensor tensor = std::move(*made);
     inputs.push_back(std::move(tensor));
   }
   return inputs;

@@ -57,7 +57,7 @@ Status bindShape(const TensorType &declared, const Tensor &actual, const std::st
 } // namespace
 
 Expected<std::vector<Tensor>> evaluateOp(const OpDef &op, const std::vector<const Tensor *> &inputs,
-                                         AttrMap attrs) {
+                                         AttrMap attrs, int64_t maxTensorBytes) {
   if (!op.kernel)
     return makeError(op.name, " has no reference kernel");
   std::vector<TensorType> inputTypes;
@@ -70,14 +70,16 @@ Expected<std::vector<Tensor>> evaluateOp(const OpDef &op, const std::vector<cons
     typePointers.push_back(inputs[i] ? &inputTypes[i] : nullptr);
   TC_ASSIGN_OR_RETURN(std::vector<TensorType> outputTypes, inferTypes(op, typePointers, attrs));
   std::vector<Tensor> outputs;
-  for (const TensorType &type : outputTypes) {
+  for (size_t i = 0; i < outputTypes.size(); ++i) {
+    const TensorType &type = outputTypes[i];
     std::optional<std::vector<int64_t>> shape = type.staticShape();
     if (!shape && op.dataDependentShape) {
-      outputs.emplace_back(); // the kernel allocates it
+      outputs.emplace_back(); // the kernel allocates it (no larger than its operands)
       continue;
     }
     if (!shape)
       return makeError(op.name, ": result shape ", type.str(), " is not concrete");
+    TC_RETURN_IF_ERROR(checkTensorBytes(type.dtype, *shape, maxTensorBytes, strCat("result ", i)));
     TC_ASSIGN_OR_RETURN(Tensor output, Tensor::zeros(type.dtype, std::move(*shape)));
     outputs.push_back(std::move(output));
   }
@@ -95,7 +97,14 @@ Expected<std::vector<Tensor>> evaluateOp(const OpDef &op, const std::vector<cons
 }
 
 Expected<std::vector<Tensor>> interpret(const Graph &graph, const std::vector<Tensor> &userInputs,
-                                        const SymbolBindings &known) {
+                                        const SymbolBindings &known, int64_t maxTensorBytes) {
+  return interpret(graph, userInputs, known, ValueObserver(), maxTensorBytes);
+}
+
+Expected<std::vector<Tensor>> interpret(const Graph &graph, const std::vector<Tensor> &userInputs,
+                                        const SymbolBindings &known, const ValueObserver &observe,
+                                        int64_t maxTensorBytes) {
+  TC_ASSIGN_OR_RETURN(int64_t limit, resolveMaxTensorBytes(maxTensorBytes));
   std::vector<Value *> placeholders = graph.userInputs();
   if (placeholders.size() != userInputs.size())
     return makeError("graph takes ", placeholders.size(), " input(s), got ", userInputs.size());
@@ -136,7 +145,7 @@ Expected<std::vector<Tensor>> interpret(const Graph &graph, const std::vector<Te
     Expected<AttrMap> attrs = concretizeAttrs(node.attrs(), bindings);
     if (!attrs)
       return attrs.takeError().withContext(node.describe());
-    Expected<std::vector<Tensor>> results = evaluateOp(node.op(), inputs, std::move(*attrs));
+    Expected<std::vector<Tensor>> results = evaluateOp(node.op(), inputs, std::move(*attrs), limit);
     if (!results)
       return results.takeError().withContext(node.describe());
     for (size_t j = 0; j < node.numOutputs(); ++j) {
@@ -145,6 +154,8 @@ Expected<std::vector<Tensor>> interpret(const Graph &graph, const std::vector<Te
                                bindings);
       if (!bound)
         return bound.takeError();
+      if (observe)
+        observe(*node.output(j), (*results)[j]);
       values[node.output(j)] = std::move((*results)[j]);
     }
     for (const Value *input : node.inputs())

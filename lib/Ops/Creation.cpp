@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <limits>
 
 namespace tensorc::ops {
 
@@ -88,10 +89,17 @@ Expected<int64_t> arangeLength(const AttrReader &attrs) {
             stride = integralScalar(step);
     if (stride == 0)
       return makeError("arange step must be nonzero");
-    int64_t distance = last - first;
+    // In 128 bits: end - start and the rounding overflow 64 bits for far-apart bounds.
+    __int128 distance = __int128(last) - first;
     if ((distance > 0 && stride < 0) || (distance < 0 && stride > 0))
       return inconsistent();
-    return -floorDivInt(-distance, stride);
+    __int128 steps = distance / stride; // same signs (or zero): ceil is one more on a remainder
+    if (distance % stride != 0)
+      ++steps;
+    if (steps > std::numeric_limits<int64_t>::max())
+      return makeError("arange(", start.str(), ", ", end.str(), ", ", step.str(),
+                       ") has too many elements");
+    return int64_t(steps);
   }
   double first = start.asScalar(), last = end.asScalar(), stride = step.asScalar();
   if (!std::isfinite(first) || !std::isfinite(last) || !std::isfinite(stride))

@@ -354,34 +354,26 @@ Status runBinary(KernelContext &ctx, DType computeType, Fn fn,
   });
 }
 
-/// out[i] = fn(in[i]) computed in the output's compute type (the input converts to it).
-template <typename Fn> void mapSameType(KernelContext &ctx, const Fn &fn) {
+/// out[i] = fn(in[i]) computed in S (the input converts to it).
+template <typename S, typename Fn> void mapAs(KernelContext &ctx, const Fn &fn) {
   Tensor &out = ctx.output(0);
-  visitCompute(out.dtype(), [&](auto zero) {
-    using S = decltype(zero);
-    ComputeInput<S> in(ctx.input(0));
-    ComputeOutput<S> result(out);
-    const S *src = in.data();
-    S *dst = result.data();
-    for (int64_t i = 0, n = out.numel(); i < n; ++i)
-      dst[i] = fn(src[i]);
-    result.commit();
-  });
+  ComputeInput<S> in(ctx.input(0));
+  ComputeOutput<S> result(out);
+  const S *src = in.data();
+  S *dst = result.data();
+  for (int64_t i = 0, n = out.numel(); i < n; ++i)
+    dst[i] = fn(src[i]);
+  result.commit();
+}
+
+/// out[i] = fn(in[i]) computed in the output's compute type.
+template <typename Fn> void mapSameType(KernelContext &ctx, const Fn &fn) {
+  visitCompute(ctx.output(0).dtype(), [&](auto zero) { mapAs<decltype(zero)>(ctx, fn); });
 }
 
 /// Like mapSameType for ops whose output is floating (float math, gelu).
 template <typename Fn> void mapFloat(KernelContext &ctx, const Fn &fn) {
-  Tensor &out = ctx.output(0);
-  visitFloatCompute(out.dtype(), [&](auto zero) {
-    using S = decltype(zero);
-    ComputeInput<S> in(ctx.input(0));
-    ComputeOutput<S> result(out);
-    const S *src = in.data();
-    S *dst = result.data();
-    for (int64_t i = 0, n = out.numel(); i < n; ++i)
-      dst[i] = fn(src[i]);
-    result.commit();
-  });
+  visitFloatCompute(ctx.output(0).dtype(), [&](auto zero) { mapAs<decltype(zero)>(ctx, fn); });
 }
 
 /// out[i] = fn(in[i]) into a bool output, computed in the input's compute type.

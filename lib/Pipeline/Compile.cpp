@@ -1,13 +1,18 @@
 // `tensorc compile`: pipeline -> LoopIR -> schedule -> each target's backend -> bundle directory.
 #include "tensorc/Pipeline/Compile.h"
 
+#include "InjectBug.h"
+
 #include "tensorc/Bundle/BundleWriter.h"
+#include "tensorc/Bundle/LaunchCosts.h"
 #include "tensorc/Bundle/Manifest.h"
 #include "tensorc/Codegen/Backend.h"
 #include "tensorc/Pipeline/ModelLibrary.h"
 #include "tensorc/Pipeline/Pipeline.h"
+#include "tensorc/Scheduler/KernelCost.h"
 #include "tensorc/Support/Log.h"
 #include "tensorc/Support/Safetensors.h"
+#include "tensorc/Support/Sha256.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <algorithm>
@@ -158,8 +163,8 @@ Expected<Manifest> buildManifest(const loop::LoopProgram &program, const sched::
     }
     case sched::Kernel::Kind::Template: {
       launch.kind = LaunchKind::Kernel;
-      TC_ASSIGN_OR_RETURN(launch.range, sizeExpr(sched::templateTileCount(
-                                            program.nodes[size_t(kernel.nodes[0])])));
+      TC_ASSIGN_OR_RETURN(
+          launch.range, sizeExpr(sched::templateTileCount(program.nodes[size_t(kernel.nodes[0])])));
       break;
     }
     case sched::Kernel::Kind::Extern: {
@@ -200,31 +205,53 @@ Expected<Manifest> buildManifest(const loop::LoopProgram &program, const sched::
   return manifest;
 }
 
-/// `--emit=so`: the files a bundle needs at run time (not src/) in one library with the runtime.
-Status writeModelLibrary(const std::string &outPath, const std::string &manifestText,
-                         const std::vector<std::pair<std::string, Tensor>> &weights,
-                         const std::vector<codegen::BundleFile> &files) {
-  // Support writes safetensors only to files: serialize through a temporary one.
-  static std::atomic<int> counter{0};
-  std::filesystem::path weightsPath =
-      std::filesystem::temp_directory_path() /
-      strCat("tensorc-weights-", ::getpid(), "-", counter++, ".safetensors");
-  TC_RETURN_IF_ERROR(writeSafetensors(weightsPath.string(), weights));
-  std::ifstream in(weightsPath, std::ios::binary);
-  std::string weightBytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  bool readOk = !in.bad();
-  in.close();
-  std::error_code ignored;
-  std::filesystem::remove(weightsPath, ignored);
-  if (!readOk)
-    return makeError(weightsPath.string(), ": cannot read back the serialized weights");
+/// costs.json: each launch's static bytes and operations (the profiler's roofline). Launches
+/// follow the schedule's kernels, then the output copies.
+Expected<bundle::LaunchCosts> launchCosts(const loop::LoopProgram &program,
+                                          const sched::Schedule &schedule,
+                                          const Manifest &manifest) {
+  bundle::LaunchCosts costs;
+  for (size_t i = 0; i < manifest.launches.size(); ++i) {
+    const Launch &launch = manifest.launches[i];
+    SymInt bytes, flops;
+    if (i < schedule.kernels.size()) {
+      sched::KernelCost cost = sched::estimateCost(program, schedule.kernels[i]);
+      bytes = cost.bytes, flops = cost.flops;
+    } else { // a copy reads and writes its source's bytes
+      const loop::Buffer &source = program.buffers[size_t(launch.args[0])];
+      bytes = SymInt(2 * int64_t(dtypeSize(source.dtype))) * source.numel();
+    }
+    bundle::LaunchCost cost;
+    cost.name = launch.name;
+    TC_ASSIGN_OR_RETURN(cost.bytes, sizeExpr(bytes));
+    TC_ASSIGN_OR_RETURN(cost.flops, sizeExpr(flops));
+    costs.launches.push_back(std::move(cost));
+  }
+  return costs;
+}
 
+/// `--emit=so`: the files a bundle needs at run time (not src/) in one library with the runtime,
+/// linked inside `staging` and renamed into place.
+Status writeModelLibrary(bundle::StagingArea &staging, std::string_view manifestText,
+                         std::string_view weightBytes,
+                         const std::vector<codegen::BundleFile> &files) {
   std::vector<cpu::EmbedFile> embedded = {{"manifest.json", manifestText, 1},
                                           {"weights.safetensors", weightBytes, 64}};
   for (const codegen::BundleFile &file : files)
     if (file.path.rfind("src/", 0) != 0)
       embedded.push_back({file.path, file.bytes, 1});
-  return linkModelLibrary(embedded, outPath, "");
+  TC_ASSIGN_OR_RETURN(std::string scratch, staging.scratchDir());
+  TC_RETURN_IF_ERROR(linkModelLibrary(embedded, staging.dir() + "/model.so", "", scratch));
+  return staging.commit("model.so");
+}
+
+/// Reads a file the compile wrote (into the staging area) back.
+Expected<std::string> readBack(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad() || !in.is_open())
+    return makeError(path, ": cannot read back what was written");
+  return bytes;
 }
 
 /// The manifest entries for what a backend made: its kernel images and launch shapes.
@@ -324,15 +351,33 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
   TC_ASSIGN_OR_RETURN(TargetSet targets, parseTargets(options.target));
   TC_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<codegen::Backend>> backends,
                       createBackends(targets, options));
+  // Every file of the compile, temporaries included, lives in the staging area from here on.
+  TC_ASSIGN_OR_RETURN(
+      std::unique_ptr<bundle::StagingArea> staging,
+      bundle::StagingArea::create(options.outDir, options.emit == CompileOptions::Emit::SharedObject
+                                                      ? bundle::StagingArea::Kind::File
+                                                      : bundle::StagingArea::Kind::Directory));
+  TC_ASSIGN_OR_RETURN(std::string scratchDir, staging->scratchDir());
   TC_ASSIGN_OR_RETURN(PipelineOptions pipeline, pipelineOptionsFor(targets, options.fuseAttention,
                                                                    options.train.has_value()));
   pipeline.timeStages = options.timeStages;
   pipeline.train = options.train;
-  pipeline.fallback = options.fallback;
+  pipeline.fallback = options.fallback.value_or(targets.cuda ? loop::FallbackPolicy::Error
+                                                             : loop::FallbackPolicy::Allow);
+  pipeline.limits = options.limits;
   LoweredModel lowered;
   autodiff::TrainingSignature training;
-  if (Status staged = runCompileStages(graph, registry, pipeline, lowered, training); !staged)
-    return makeError(modelPath, ": ", staged.message());
+  if (Status staged = runCompileStages(graph, registry, pipeline, lowered, training); !staged) {
+    std::string message = staged.message();
+    if (!options.fallback && targets.cuda &&
+        message.find("--fallback=error forbids") != std::string::npos)
+      message += " (the default with --target cuda: a GPU bundle runs every op on the GPU; "
+                 "--fallback=allow runs this one on the host)";
+    return makeError(modelPath, ": ", message);
+  }
+  // TEMPORARY (issue 18): moves into Codegen/Common.
+  if (Status injected = injectBugForTesting(lowered.program, lowered.schedule); !injected)
+    return makeError(modelPath, ": ", injected.message());
   if (!lowered.program.fallbacks.empty() && !options.quiet)
     log::info(strCat("fallbacks (run by the runtime's reference kernels): ",
                      join(lowered.program.fallbacks, ", ")));
@@ -350,8 +395,22 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
   // Code generation: each target's backend on the schedule.
   std::vector<codegen::BundleFile> files;
   CompileSummary summary;
+  // Each image carries the kernels' signatures (what the runtime checks every launch against),
+  // with the launch shapes its backend chose.
+  codegen::CompileContext context;
+  context.tempDir = scratchDir;
+  context.dataSymbol = bundle::kKernelSignatureSymbol;
+  context.dataFor = [&manifest](const std::map<std::string, codegen::LaunchShape> &launches)
+      -> Expected<std::string> {
+    Manifest shaped = manifest;
+    codegen::BackendOutput shapes;
+    shapes.launches = launches;
+    TC_RETURN_IF_ERROR(describeOutput(shapes, shaped));
+    return bundle::kernelSignatureTable(shaped);
+  };
   for (const std::unique_ptr<codegen::Backend> &backend : backends) {
-    Expected<codegen::BackendOutput> output = backend->compile(lowered.program, lowered.schedule);
+    Expected<codegen::BackendOutput> output =
+        backend->compile(lowered.program, lowered.schedule, context);
     if (!output)
       return makeError(modelPath, ": ", backend->name() == std::string("cuda") ? "CUDA: " : "",
                        output.error().message());
@@ -368,21 +427,39 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
   // A training bundle's parameters start from the model's values (manifest training.state).
   for (const auto &[name, tensor] : training.initialParams)
     weights.emplace_back(name, tensor);
+  // Everything but the manifest is written first, so that the manifest records their digests.
+  auto record = [&](const std::string &path, std::string_view bytes) {
+    manifest.files.push_back({path, sha256Hex(bytes)});
+  };
+  std::string weightsPath =
+      (options.emit == CompileOptions::Emit::SharedObject ? scratchDir : staging->dir()) +
+      "/weights.safetensors";
+  TC_RETURN_IF_ERROR(writeSafetensors(weightsPath, weights));
+  TC_ASSIGN_OR_RETURN(std::string weightBytes, readBack(weightsPath));
+  record("weights.safetensors", weightBytes);
+  for (const codegen::BundleFile &file : files)
+    if (file.path.rfind("src/", 0) != 0)
+      record(file.path, file.bytes);
+  std::sort(
+      manifest.files.begin(), manifest.files.end(),
+      [](const bundle::BundleFile &a, const bundle::BundleFile &b) { return a.path < b.path; });
   std::string manifestText = manifest.toJson().dump(2) + "\n";
+  Expected<bundle::LaunchCosts> costs = launchCosts(lowered.program, lowered.schedule, manifest);
+  if (!costs)
+    return makeError(modelPath, ": ", costs.error().message());
   if (options.emit == CompileOptions::Emit::SharedObject) {
-    if (Status written = writeModelLibrary(options.outDir, manifestText, weights, files); !written)
+    if (Status written = writeModelLibrary(*staging, manifestText, weightBytes, files); !written)
       return makeError(modelPath, ": ", written.message());
   } else {
+    const std::string &dir = staging->dir();
     files.push_back({"src/lower.txt", loop::printProgram(lowered.program)});
     files.push_back({"src/fuse.txt", sched::printSchedule(lowered.program, lowered.schedule)});
-    TC_RETURN_IF_ERROR(
-        bundle::writeBundleDirectory(options.outDir, [&](const std::string &dir) -> Status {
-          TC_RETURN_IF_ERROR(writeSafetensors(dir + "/weights.safetensors", weights));
-          for (const codegen::BundleFile &file : files)
-            TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/" + file.path, file.bytes));
-          // The manifest goes last: a directory with one is complete.
-          return bundle::writeFile(dir + "/manifest.json", manifestText);
-        }));
+    files.push_back({bundle::kLaunchCostsFile, costs->toJson().dump(2) + "\n"});
+    for (const codegen::BundleFile &file : files)
+      TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/" + file.path, file.bytes));
+    // The manifest goes last: a directory with one is complete.
+    TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/manifest.json", manifestText));
+    TC_RETURN_IF_ERROR(staging->commit());
   }
 
   summary.kernels = lowered.schedule.kernels.size();

@@ -4,6 +4,7 @@
 #include "tensorc/Bundle/EmbeddedBundle.h"
 
 #include "tensorc/Codegen/CPU/Target.h"
+#include "tensorc/Support/SignalCleanup.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <llvm/Support/FileSystem.h>
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <unistd.h>
 
@@ -38,21 +40,25 @@ constexpr const char *kVersionScript = "{\n  global: tc_*;\n  local: *;\n};\n";
 /// Files removed when the link is done, whether it succeeded or not.
 class TempFiles {
 public:
+  explicit TempFiles(std::string dir) : dir_(std::move(dir)) {}
   ~TempFiles() {
     for (const std::string &path : paths_)
       llvm::sys::fs::remove(path);
   }
   Expected<std::string> create(const std::string &suffix) {
     llvm::SmallString<256> path;
-    if (std::error_code ec = llvm::sys::fs::createTemporaryFile("tensorc-so", suffix, path))
+    std::error_code ec =
+        dir_.empty()
+            ? llvm::sys::fs::createTemporaryFile("tensorc-so", suffix, path)
+            : llvm::sys::fs::createUniqueFile(dir_ + "/tensorc-so-%%%%%%%%." + suffix, path);
+    if (ec)
       return makeError("cannot create a temporary .", suffix, " file: ", ec.message());
     paths_.push_back(path.str().str());
     return paths_.back();
   }
-  void track(const std::string &path) { paths_.push_back(path); }
-  void release(const std::string &path) { std::erase(paths_, path); }
 
 private:
+  std::string dir_;
   std::vector<std::string> paths_;
 };
 
@@ -113,14 +119,9 @@ Expected<std::string> cxxDriver(const std::string &given) {
 } // namespace
 
 Status linkModelLibrary(const std::vector<cpu::EmbedFile> &files, const std::string &outPath,
-                        const std::string &cxx) {
+                        const std::string &cxx, const std::string &tempDir) {
   if (cpu::hostArch() != "x86_64")
     return makeError("--emit=so builds for the host, and only x86_64 hosts are supported");
-  fs::path out = fs::absolute(fs::path(outPath)).lexically_normal();
-  std::error_code ec;
-  if (fs::is_directory(out, ec))
-    return makeError(outPath, ": is a directory; --emit=so writes a file");
-
   TC_ASSIGN_OR_RETURN(std::string driver, cxxDriver(cxx));
   TC_ASSIGN_OR_RETURN(std::vector<cpu::CpuTarget> hostTargets, cpu::targetsForArch("x86_64"));
   TC_ASSIGN_OR_RETURN(std::string object,
@@ -128,24 +129,16 @@ Status linkModelLibrary(const std::vector<cpu::EmbedFile> &files, const std::str
                           files, hostTargets.front().triple,
                           {bundle::kEmbeddedBundleSymbol, bundle::kEmbeddedBundleVersion}));
 
-  TempFiles temps;
+  TempFiles temps(tempDir);
   TC_ASSIGN_OR_RETURN(std::string objectPath, temps.create("o"));
   TC_ASSIGN_OR_RETURN(std::string scriptPath, temps.create("map"));
   TC_ASSIGN_OR_RETURN(std::string logPath, temps.create("log"));
   TC_RETURN_IF_ERROR(writeBytes(objectPath, object));
   object = {}; // the weights may be large: hold one copy less while linking
   TC_RETURN_IF_ERROR(writeBytes(scriptPath, kVersionScript));
-  fs::create_directories(out.parent_path(), ec);
-  if (ec)
-    return makeError(out.parent_path().string(), ": cannot create: ", ec.message());
-  // Linked next to the target and renamed over it: a failed or killed compile leaves no partial
-  // library, and a process that has the old one loaded keeps its (unlinked) file.
-  std::string partialPath =
-      (out.parent_path() / strCat(".", out.filename().string(), ".tmp-", ::getpid())).string();
-  temps.track(partialPath);
 
   std::vector<std::string> archives = runtimeArchives();
-  std::vector<std::string> args = {driver, "-shared", "-o", partialPath, objectPath};
+  std::vector<std::string> args = {driver, "-shared", "-o", outPath, objectPath};
   // tensorc_rt whole (nothing in the object references the C ABI it defines); the archives it
   // depends on as a group, so only what it reaches is linked.
   args.insert(args.end(), {"-Wl,--whole-archive", archives.front(), "-Wl,--no-whole-archive",
@@ -159,10 +152,25 @@ Status linkModelLibrary(const std::vector<cpu::EmbedFile> &files, const std::str
   args.push_back(TENSORC_SO_LINK_FLAG);
 #endif
   std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
+  // The driver's own temporaries (collect2's) go to tempDir too.
+  std::vector<std::string> environment;
+  for (char **entry = environ; *entry; ++entry)
+    if (std::strncmp(*entry, "TMPDIR=", 7) != 0)
+      environment.emplace_back(*entry);
+  if (!tempDir.empty())
+    environment.push_back("TMPDIR=" + tempDir);
+  std::vector<llvm::StringRef> envRefs(environment.begin(), environment.end());
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(logPath),
                                                 llvm::StringRef(logPath)};
   std::string execError;
-  int rc = llvm::sys::ExecuteAndWait(driver, argRefs, std::nullopt, redirects, 0, 0, &execError);
+  int rc = -1;
+  llvm::sys::ProcessInfo child =
+      llvm::sys::ExecuteNoWait(driver, argRefs, envRefs, redirects, 0, &execError);
+  if (child.Pid > 0) {
+    cleanup::ScopedChild killOnSignal(child.Pid);
+    child = llvm::sys::Wait(child, std::nullopt, &execError);
+    rc = child.ReturnCode;
+  }
   if (rc != 0) {
     std::string log;
     if (auto text = llvm::MemoryBuffer::getFile(logPath))
@@ -171,10 +179,6 @@ Status linkModelLibrary(const std::vector<cpu::EmbedFile> &files, const std::str
                      execError.empty() ? "" : ": " + execError, log.empty() ? "" : ":\n" + log,
                      "\n(set TENSORC_CXX to the C++ compiler driver to link with)");
   }
-  fs::rename(partialPath, out, ec);
-  if (ec)
-    return makeError(outPath, ": cannot rename the new library into place: ", ec.message());
-  temps.release(partialPath);
   return Status::ok();
 }
 

@@ -49,6 +49,7 @@ public:
 
   /// A stage on the graph.
   Status graph(const std::string &stage, Graph &graph, const std::function<Status(Graph &)> &fn) {
+    TC_RETURN_IF_ERROR(inOrder(stage));
     if (!wanted(stage))
       return Status::ok();
     bool show = log::enabled(stage) || options_.onStage;
@@ -65,6 +66,7 @@ public:
   /// A stage on the loop IR; `print` gives its output as text when someone reads it.
   Status loop(const std::string &stage, const std::function<Status()> &fn,
               const std::function<Expected<std::string>()> &print) {
+    TC_RETURN_IF_ERROR(inOrder(stage));
     if (!wanted(stage))
       return Status::ok();
     TC_RETURN_IF_ERROR(timed(stage, fn));
@@ -78,6 +80,15 @@ public:
   }
 
 private:
+  /// runStages and stageNames() list the same stages in the same order.
+  Status inOrder(const std::string &stage) {
+    if (next_ >= stageNames().size() || stageNames()[next_] != stage)
+      return makeError("internal error: pipeline stage '", stage,
+                       "' does not follow stageNames()'s order");
+    ++next_;
+    return Status::ok();
+  }
+
   bool wanted(const std::string &stage) const {
     size_t index = stageIndex(stage);
     return index >= first_ && index <= last_;
@@ -86,8 +97,8 @@ private:
   Status timed(const std::string &stage, const std::function<Status()> &fn) {
     auto start = std::chrono::steady_clock::now();
     Status status = fn();
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                    .count();
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (options_.timeStages)
       log::info(strCat("stage ", stage, ": ", ms, " ms"));
     return status;
@@ -95,9 +106,24 @@ private:
 
   const PipelineOptions &options_;
   size_t first_, last_;
+  size_t next_ = 0;
 };
 
+/// `passes` without those the debugging limits disable.
+std::string enabledPasses(const std::string &passes, const DebugLimits &limits) {
+  std::vector<std::string> kept;
+  for (size_t start = 0; start < passes.size();) {
+    size_t end = std::min(passes.find(',', start), passes.size());
+    std::string pass = passes.substr(start, end - start);
+    if (!limits.disabledPasses.count(pass))
+      kept.push_back(pass);
+    start = end + 1;
+  }
+  return join(kept, ",");
+}
+
 Status checkStopStage(const PipelineOptions &options) {
+  TC_RETURN_IF_ERROR(options.limits.validate());
   const std::vector<std::string> &stages = stageNames();
   if (options.stopAfter != "all" &&
       std::find(stages.begin(), stages.end(), options.stopAfter) == stages.end())
@@ -128,7 +154,7 @@ Status runStages(PipelineState state, const std::string &modelPath, const OpRegi
   StageRunner run(options, first, last);
   auto passes = [&](Graph &g, const char *list) {
     PassContext context{*registry};
-    return runPasses(g, list, context);
+    return runPasses(g, enabledPasses(list, options.limits), context);
   };
   Graph &graph = state.graph;
   TC_RETURN_IF_ERROR(run.graph("import", graph, [&](Graph &g) -> Status {
@@ -158,7 +184,8 @@ Status runStages(PipelineState state, const std::string &modelPath, const OpRegi
     log::info(autodiff::describeReport(report));
     if (options.onAutodiff)
       options.onAutodiff(report);
-    TC_RETURN_IF_ERROR(passes(g, "dce"));
+    PassContext context{*registry};
+    TC_RETURN_IF_ERROR(runPasses(g, "dce", context)); // not a debugging limit's to skip
     return verifyGraph(g);
   }));
   LoweredModel &lowered = state.lowered;
@@ -179,6 +206,8 @@ Status runStages(PipelineState state, const std::string &modelPath, const OpRegi
       [&]() -> Status {
         sched::ScheduleOptions scheduling;
         scheduling.anyFloatEpilogue = options.gpuOnly;
+        scheduling.maxFusions = options.limits.maxFusions;
+        scheduling.disabledFusions = options.limits.disabledFusions;
         TC_ASSIGN_OR_RETURN(lowered.schedule, sched::schedule(lowered.program, scheduling));
         return Status::ok();
       },
@@ -202,10 +231,26 @@ Status runStages(PipelineState state, const std::string &modelPath, const OpRegi
 } // namespace
 
 const std::vector<std::string> &stageNames() {
-  static const std::vector<std::string> names = {"import",    "verify",   "loss",
-                                                 "simplify",  "decompose", "autodiff",
-                                                 "lower",     "fuse",     "cuda"};
+  static const std::vector<std::string> names = {
+      "import", "verify", "loss", "simplify", "decompose", "autodiff", "lower", "fuse", "cuda"};
   return names;
+}
+
+std::vector<std::string> disablablePasses() {
+  return {"constant-fold", "fold-batchnorm", "cse",
+          "dce",           "fuse-attention", "fuse-tensor-core-attention",
+          "decompose"};
+}
+
+Status DebugLimits::validate() const {
+  std::vector<std::string> passes = disablablePasses();
+  for (const std::string &pass : disabledPasses)
+    if (std::find(passes.begin(), passes.end(), pass) == passes.end())
+      return makeError("cannot disable pass '", pass, "' (passes: ", join(passes, ", "), ")");
+  for (const std::string &kind : disabledFusions)
+    if (kind != "pointwise" && kind != "reduction" && kind != "epilogue")
+      return makeError("unknown fusion kind '", kind, "' (pointwise, reduction, epilogue)");
+  return Status::ok();
 }
 
 bool isLoopStage(const std::string &stage) {

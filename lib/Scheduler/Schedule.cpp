@@ -4,6 +4,7 @@
 
 #include "tensorc/Lowering/ExprVisitor.h"
 #include "tensorc/Support/Log.h"
+#include "tensorc/Support/StrCat.h"
 
 #include <algorithm>
 #include <climits>
@@ -43,6 +44,18 @@ SymInt templateTileCount(const loop::LoopNode &node) {
   return SymInt(0);
 }
 
+const char *fusionKindName(FusionDecision::Kind kind) {
+  switch (kind) {
+  case FusionDecision::Kind::Pointwise:
+    return "pointwise";
+  case FusionDecision::Kind::Reduction:
+    return "reduction";
+  case FusionDecision::Kind::Epilogue:
+    return "epilogue";
+  }
+  return "?";
+}
+
 namespace {
 
 /// Every Load and IndirectLoad of `body` with its index (an IndirectLoad reads its buffer
@@ -52,6 +65,21 @@ void collectLoads(const ExprRef &body, std::vector<const loop::Expr *> &loads) {
     if (expr.kind == ExprKind::Load || expr.kind == ExprKind::IndirectLoad)
       loads.push_back(&expr);
   });
+}
+
+/// The distinct expression nodes of `body` (a DAG).
+size_t exprNodeCount(const ExprRef &body) {
+  std::set<const loop::Expr *> seen;
+  std::vector<const loop::Expr *> stack{body.get()};
+  while (!stack.empty()) {
+    const loop::Expr *expr = stack.back();
+    stack.pop_back();
+    if (!expr || !seen.insert(expr).second)
+      continue;
+    for (const ExprRef &operand : expr->operands)
+      stack.push_back(operand.get());
+  }
+  return seen.size();
 }
 
 SymInt rowMajorFlat(const std::vector<SymInt> &ranges, size_t count) {
@@ -165,8 +193,12 @@ private:
   /// Appends `node` to the last kernel when it runs over the same rows and reads what that kernel
   /// writes only within the same row.
   bool tryAppend(const LoopNode &node) {
+    FusionDecision::Kind kind = node.kind == LoopNode::Kind::Reduction
+                                    ? FusionDecision::Kind::Reduction
+                                    : FusionDecision::Kind::Pointwise;
     auto reject = [&](const std::string &why) {
       log::debug("schedule", "not fusing " + node.name + ": " + why);
+      schedule_.decisions.push_back({kind, node.id, false, why});
       return false;
     };
     if (schedule_.kernels.empty())
@@ -191,6 +223,12 @@ private:
                     printDims(outer));
     if (node.kind == LoopNode::Kind::Reduction && node.ranges.size() != outer.size())
       return reject("a reduction over more dims than the kernel's rows");
+    size_t exprNodes = 0;
+    for (int id : kernel.nodes)
+      exprNodes += exprNodeCount(program_.nodes[size_t(id)].body);
+    if (exprNodes + exprNodeCount(node.body) > options_.maxKernelExprNodes)
+      return reject(strCat("the kernel already holds ", exprNodes, " expression nodes (at most ",
+                           options_.maxKernelExprNodes, " per kernel keep compile times linear)"));
     std::vector<const loop::Expr *> loads;
     collectLoads(node.body, loads);
     for (const loop::Expr *load : loads) {
@@ -215,12 +253,15 @@ private:
         return reject("reads " + program_.buffers[size_t(load->buffer)].name +
                       " outside the row it is written in (index " + load->index.str() + ")");
     }
+    if (std::optional<std::string> limit = fusionLimit(kind))
+      return reject(*limit);
     kernel.outerRanges = outer;
     kernel.nodes.push_back(node.id);
     kernelOf_[node.id] = schedule_.kernels.size() - 1;
     std::string reason = "fused " + node.name + " into rows " + printDims(outer);
     kernel.reason += (kernel.reason.empty() ? "" : "; ") + reason;
     log::debug("schedule", reason);
+    schedule_.decisions.push_back({kind, node.id, true, reason});
     return true;
   }
 
@@ -229,6 +270,7 @@ private:
   bool tryEpilogue(const LoopNode &node) {
     auto reject = [&](const std::string &why) {
       log::debug("schedule", "no epilogue " + node.name + ": " + why);
+      schedule_.decisions.push_back({FusionDecision::Kind::Epilogue, node.id, false, why});
       return false;
     };
     if (schedule_.kernels.empty() || schedule_.kernels.back().kind != Kernel::Kind::Template)
@@ -267,11 +309,24 @@ private:
     }
     if (!readsResult)
       return false;
+    if (std::optional<std::string> limit = fusionLimit(FusionDecision::Kind::Epilogue))
+      return reject(*limit);
     kernel.nodes.push_back(node.id);
     kernelOf_[node.id] = schedule_.kernels.size() - 1;
     kernel.reason = "epilogue " + node.name + " fused into " + gemm.name;
     log::debug("schedule", kernel.reason);
+    schedule_.decisions.push_back({FusionDecision::Kind::Epilogue, node.id, true, kernel.reason});
     return true;
+  }
+
+  /// Why a fusion of `kind` that qualifies is not made (the debugging limits), or nullopt.
+  std::optional<std::string> fusionLimit(FusionDecision::Kind kind) {
+    if (options_.disabledFusions.count(fusionKindName(kind)))
+      return std::string(fusionKindName(kind)) + " fusion is disabled";
+    if (options_.maxFusions >= 0 && fusionsMade_ >= options_.maxFusions)
+      return "--max-fusions " + std::to_string(options_.maxFusions) + " reached";
+    ++fusionsMade_;
+    return std::nullopt;
   }
 
   std::string originsName(const Kernel &kernel) {
@@ -457,6 +512,7 @@ private:
   std::map<int, int> producer_;
   std::set<int> isOutput_;
   std::map<int, size_t> kernelOf_;
+  int64_t fusionsMade_ = 0;
   Schedule schedule_;
 };
 

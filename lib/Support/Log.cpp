@@ -1,6 +1,8 @@
 // Category-filtered logging to stderr: through spdlog, or plain stdio in runtime-only builds.
 #include "tensorc/Support/Log.h"
 
+#include "tensorc/Support/Printable.h"
+
 #include <set>
 
 #ifdef TENSORC_LOG_STDIO
@@ -72,12 +74,13 @@ bool enabled(std::string_view category) {
   return state().all || state().categories.count(category) != 0;
 }
 
+// Messages quote names from model files: no terminal escapes (IR dumps keep their newlines).
 void debug(std::string_view category, const std::string &message) {
   if (enabled(category))
-    emit(Level::Debug, "[" + std::string(category) + "] " + message);
+    emit(Level::Debug, "[" + std::string(category) + "] " + printable(message, true));
 }
 
-void info(const std::string &message) { emit(Level::Info, message); }
-void warn(const std::string &message) { emit(Level::Warn, "warning: " + message); }
+void info(const std::string &message) { emit(Level::Info, printable(message, true)); }
+void warn(const std::string &message) { emit(Level::Warn, "warning: " + printable(message, true)); }
 
 } // namespace tensorc::log

@@ -1,7 +1,10 @@
 // tensorc-run: runs a compiled bundle with the runtime alone (no compiler), for deployment checks.
 #include "tensorc/Interp/Inputs.h"
 #include "tensorc/Runtime/Model.h"
+#include "tensorc/Runtime/RunInputs.h"
 #include "tensorc/Runtime/Trainer.h"
+#include "tensorc/Support/Limits.h"
+#include "tensorc/Support/Printable.h"
 #include "tensorc/Support/Safetensors.h"
 
 #include <algorithm>
@@ -23,10 +26,17 @@ constexpr const char *kUsage =
     "                   [--dim NAME=VALUE]... [--outputs Y.safetensors] [--threads N]\n"
     "                   [--variant NAME] [--iterations N] [--device cpu|cuda]\n"
     "                   [--cuda-device N] [--cuda-graphs bundle|on|off] [--train-steps N]\n"
-    "Runs a compiled bundle and prints each output. Random inputs (the default, seed 0) give\n"
-    "every symbolic dim the size 2 unless --dim sets it. A training bundle's parameters and\n"
-    "optimizer state, when --inputs lacks them, start as the bundle holds them; --train-steps N\n"
-    "runs N training steps on the --inputs data, printing each step's loss.\n";
+    "                   [--profile TRACE.json [--peak-gbps X] [--peak-gflops Y]]\n"
+    "                   [--max-tensor-bytes SIZE]\n"
+    "Runs a compiled bundle and prints each output. Random inputs (the default, seed 0) need a\n"
+    "--dim for every symbolic dim. A training bundle's parameters and optimizer state, when\n"
+    "--inputs lacks them, start as the bundle holds them; --train-steps N runs N training steps\n"
+    "on the --inputs data, printing each step's loss. No input, output or intermediate tensor\n"
+    "may exceed --max-tensor-bytes (default TENSORC_MAX_TENSOR_BYTES, else 4G). --profile writes\n"
+    "a Chrome/Perfetto trace of every run (CPU: one event per thread chunk of each kernel launch;\n"
+    "GPU: CUDA events around each launch) and prints a per-kernel table (time, share, bytes and\n"
+    "FLOPs from the bundle's costs.json, percent of the roofline); the peaks are measured at\n"
+    "startup (CPU) or read from the device (GPU) unless --peak-gbps/--peak-gflops give them.\n";
 
 struct Options {
   std::string bundle;
@@ -37,7 +47,18 @@ struct Options {
   rt::LoadOptions load;
   int64_t iterations = 0;
   int64_t trainSteps = 0;
+  rt::ProfileReportOptions profile;
+  int64_t threads = 0; // checked when loading, as the runtime checks LoadOptions::threads
 };
+
+Expected<double> parseDouble(const std::string &flag, const std::string &text) {
+  char *end = nullptr;
+  errno = 0;
+  double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno == ERANGE || !(value > 0))
+    return makeError(flag, ": expected a positive number, got '", text, "'");
+  return value;
+}
 
 Expected<int64_t> parseInt(const std::string &flag, const std::string &text) {
   char *end = nullptr;
@@ -77,8 +98,13 @@ Expected<Options> parseArgs(int argc, char **argv) {
       TC_ASSIGN_OR_RETURN(options.outputsPath, value());
     } else if (arg == "--threads") {
       TC_ASSIGN_OR_RETURN(std::string text, value());
-      TC_ASSIGN_OR_RETURN(int64_t threads, parseInt(arg, text));
-      options.load.threads = int(threads);
+      TC_ASSIGN_OR_RETURN(options.threads, parseInt(arg, text));
+    } else if (arg == "--max-tensor-bytes") {
+      TC_ASSIGN_OR_RETURN(std::string text, value());
+      Expected<int64_t> bytes = parseByteSize(text);
+      if (!bytes)
+        return bytes.takeError().withContext(arg);
+      options.load.maxTensorBytes = *bytes;
     } else if (arg == "--variant") {
       TC_ASSIGN_OR_RETURN(options.load.variant, value());
     } else if (arg == "--device") {
@@ -86,6 +112,8 @@ Expected<Options> parseArgs(int argc, char **argv) {
     } else if (arg == "--cuda-device") {
       TC_ASSIGN_OR_RETURN(std::string text, value());
       TC_ASSIGN_OR_RETURN(int64_t device, parseInt(arg, text));
+      if (device < 0 || device > 1024)
+        return makeError("--cuda-device: no device ", device);
       options.load.cudaDevice = int(device);
     } else if (arg == "--cuda-graphs") {
       TC_ASSIGN_OR_RETURN(std::string text, value());
@@ -95,6 +123,12 @@ Expected<Options> parseArgs(int argc, char **argv) {
     } else if (arg == "--train-steps") {
       TC_ASSIGN_OR_RETURN(std::string text, value());
       TC_ASSIGN_OR_RETURN(options.trainSteps, parseInt(arg, text));
+    } else if (arg == "--profile") {
+      TC_ASSIGN_OR_RETURN(options.profile.tracePath, value());
+    } else if (arg == "--peak-gbps" || arg == "--peak-gflops") {
+      TC_ASSIGN_OR_RETURN(std::string text, value());
+      TC_ASSIGN_OR_RETURN(double peak, parseDouble(arg, text));
+      (arg == "--peak-gbps" ? options.profile.peakGbps : options.profile.peakGflops) = peak;
     } else if (arg == "--iterations") {
       TC_ASSIGN_OR_RETURN(std::string text, value());
       TC_ASSIGN_OR_RETURN(options.iterations, parseInt(arg, text));
@@ -108,59 +142,25 @@ Expected<Options> parseArgs(int argc, char **argv) {
   }
   if (options.bundle.empty())
     return makeError("no bundle directory given");
+  if (options.profile.tracePath.empty() &&
+      (options.profile.peakGbps > 0 || options.profile.peakGflops > 0))
+    return makeError("--peak-gbps and --peak-gflops go with --profile");
   if (randomGiven && !options.inputsPath.empty())
     return makeError("--inputs and --random-inputs exclude each other");
   return options;
 }
 
-Expected<std::vector<Tensor>> makeInputs(rt::Model &model, const Options &options) {
-  const bundle::Manifest &manifest = model.manifest();
-  std::vector<Tensor> inputs;
-  if (!options.inputsPath.empty()) {
-    TC_ASSIGN_OR_RETURN(auto tensors, readSafetensors(options.inputsPath));
-    std::unique_ptr<rt::Trainer> initial; // a training bundle's starting state
-    if (manifest.training) {
-      TC_ASSIGN_OR_RETURN(initial, rt::Trainer::forModel(model));
-    }
-    for (const bundle::TensorDesc &desc : manifest.inputs) {
-      auto it = tensors.find(desc.name);
-      if (it != tensors.end()) {
-        inputs.push_back(it->second);
-        continue;
-      }
-      auto state = initial ? initial->state().find(desc.name) : std::map<std::string, Tensor>::const_iterator();
-      if (!initial || state == initial->state().end())
-        return makeError(options.inputsPath, ": no tensor named '", desc.name, "'");
-      inputs.push_back(state->second);
-    }
-    return inputs;
-  }
-  std::map<std::string, int64_t> dims = options.dims;
-  for (const std::string &symbol : manifest.symbols)
-    dims.emplace(symbol, 2);
-  // The interpreter's generator, so both tools feed a model the same inputs for a seed and dims.
-  interp::RandomInputs random(options.seed);
-  for (const bundle::TensorDesc &desc : manifest.inputs) {
-    std::vector<int64_t> shape;
-    for (const bundle::SizeExpr &dim : desc.shape) {
-      Expected<int64_t> size = dim.evaluate(dims);
-      if (!size)
-        return size.takeError().withContext("input '" + desc.name + "'");
-      shape.push_back(*size);
-    }
-    TC_ASSIGN_OR_RETURN(Tensor tensor, random.next(desc.dtype, shape));
-    inputs.push_back(std::move(tensor));
-  }
-  return inputs;
-}
-
-Status runTool(const Options &options) {
+Status runTool(Options options) {
+  if (options.threads < 0 || options.threads > rt::kMaxThreads) // the runtime's own words
+    return makeError("threads must be 0 (one per core) or 1 to ", rt::kMaxThreads, ", got ",
+                     options.threads);
+  options.load.threads = int(options.threads);
   TC_ASSIGN_OR_RETURN(auto model, rt::Model::load(options.bundle, options.load));
   const bundle::Manifest &manifest = model->manifest();
   if (options.load.device == "cuda")
-    std::printf("%s: %s, on %s\n", options.bundle.c_str(),
+    std::printf("%s: %s, on %s; CUDA graphs %s\n", options.bundle.c_str(),
                 manifest.model.empty() ? "model" : manifest.model.c_str(),
-                model->deviceDescription().c_str());
+                model->deviceDescription().c_str(), model->cudaGraphs().c_str());
   else
     std::printf("%s: %s, variant %s, %d threads\n", options.bundle.c_str(),
                 manifest.model.empty() ? "model" : manifest.model.c_str(),
@@ -190,7 +190,15 @@ Status runTool(const Options &options) {
     }
     return Status::ok();
   }
-  TC_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, makeInputs(*model, options));
+  rt::RunInputOptions inputOptions;
+  inputOptions.path = options.inputsPath;
+  inputOptions.seed = options.seed;
+  inputOptions.dims = options.dims;
+  inputOptions.maxTensorBytes = options.load.maxTensorBytes;
+  TC_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, rt::makeRunInputs(*model, inputOptions));
+  rt::Profiler profiler;
+  if (!options.profile.tracePath.empty())
+    model->setProfiler(&profiler);
   TC_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, model->run(inputs));
   for (size_t i = 0; i < outputs.size(); ++i)
     std::printf("%s: %s\n", manifest.outputs[i].name.c_str(),
@@ -216,6 +224,12 @@ Status runTool(const Options &options) {
                 times.back(),
                 options.load.device == "cuda" ? " [device-resident inputs, kernels only]" : "");
   }
+  if (!options.profile.tracePath.empty()) {
+    model->setProfiler(nullptr);
+    TC_ASSIGN_OR_RETURN(std::string table,
+                        rt::finishProfile(*model, profiler, options.bundle, options.profile));
+    std::fputs(table.c_str(), stdout);
+  }
   return Status::ok();
 }
 
@@ -229,12 +243,13 @@ int main(int argc, char **argv) {
     }
   Expected<Options> options = parseArgs(argc, argv);
   if (!options) {
-    std::fprintf(stderr, "tensorc-run: error: %s\n%s", options.error().message().c_str(), kUsage);
+    std::fprintf(stderr, "tensorc-run: error: %s\n%s", printable(options.error().message()).c_str(),
+                 kUsage);
     return 2;
   }
   Status status = runTool(*options);
   if (!status) {
-    std::fprintf(stderr, "tensorc-run: error: %s\n", status.message().c_str());
+    std::fprintf(stderr, "tensorc-run: error: %s\n", printable(status.message()).c_str());
     return 1;
   }
   return 0;

@@ -132,9 +132,24 @@ CASES = [
     {"name": "wg_conv_1x1_bn_add_relu", "op": "conv", "dtype": "f16", "n": 1, "h": 9, "w": 7,
      "c": 24, "oc": 40, "kh": 1, "kw": 1, "epilogue": "bn_add_relu",
      "config": {"kernel": "wgmma", "bm": 64, "bn": 48, "bk": 64, "stages": 2, "split_k": 1}},
-    # the heuristic's Hopper choice (a cluster split for a BERT-like short M)
+    # the heuristic's Hopper choice for a BERT-like short M (small-problem model: narrow
+    # unsplit tiles, a deep ring)
     {"name": "wg_f16_auto", "op": "gemm", "dtype": "f16", "m": 128, "n": 192, "k": 512,
      "epilogue": "bias_relu"},
+    # an eight-slot ring wrapping twice (17 K slices, the last partial), 32-wide tiles, tails in M and N
+    {"name": "wg_f16_ring8_narrow", "op": "gemm", "dtype": "f16", "m": 72, "n": 40, "k": 1032,
+     "epilogue": "bias_relu",
+     "config": {"kernel": "wgmma", "bm": 64, "bn": 32, "bk": 64, "stages": 8, "split_k": 1,
+                "epi_cols": 32}},
+    # 16-wide tiles (wgmma m64n16, one 16-column epilogue pass), a tail in N
+    {"name": "wg_f16_bn16", "op": "gemm", "dtype": "f16", "m": 70, "n": 24, "k": 200,
+     "epilogue": "store",
+     "config": {"kernel": "wgmma", "bm": 64, "bn": 16, "bk": 64, "stages": 3, "split_k": 1,
+                "epi_cols": 16}},
+    # a cluster of 4 with eight-slot rings, parts of 4 and 5 slices
+    {"name": "wg_f16_cluster4_ring8", "op": "gemm", "dtype": "f16", "m": 64, "n": 64, "k": 1096,
+     "epilogue": "store",
+     "config": {"kernel": "wgmma", "bm": 64, "bn": 64, "bk": 64, "stages": 8, "split_k": 4}},
     # depthwise 7x7 (ConvNeXt), a channel tile with 8 of 32 channels valid
     {"name": "dw_f16_7x7", "op": "depthwise", "dtype": "f16", "n": 1, "h": 11, "w": 9, "c": 40, "kh": 7,
      "kw": 7, "pad": 3, "epilogue": "bias_relu", "tile": {"h": 8, "w": 8, "c": 32, "rows": 2}},

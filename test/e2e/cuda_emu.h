@@ -26,7 +26,7 @@ struct alignas(16) uint4 {
   unsigned x, y, z, w;
 };
 inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
-// The other 4-wide vector types of the elementwise kernels' 128-bit (or narrower) accesses.
+// The other 4-wide vector types of pointwise kernels' vector stores, CUDA's sizes and alignment.
 struct alignas(16) float4 {
   float x, y, z, w;
 };
@@ -35,20 +35,20 @@ struct alignas(8) float2 {
   float x, y;
 };
 inline float2 make_float2(float x, float y) { return {x, y}; }
-struct int4 {
+struct alignas(16) int4 {
   int x, y, z, w;
 };
-struct short4 {
-  short x, y, z, w;
-};
-struct ushort4 {
+struct alignas(8) ushort4 {
   unsigned short x, y, z, w;
 };
-struct char4 {
-  signed char x, y, z, w;
+struct alignas(8) short4 {
+  short x, y, z, w;
 };
-struct uchar4 {
+struct alignas(4) uchar4 {
   unsigned char x, y, z, w;
+};
+struct alignas(4) char4 {
+  signed char x, y, z, w;
 };
 // CUDA math functions the host's <cmath> lacks.
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }

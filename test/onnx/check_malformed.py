@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Malformed and hostile ONNX models: each must be rejected with a clear message, exit status 1
-and no crash (run it against an ASan/UBSan build too: `make test-asan`).
+"""Malformed and hostile ONNX models: each must be rejected by `inspect` and by `compile` with a
+one-line message naming the node or tensor, exit status 1, no signal, nothing written (no bundle,
+no staging directory, nothing in TMPDIR), within 10 s (run it against an ASan/UBSan build too:
+`make test-asan`). Bundles and the runtime: test/e2e/check_hostile_bundles.py.
 
 The models are generated here with onnx.helper into a temporary directory, including external
 data files, symlinks and hard links that try to leave the model's directory.
@@ -10,6 +12,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 import onnx
@@ -154,7 +157,116 @@ def build_cases(root):
     add("loop_too_long",
         model_with(nodes=[helper.make_node("Loop", ["", "", "x"], ["y"], body=endless)]),
         "the loop runs more than 1000 iterations, too many to unroll")
+
+    # Hostile attribute values (issue 12): each once crashed, hung or misled.
+    def one_hot(depth):
+        return model_with(
+            [numpy_helper.from_array(np.array(depth, np.int64), "d"),
+             numpy_helper.from_array(np.array([0, 1], np.float32), "v")],
+            nodes=[helper.make_node("OneHot", ["i", "d", "v"], ["y"], axis=-1)],
+            inputs=[value("i", TensorProto.INT64, [3])],
+            outputs=[value("y", TensorProto.FLOAT, None)])
+
+    for depth, message in ((-1, "depth must be a positive integer, got -1"),
+                           (-3, "depth must be a positive integer, got -3"),
+                           (2**63 - 1, "with depth 9223372036854775807 the result is f32[3, "
+                                       "9223372036854775807], whose byte size overflows 64 bits"),
+                           (2**62, "with depth 4611686018427387904 the result is f32[3, "
+                                   "4611686018427387904], whose byte size overflows 64 bits"),
+                           (-2**63, "depth must be a positive integer, got -9223372036854775808")):
+        add(f"onehot_depth_{depth}", one_hot(depth), "node 'y' (OneHot): " + message)
+    # OneHot depth 2^31 and Range(0, 2^62, 2^31) with constant operands are no longer folded
+    # (24 and 16 GiB): they compile, and running them is refused by the tensor size limit
+    # (test/e2e/check_hostile_bundles.py).
+    add("graph_output_listed_twice",
+        model_with(nodes=[helper.make_node("Relu", ["x"], ["y"])],
+                   outputs=[value("y", TensorProto.FLOAT, [2]), value("y", TensorProto.FLOAT, [2])]),
+        "graph output 'y' is listed twice")
+    add("input_dim_2^62_bool",
+        model_with(nodes=[helper.make_node("Not", ["x"], ["y"])],
+                   inputs=[value("x", TensorProto.BOOL, [2**62])],
+                   outputs=[value("y", TensorProto.BOOL, None)]),
+        "graph input 'x' is bool[4611686018427387904], whose byte size 4611686018427387904 is "
+        "2^62 or more")
+    x4 = value("x", TensorProto.FLOAT, [1, 4, 2, 2])
+    add("depth_to_space_huge_blocksize",
+        model_with(nodes=[helper.make_node("DepthToSpace", ["x"], ["y"], blocksize=2**62)],
+                   inputs=[x4], outputs=[value("y", TensorProto.FLOAT, None)]),
+        "node 'y' (DepthToSpace): blocksize 4611686018427387904 squared does not divide 4 channels")
+    add("two_writers_of_one_value",
+        model_with(nodes=[helper.make_node("Relu", ["x"], ["y"]),
+                          helper.make_node("Neg", ["x"], ["y"], name="second")]),
+        "node 'second' (Neg): output 'y' is already defined by an earlier node")
+    add("input_dims_overflow",
+        model_with(nodes=[helper.make_node("Relu", ["x"], ["y"])],
+                   inputs=[value("x", TensorProto.FLOAT, [2**62, 2])],
+                   outputs=[value("y", TensorProto.FLOAT, None)]),
+        "graph input 'x' is f32[4611686018427387904, 2], whose byte size overflows 64 bits")
+    add("conv_string_group",
+        model_with([numpy_helper.from_array(np.ones((2, 2, 1, 1), np.float32), "w")],
+                   nodes=[helper.make_node("Conv", ["x", "w"], ["y"], group="two")],
+                   inputs=[value("x", TensorProto.FLOAT, [1, 2, 4, 4])],
+                   outputs=[value("y", TensorProto.FLOAT, None)]),
+        "node 'y' (Conv): attribute 'group' is a STRING, expected an INT")
+    # A name forging a second error line and a terminal escape: quoted escaped, on one line.
+    add("forged_node_name",
+        model_with([numpy_helper.from_array(np.ones((2, 2, 1, 1), np.float32), "w")],
+                   nodes=[helper.make_node("Conv", ["x", "w"], ["y"], group=0,
+                                           name="evil\nerror: forged\x1b[31mred")],
+                   inputs=[value("x", TensorProto.FLOAT, [1, 2, 4, 4])],
+                   outputs=[value("y", TensorProto.FLOAT, None)]),
+        "node 'evil\\nerror: forged\\x1b[31mred' (Conv)")
+
+    def if_nest(depth):
+        def branch(level):
+            if level == 0:
+                node = helper.make_node("Constant", [], ["o"], value=helper.make_tensor(
+                    "t", TensorProto.FLOAT, [2], [1.0, 1.0]))
+            else:
+                node = helper.make_node("If", ["c"], ["o"], then_branch=branch(level - 1),
+                                        else_branch=branch(0))
+            return helper.make_graph([node], "b", [], [value("o", TensorProto.FLOAT, [2])])
+        top = branch(depth).node[0]
+        return model_with([numpy_helper.from_array(np.array(True), "c")],
+                          nodes=[helper.make_node("If", ["c"], ["y"],
+                                                  then_branch=top.attribute[0].g,
+                                                  else_branch=top.attribute[1].g)],
+                          inputs=[])
+
+    add("if_nested_32_deep", if_nest(32),
+        "subgraphs (If branches, Loop and Scan bodies) are nested more than 16 levels deep")
     return cases
+
+
+def run_case(command, message, work, seconds=10):
+    """Runs `command` with TMPDIR=work/tmp; returns the problems found (empty: the case passed)."""
+    tmp = os.path.join(work, "tmp")
+    os.makedirs(tmp, exist_ok=True)
+    start = time.monotonic()
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, timeout=60,
+                                env=dict(os.environ, TMPDIR=tmp))
+    except subprocess.TimeoutExpired:
+        return ["still running after 60 s"], ""
+    elapsed = time.monotonic() - start
+    problems = []
+    if result.returncode < 0:
+        problems.append(f"killed by signal {-result.returncode}")
+    elif result.returncode != 1:
+        problems.append(f"exit status {result.returncode} (want 1)")
+    if message not in result.stderr:
+        problems.append(f"message lacks {message!r}")
+    if result.stderr.count("\n") != 1 or "\x1b" in result.stderr:
+        problems.append("the error is not one plain line")
+    if "Sanitizer" in result.stderr or "runtime error" in result.stderr:
+        problems.append("sanitizer report")
+    if result.stdout:
+        problems.append("printed something on stdout")
+    if elapsed > seconds:
+        problems.append(f"took {elapsed:.1f} s (limit {seconds} s)")
+    if os.listdir(tmp):
+        problems.append(f"left {os.listdir(tmp)} in TMPDIR")
+    return problems, result.stderr.strip()
 
 
 def main():
@@ -164,23 +276,22 @@ def main():
     passed = failed = 0
     with tempfile.TemporaryDirectory() as root:
         for name, path, message in build_cases(root):
-            result = subprocess.run([args.tensorc, "inspect", path, "--stage", "import"],
-                                    capture_output=True, text=True, timeout=60)
-            problems = []
-            if result.returncode != 1:
-                problems.append(f"exit status {result.returncode} (want 1)")
-            if message not in result.stderr:
-                problems.append(f"message lacks {message!r}")
-            if "Sanitizer" in result.stderr or "runtime error" in result.stderr:
-                problems.append("sanitizer report")
-            if result.stdout:
-                problems.append("printed a graph")
-            if problems:
-                failed += 1
-                print(f"FAIL {name}: {'; '.join(problems)}\n  stderr: {result.stderr.strip()}")
-            else:
-                passed += 1
-                print(f"ok   {name}: {result.stderr.strip()}")
+            # Both reading the model and compiling it must fail alike, writing nothing.
+            out = os.path.join(root, name + ".bundle")
+            for command in ([args.tensorc, "inspect", path, "--stage", "import"],
+                            [args.tensorc, "compile", path, "-o", out]):
+                problems, stderr = run_case(command, message, os.path.join(root, name))
+                leftovers = [entry for entry in os.listdir(root) if entry.startswith(
+                    (name + ".bundle", "." + name + ".bundle"))]
+                if leftovers:
+                    problems.append(f"left {leftovers} next to the output")
+                label = f"{name} ({command[1]})"
+                if problems:
+                    failed += 1
+                    print(f"FAIL {label}: {'; '.join(problems)}\n  stderr: {stderr}")
+                else:
+                    passed += 1
+                    print(f"ok   {label}: {stderr}")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -17,3 +17,12 @@ void tc_test_fill_batch_f32(void *const *args, const int64_t *syms, int64_t begi
   for (int64_t row = begin; row < end; ++row)
     out[row] = (float)(syms[0] * 1000 + row);
 }
+
+/* What the runtime checks a manifest against (bundle::kernelSignatureTable): the plan these
+ * kernels expect, which is RuntimeTest's sampleManifest. */
+const char tensorc_kernel_signatures[] =
+    "{\"format\":1,\"kernels\":{"
+    "\"tc_test_add_f32\":{\"args\":[[\"f32\",[\"batch\",4]],[\"f32\",[\"batch\",4]],"
+    "[\"f32\",[\"batch\",4]]],\"range\":\"4*batch\"},"
+    "\"tc_test_fill_batch_f32\":{\"args\":[[\"f32\",[\"batch\"]]],\"range\":\"batch\"}},"
+    "\"symbols\":[\"batch\"]}";

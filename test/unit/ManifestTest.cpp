@@ -71,6 +71,9 @@ Manifest sampleManifest() {
   m.cpu = {{"x86_64", "x86_64", "cpu/x86_64.so", {"avx2", "fma"}, 1},
            {"x86_64-avx512", "x86_64", "cpu/x86_64-avx512.so", {"avx512f"}, 2}};
   m.guards = {{expr("batch % 2"), SizeExpr::constant(0), "input 'x' dim 0 must be even"}};
+  m.files = {{"cpu/x86_64-avx512.so", std::string(64, 'a')},
+             {"cpu/x86_64.so", std::string(64, 'b')},
+             {"weights.safetensors", std::string(64, 'c')}};
   return m;
 }
 
@@ -169,8 +172,8 @@ TEST(ManifestJson, RoundTrips) {
 }
 
 TEST(ManifestJson, RejectsOtherFormatVersions) {
-  EXPECT_EQ(errorAfter([](Json &j) { j["format_version"] = 2; }),
-            "bundle format version 2, this runtime reads 1");
+  EXPECT_EQ(errorAfter([](Json &j) { j["format_version"] = 1; }),
+            "bundle format version 1, this runtime reads 2");
   EXPECT_EQ(errorAfter([](Json &j) { j["format_version"] = "1"; }),
             "format_version: expected an integer, got a string");
   EXPECT_EQ(Manifest::fromJson(Json(3)).error().message(),
@@ -261,6 +264,8 @@ Manifest cudaManifest() {
   m.launches[0].cudaBlock = 256;
   m.launches[0].cudaSharedBytes = 98304;
   m.cuda = {{"sm_90", "cuda/sm_90.cubin", false}, {"sm_80", "cuda/kernels.ptx", true}};
+  m.files.push_back({"cuda/sm_90.cubin", std::string(64, 'd')});
+  m.files.push_back({"cuda/kernels.ptx", std::string(64, 'e')});
   m.cudaGraphs = true;
   return m;
 }
@@ -307,4 +312,66 @@ TEST(ManifestJson, RejectsBadCudaFields) {
   EXPECT_EQ(cudaErrorAfter([](Json &j) { item(j, "launches", 0)["cuda_block"] = 0; }),
             "launches[0]: kernel 'poi_fused_add_0' has no cuda_block, but the bundle has CUDA "
             "images");
+}
+
+TEST(ManifestJson, RequiresADigestForEveryFileTheRuntimeReads) {
+  EXPECT_EQ(errorAfter([](Json &j) { item(j, "files", 1)["path"] = "cpu/other.so"; }),
+            "cpu[0].file: 'cpu/x86_64.so' has no sha256 in files");
+  EXPECT_EQ(errorAfter([](Json &j) { item(j, "files", 2)["path"] = "weights.bin"; }),
+            "files: weights.safetensors has no sha256, but the bundle reads weights");
+  EXPECT_EQ(errorAfter([](Json &j) { item(j, "files", 0)["sha256"] = "ABCD"; }),
+            "files[0].sha256: 'ABCD' is not a SHA-256 digest (64 lowercase hex digits)");
+  EXPECT_EQ(errorAfter([](Json &j) { item(j, "files", 0)["path"] = "../escape.so"; }),
+            "files[0].path: '../escape.so' is not a relative path inside the bundle");
+  EXPECT_EQ(errorAfter([](Json &j) { item(j, "files", 0)["path"] = "cpu/x86_64.so"; }),
+            "files[1].path: 'cpu/x86_64.so' is listed twice");
+  EXPECT_EQ(cudaErrorAfter([](Json &j) { item(j, "files", 4)["path"] = "cuda/other.ptx"; }),
+            "cuda[1].file: 'cuda/kernels.ptx' has no sha256 in files");
+}
+
+TEST(KernelSignatures, AcceptTheManifestTheyWereMadeFrom) {
+  Manifest manifest = sampleManifest();
+  std::string table = kernelSignatureTable(manifest);
+  EXPECT_TRUE(checkKernelSignatures(manifest, table, "k.so", false).isOk());
+  Manifest cuda = cudaManifest();
+  EXPECT_TRUE(checkKernelSignatures(cuda, kernelSignatureTable(cuda), "k.ptx", true).isOk());
+}
+
+TEST(KernelSignatures, RejectEveryChangeAKernelCouldOverrunOn) {
+  Manifest compiled = sampleManifest();
+  std::string table = kernelSignatureTable(compiled);
+  auto errorWith = [&](const std::function<void(Manifest &)> &edit, bool cuda = false) {
+    Manifest manifest = cuda ? cudaManifest() : sampleManifest();
+    std::string source = cuda ? kernelSignatureTable(manifest) : table;
+    edit(manifest);
+    Status status = checkKernelSignatures(manifest, source, "cpu/x86_64.so", cuda);
+    return status ? std::string("(matches)") : status.message();
+  };
+  // A shrunk output (the kernel would write past it) or input (read past it).
+  EXPECT_EQ(errorWith([](Manifest &m) { m.buffers[2].shape[1] = SizeExpr::constant(1); }),
+            "launches[0] (kernel poi_fused_add_0): argument 2 is buffer 't' f32[batch, 1], but "
+            "the kernel in cpu/x86_64.so was compiled for f32[batch, 4]");
+  EXPECT_EQ(errorWith([](Manifest &m) { m.buffers[0].dtype = DType::F16; }),
+            "launches[0] (kernel poi_fused_add_0): argument 0 is buffer 'x' f16[batch, 4], but "
+            "the kernel in cpu/x86_64.so was compiled for f32[batch, 4]");
+  EXPECT_EQ(errorWith([](Manifest &m) { m.launches[0].args.pop_back(); }),
+            "launches[0] (kernel poi_fused_add_0): passes 2 arguments, but the kernel in "
+            "cpu/x86_64.so takes 3");
+  EXPECT_EQ(errorWith([](Manifest &m) { m.launches[0].range = expr("8*batch"); }),
+            "launches[0] (kernel poi_fused_add_0): range '8*batch', but the kernel in "
+            "cpu/x86_64.so was compiled for '4*batch'");
+  EXPECT_EQ(errorWith([](Manifest &m) { m.launches[0].name = "poi_other_1"; }),
+            "launches[0] (kernel poi_other_1): cpu/x86_64.so has no kernel of that name");
+  EXPECT_EQ(errorWith([](Manifest &m) {
+              m.symbols = {"batch", "extra"};
+            }),
+            "cpu/x86_64.so: its kernels were compiled for the symbols [batch], but the manifest "
+            "lists [batch, extra]");
+  EXPECT_EQ(errorWith([](Manifest &m) { m.launches[0].cudaBlock = 1024; }, true),
+            "launches[0] (kernel poi_fused_add_0): cuda_block 1024, but the kernel in "
+            "cpu/x86_64.so was compiled for 256 threads");
+  Status garbage = checkKernelSignatures(compiled, "{", "k.so", false);
+  ASSERT_FALSE(garbage.isOk());
+  EXPECT_EQ(garbage.message().rfind("k.so: its kernel signature table is not valid JSON", 0), 0u)
+      << garbage.message();
 }

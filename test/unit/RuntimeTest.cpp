@@ -2,6 +2,7 @@
 // test/runtime/test_kernels.c).
 #include "tensorc/Runtime/Model.h"
 #include "tensorc/Support/Safetensors.h"
+#include "tensorc/Support/Sha256.h"
 #include "tensorc/tensorc.h"
 
 #include <gtest/gtest.h>
@@ -93,20 +94,25 @@ protected:
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  /// Writes manifest.json, weights.safetensors (w: f32[4]) and the test kernels as every variant.
-  void writeBundle(const Manifest &manifest) {
+  /// Writes weights.safetensors (w: f32[4]), the test kernels as every variant, and then
+  /// manifest.json listing their digests.
+  void writeBundle(Manifest manifest) {
     fs::create_directories(fs::path(dir_) / "cpu");
-    std::ofstream(fs::path(dir_) / "manifest.json") << manifest.toJson().dump(2);
     Tensor w = Tensor::zerosUnchecked(DType::F32, {4});
     std::copy(kWeights, kWeights + 4, w.mutableDataAs<float>());
     ASSERT_TRUE(writeSafetensors(dir_ + "/weights.safetensors", {{"w", w}}).isOk());
+    manifest.files.push_back(
+        {"weights.safetensors", sha256File(dir_ + "/weights.safetensors").value()});
     // Copy, then rename: overwriting a library in place would corrupt a model that has it open.
     for (const CpuVariant &variant : manifest.cpu) {
       fs::path target = fs::path(dir_) / variant.file;
       fs::copy_file(TENSORC_TEST_KERNELS, target.string() + ".tmp",
                     fs::copy_options::overwrite_existing);
       fs::rename(target.string() + ".tmp", target);
+      if (!manifest.findFile(variant.file))
+        manifest.files.push_back({variant.file, sha256File(target.string()).value()});
     }
+    std::ofstream(fs::path(dir_) / "manifest.json") << manifest.toJson().dump(2);
   }
 
   std::unique_ptr<rt::Model> load(const rt::LoadOptions &options = {}) {
@@ -252,7 +258,9 @@ TEST_F(RuntimeTest, ReportsMissingKernelSymbol) {
   writeBundle(manifest);
   std::string error = loadError();
   EXPECT_NE(error.find("launches[3] (kernel tc_test_missing): "), std::string::npos) << error;
-  EXPECT_NE(error.find("no kernel symbol 'tc_test_missing'"), std::string::npos) << error;
+  EXPECT_NE(error.find("cpu/" + std::string(kHostArch) + ".so has no kernel of that name"),
+            std::string::npos)
+      << error;
 }
 
 TEST_F(RuntimeTest, PicksASupportedVariant) {
@@ -295,9 +303,9 @@ TEST_F(RuntimeTest, ReportsBadBundleFiles) {
   EXPECT_EQ(error.rfind(dir_ + "/manifest.json: ", 0), 0u) << error;
 
   Manifest manifest = sampleManifest();
-  manifest.formatVersion = 2;
+  manifest.formatVersion = 3;
   writeBundle(manifest);
-  EXPECT_EQ(loadError(), dir_ + "/manifest.json: bundle format version 2, this runtime reads 1");
+  EXPECT_EQ(loadError(), dir_ + "/manifest.json: bundle format version 3, this runtime reads 2");
 
   manifest = sampleManifest();
   manifest.buffers[2].shape = {constant(5)};
@@ -315,6 +323,81 @@ TEST_F(RuntimeTest, ReportsBadBundleFiles) {
   writeBundle(manifest);
   EXPECT_EQ(loadError(), "launches[1] (extern aten.add): its graph has 2 inputs and 1 outputs, "
                          "but the launch passes 2 buffers");
+}
+
+TEST_F(RuntimeTest, VerifiesBundleFiles) {
+  std::string so = std::string("cpu/") + kHostArch + ".so";
+  // A corrupt file: its digest no longer matches the manifest's.
+  writeBundle(sampleManifest());
+  {
+    std::fstream file(fs::path(dir_) / so, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(100);
+    file.put('\x5a');
+  }
+  EXPECT_EQ(loadError(), dir_ + "/" + so + ": corrupt (its SHA-256 does not match the manifest's)");
+
+  // A variant symlinked to a file outside the bundle (even one with the right digest).
+  writeBundle(sampleManifest());
+  fs::path outside = fs::path(dir_).parent_path() / (fs::path(dir_).filename().string() + ".so");
+  fs::copy_file(fs::path(dir_) / so, outside, fs::copy_options::overwrite_existing);
+  fs::remove(fs::path(dir_) / so);
+  fs::create_symlink(outside, fs::path(dir_) / so);
+  std::string error = loadError();
+  fs::remove(outside);
+  EXPECT_EQ(error.rfind(dir_ + "/" + so + ": resolves to ", 0), 0u) << error;
+  EXPECT_NE(error.find(", outside the bundle (symlinks must stay inside it)"), std::string::npos)
+      << error;
+
+  // A variant built for another architecture says so, not "no such file".
+  writeBundle(sampleManifest());
+  std::string bytes;
+  {
+    std::ifstream in(fs::path(dir_) / so, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  uint16_t other = std::string(kOtherArch) == "aarch64" ? 183 : 62; // ELF e_machine
+  bytes[18] = char(other & 0xff);
+  bytes[19] = char(other >> 8);
+  std::ofstream(fs::path(dir_) / so, std::ios::binary | std::ios::trunc) << bytes;
+  Manifest manifest = sampleManifest();
+  manifest.files = {{so, sha256Hex(bytes)},
+                    {"weights.safetensors", sha256File(dir_ + "/weights.safetensors").value()}};
+  std::ofstream(fs::path(dir_) / "manifest.json", std::ios::trunc) << manifest.toJson().dump(2);
+  EXPECT_EQ(loadError(),
+            dir_ + "/" + so + ": built for " + kOtherArch + ", but this machine is " + kHostArch);
+}
+
+TEST_F(RuntimeTest, ChecksTheManifestAgainstTheKernelsSignatures) {
+  // The sample's first kernel writes buffer 3 (f32[batch, 4]); shrinking it would let it write
+  // past the arena slot.
+  Manifest manifest = sampleManifest();
+  manifest.buffers[3].shape = {expr("batch"), constant(1)};
+  writeBundle(manifest);
+  std::string so = dir_ + "/cpu/" + kHostArch + ".so";
+  EXPECT_EQ(loadError(), "launches[0] (kernel tc_test_add_f32): argument 2 is buffer 'sum' "
+                         "f32[batch, 1], but the kernel in " +
+                             so + " was compiled for f32[batch, 4]");
+  manifest = sampleManifest();
+  manifest.launches[0].args = {0, 1};
+  writeBundle(manifest);
+  EXPECT_EQ(loadError(), "launches[0] (kernel tc_test_add_f32): passes 2 arguments, but the "
+                         "kernel in " +
+                             so + " takes 3");
+}
+
+TEST_F(RuntimeTest, RefusesTooManyThreadsAndOversizedBuffers) {
+  writeBundle(sampleManifest());
+  EXPECT_EQ(loadError({100000, ""}), "threads must be 0 (one per core) or 1 to 1024, got 100000");
+  rt::LoadOptions options;
+  options.maxTensorBytes = 64; // the sample's outputs are 16*batch and 4*batch bytes
+  auto model = load(options);
+  ASSERT_TRUE(model);
+  EXPECT_TRUE(model->run({filled({4, 4}, 0), filled({4, 4}, 0)}));
+  auto outputs = model->run({filled({5, 4}, 0), filled({5, 4}, 0)});
+  ASSERT_FALSE(outputs);
+  EXPECT_EQ(outputs.error().message(),
+            "output 'out' is f32[5, 4] (80 bytes), more than the tensor size limit of 64 bytes "
+            "(raise it with --max-tensor-bytes or TENSORC_MAX_TENSOR_BYTES)");
 }
 
 TEST_F(RuntimeTest, CApiLoadsRunsAndFrees) {

@@ -16,11 +16,12 @@ struct CompileCommand {
   CompileOptions options;
   TrainFlags train;
   AttentionFlags attention;
+  LimitFlags limits;
   std::string cpuArchs = "x86_64";
   std::string cudaArchs = "sm_90";
   std::string emit = "bundle";
   std::string mode = "default";
-  std::string fallback = "allow";
+  std::string fallback; // empty: error with --target cuda, allow for cpu alone
 };
 
 int runCompile(CompileCommand &command, const OpRegistry &registry) {
@@ -28,16 +29,19 @@ int runCompile(CompileCommand &command, const OpRegistry &registry) {
   command.options.cudaArchs = splitList(command.cudaArchs);
   command.options.cudaGraphs = command.mode == "reduce-overhead";
   command.options.fuseAttention = command.attention.value();
+  command.options.limits = command.limits.resolve();
   command.options.emit =
       command.emit == "so" ? CompileOptions::Emit::SharedObject : CompileOptions::Emit::Bundle;
   Expected<std::optional<autodiff::TrainOptions>> train = command.train.resolve();
   if (!train)
     return fail(train.error().message());
   command.options.train = *train;
-  Expected<loop::FallbackPolicy> fallback = loop::parseFallbackPolicy(command.fallback);
-  if (!fallback)
-    return fail(fallback.error().message());
-  command.options.fallback = *fallback;
+  if (!command.fallback.empty()) {
+    Expected<loop::FallbackPolicy> fallback = loop::parseFallbackPolicy(command.fallback);
+    if (!fallback)
+      return fail(fallback.error().message());
+    command.options.fallback = *fallback;
+  }
   Expected<CompileSummary> summary = compileModel(command.model, registry, command.options);
   if (!summary)
     return fail(summary.error().message());
@@ -90,10 +94,12 @@ Subcommand addCompileCommand(CLI::App &app) {
   command
       ->add_option("--fallback", compile->fallback,
                    "allow: ops without a generated kernel run on their reference kernels in the "
-                   "runtime; error: such an op is an error naming it and its node")
-      ->check(CLI::IsMember({"allow", "error"}))
-      ->capture_default_str();
+                   "runtime (on the host); error: such an op is an error naming it and its node. "
+                   "Default: error when --target includes cuda (a GPU bundle runs every op on "
+                   "the GPU), allow for cpu alone")
+      ->check(CLI::IsMember({"allow", "error"}));
   addTrainOptions(command, compile->train);
+  addLimitFlags(*command, compile->limits);
   return {command,
           [compile](const OpRegistry &registry) { return runCompile(*compile, registry); }};
 }

@@ -2,7 +2,9 @@
 #include "Driver.h"
 
 #include "tensorc/Interp/Inputs.h"
+#include "tensorc/Support/Printable.h"
 #include "tensorc/Support/Safetensors.h"
+#include "tensorc/Support/StrCat.h"
 
 #include <cstdlib>
 #include <iostream>
@@ -11,7 +13,8 @@
 namespace tensorc::driver {
 
 int fail(const std::string &message) {
-  std::cerr << "tensorc: error: " << message << "\n";
+  // One line, whatever names from the model it quotes (no forged lines, no terminal escapes).
+  std::cerr << "tensorc: error: " << printable(message) << "\n";
   return 1;
 }
 
@@ -69,6 +72,29 @@ void addAttentionFlags(CLI::App &command, AttentionFlags &flags) {
       "the others run on a slower scalar kernel)");
   command.add_flag("--no-fuse-attention", flags.off, "Keep attention as separate kernels")
       ->excludes(on);
+}
+
+DebugLimits LimitFlags::resolve() const {
+  DebugLimits limits;
+  for (const std::string &pass : splitList(passes))
+    limits.disabledPasses.insert(pass);
+  for (const std::string &kind : splitList(fusions))
+    limits.disabledFusions.insert(kind);
+  limits.maxFusions = maxFusions;
+  return limits;
+}
+
+void addLimitFlags(CLI::App &command, LimitFlags &flags) {
+  command.add_option("--disable-passes", flags.passes,
+                     "Debugging: comma-separated graph passes the simplify and decompose stages "
+                     "skip (" +
+                         join(disablablePasses(), ", ") + ")");
+  command.add_option("--disable-fusions", flags.fusions,
+                     "Debugging: comma-separated fusion kinds the scheduler refuses (pointwise, "
+                     "reduction, epilogue)");
+  command.add_option("--max-fusions", flags.maxFusions,
+                     "Debugging: make at most K fusions, in scheduling order (what `tensorc "
+                     "bisect` searches over)");
 }
 
 Expected<SymbolBindings> parseDims(const std::vector<std::string> &dims) {

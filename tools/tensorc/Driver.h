@@ -3,6 +3,7 @@
 
 #include "tensorc/Autodiff/Training.h"
 #include "tensorc/IR/Graph.h"
+#include "tensorc/Pipeline/Pipeline.h"
 #include "tensorc/Support/Status.h"
 #include "tensorc/Support/Tensor.h"
 
@@ -26,6 +27,9 @@ Subcommand addOptCommand(CLI::App &app);
 Subcommand addCompileCommand(CLI::App &app);
 Subcommand addTrainCommand(CLI::App &app);
 Subcommand addRunCommand(CLI::App &app);
+Subcommand addExplainCommand(CLI::App &app);
+Subcommand addBisectCommand(CLI::App &app);
+Subcommand addMinifyCommand(CLI::App &app);
 
 /// Prints "tensorc: error: <message>" and returns the exit status 1.
 int fail(const std::string &message);
@@ -51,6 +55,14 @@ struct AttentionFlags {
   }
 };
 void addAttentionFlags(CLI::App &command, AttentionFlags &flags);
+
+/// The debugging limits (DebugLimits): `--disable-passes`, `--disable-fusions`, `--max-fusions`.
+struct LimitFlags {
+  std::string passes, fusions;
+  int64_t maxFusions = -1;
+  DebugLimits resolve() const;
+};
+void addLimitFlags(CLI::App &command, LimitFlags &flags);
 
 /// `--dim NAME=VALUE` list -> bindings; errors quote the bad entry.
 Expected<SymbolBindings> parseDims(const std::vector<std::string> &dims);

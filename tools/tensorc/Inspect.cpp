@@ -22,6 +22,7 @@ struct InspectOptions {
   TrainFlags train;
   std::string target = "cpu";
   AttentionFlags attention;
+  LimitFlags limits;
 };
 
 int runInspect(const InspectOptions &options, const OpRegistry &registry) {
@@ -38,6 +39,7 @@ int runInspect(const InspectOptions &options, const OpRegistry &registry) {
   PipelineOptions pipeline = std::move(*configured);
   pipeline.stopAfter = options.stage;
   pipeline.train = *train;
+  pipeline.limits = options.limits.resolve();
   size_t index = 0;
   std::string error;
   if (!options.outDir.empty()) {
@@ -133,6 +135,7 @@ Subcommand addInspectCommand(CLI::App &app) {
                    "Lower and render as `compile --target` does: cpu, cuda, or cpu,cuda")
       ->capture_default_str();
   addAttentionFlags(*command, inspect->attention);
+  addLimitFlags(*command, inspect->limits);
   return {command,
           [inspect](const OpRegistry &registry) { return runInspect(*inspect, registry); }};
 }

@@ -5,9 +5,12 @@
 #include "tensorc/Interp/Interpreter.h"
 #include "tensorc/Pipeline/Pipeline.h"
 #include "tensorc/Runtime/Model.h"
+#include "tensorc/Runtime/Profile.h"
+#include "tensorc/Runtime/RunInputs.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <filesystem>
+#include <iostream>
 #include <memory>
 
 namespace tensorc::driver {
@@ -26,6 +29,7 @@ struct RunOptions {
   std::string device = "cpu";
   int cudaDevice = 0;
   std::string cudaGraphs = "bundle";
+  rt::ProfileReportOptions profile;
 };
 
 /// Runs a compiled bundle with the runtime. Inputs come from the same generator as `--interp`,
@@ -41,40 +45,41 @@ int runBundle(const RunOptions &options) {
   if (!model)
     return fail(model.error().message());
   const bundle::Manifest &manifest = (*model)->manifest();
-  Graph signature; // placeholders shaped like the bundle's inputs
-  for (const bundle::TensorDesc &input : manifest.inputs) {
-    Shape shape;
-    for (const bundle::SizeExpr &dim : input.shape) {
-      if (auto symbol = dim.symbolName()) {
-        shape.push_back(SymInt::symbol(*symbol));
-        continue;
-      }
-      Expected<int64_t> value = dim.evaluate({});
-      if (!value)
-        return fail(strCat(options.model, ": input '", input.name, "' has dim ", dim.text(),
-                           ", which random inputs cannot size"));
-      shape.push_back(SymInt(*value));
-    }
-    Expected<Value *> added = signature.addInput(input.name, TensorType(input.dtype, shape));
-    if (!added)
-      return fail(added.error().message());
-  }
+  if (options.device == "cuda") // on stderr: stdout may carry the outputs
+    std::cerr << "tensorc: " << options.model << " on " << (*model)->deviceDescription()
+              << "; CUDA graphs " << (*model)->cudaGraphs() << "\n";
   Expected<SymbolBindings> bindings = parseDims(options.dims);
   if (!bindings)
     return fail(bindings.error().message());
-  Expected<std::vector<Tensor>> inputs =
-      !options.inputs.empty()
-          ? interp::loadInputs(signature, options.inputs)
-          : interp::randomInputs(signature, options.seed.value_or(0), *bindings);
+  // The same inputs, checks and messages as the runtime-only tensorc-run.
+  rt::RunInputOptions inputOptions;
+  inputOptions.path = options.inputs;
+  inputOptions.seed = options.seed.value_or(0);
+  inputOptions.dims = *bindings;
+  inputOptions.maxTensorBytes = load.maxTensorBytes;
+  Expected<std::vector<Tensor>> inputs = rt::makeRunInputs(**model, inputOptions);
   if (!inputs)
     return fail(inputs.error().message());
+  rt::Profiler profiler;
+  if (!options.profile.tracePath.empty())
+    (*model)->setProfiler(&profiler);
   Expected<std::vector<Tensor>> outputs = (*model)->run(*inputs);
   if (!outputs)
     return fail(strCat(options.model, ": ", outputs.error().message()));
   std::vector<std::string> names;
   for (const bundle::TensorDesc &output : manifest.outputs)
     names.push_back(output.name);
-  return writeOutputs(options.outputs, names, *outputs);
+  if (int status = writeOutputs(options.outputs, names, *outputs); status != 0)
+    return status;
+  if (options.profile.tracePath.empty())
+    return 0;
+  (*model)->setProfiler(nullptr);
+  Expected<std::string> table =
+      rt::finishProfile(**model, profiler, options.model, options.profile);
+  if (!table)
+    return fail(table.error().message());
+  std::cout << *table;
+  return 0;
 }
 
 int runRun(const RunOptions &options, const OpRegistry &registry) {
@@ -84,6 +89,8 @@ int runRun(const RunOptions &options, const OpRegistry &registry) {
       return fail(options.model + " is a bundle; --interp runs models (.fx, .onnx)");
     return runBundle(options);
   }
+  if (!options.profile.tracePath.empty())
+    return fail("--profile profiles compiled bundles, not the interpreter");
   if (!options.interp)
     return fail(options.model + " is a model, not a bundle: pass --interp to run it on the "
                                 "reference interpreter, or compile it first");
@@ -143,6 +150,22 @@ Subcommand addRunCommand(CLI::App &app) {
   command->add_option("--dim", run->dims,
                       "Value of a symbolic dim for generated inputs, e.g. --dim s0=64");
   command->add_option("--outputs", run->outputs, "Write the outputs to a .safetensors file");
+  CLI::Option *profile = command->add_option(
+      "--profile", run->profile.tracePath,
+      "Bundle: write a Chrome/Perfetto trace of the run (CPU: an event per thread chunk of each "
+      "kernel launch; GPU: CUDA events per launch) and print a per-kernel roofline table");
+  command
+      ->add_option("--peak-gbps", run->profile.peakGbps,
+                   "With --profile: memory bandwidth ceiling in GB/s (default: measured on the "
+                   "CPU, read from the GPU's attributes)")
+      ->needs(profile)
+      ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--peak-gflops", run->profile.peakGflops,
+                   "With --profile: compute ceiling in GFLOP/s (default: measured f32 FMA rate "
+                   "on the CPU, f32 CUDA-core peak on the GPU)")
+      ->needs(profile)
+      ->check(CLI::PositiveNumber);
   return {command, [run](const OpRegistry &registry) { return runRun(*run, registry); }};
 }
 

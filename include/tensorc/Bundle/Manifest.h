@@ -13,11 +13,13 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tensorc::bundle {
 
-constexpr int64_t kFormatVersion = 1;
+/// 2: `files` (a sha256 per bundle file) and kernel signature tables in the kernel images.
+constexpr int64_t kFormatVersion = 2;
 
 /// An integer expression over symbols in SymInt's canonical text: integers, symbol names,
 /// + - *, `//` (floor division) and `%` (remainder, Python semantics) by constants, parentheses.
@@ -64,9 +66,9 @@ struct BufferDesc {
   BufferKind kind = BufferKind::Arena;
   DType dtype = DType::F32;
   std::vector<SizeExpr> shape;
-  int64_t index = 0;   // Input/Output
-  std::string weight;  // Weight
-  SizeExpr offset;     // Arena: byte offset, 64-byte aligned
+  int64_t index = 0;  // Input/Output
+  std::string weight; // Weight
+  SizeExpr offset;    // Arena: byte offset, 64-byte aligned
 };
 
 /// One step of the launch list, run in order.
@@ -78,12 +80,13 @@ enum class LaunchKind {
 
 struct Launch {
   LaunchKind kind = LaunchKind::Kernel;
-  std::string name;           // kernel symbol, or the op name for Extern
-  std::vector<int64_t> args;  // buffer ids, in the kernel's argument order (Extern: inputs, then outputs)
-  SizeExpr range;             // Kernel: the parallel outer loop runs [0, range)
-  int64_t grain = 1;          // Kernel: fewest iterations worth one task
-  std::string graph;          // Extern: FX-text of a graph with exactly this one node, whose
-                              // placeholders are the inputs in order and outputs the outputs
+  std::string name; // kernel symbol, or the op name for Extern
+  std::vector<int64_t>
+      args;          // buffer ids, in the kernel's argument order (Extern: inputs, then outputs)
+  SizeExpr range;    // Kernel: the parallel outer loop runs [0, range)
+  int64_t grain = 1; // Kernel: fewest iterations worth one task
+  std::string graph; // Extern: FX-text of a graph with exactly this one node, whose
+                     // placeholders are the inputs in order and outputs the outputs
   /// Kernel, in bundles with CUDA images: `cudaGrid` blocks of `cudaBlock` threads (the runtime
   /// may launch fewer blocks: kernels stride over their work). 0 threads: no CUDA kernel.
   SizeExpr cudaGrid;
@@ -123,20 +126,26 @@ struct TrainingInfo {
   std::vector<State> state;
 };
 
+/// A file of the bundle and its SHA-256, checked when the runtime reads it.
+struct BundleFile {
+  std::string path;   // relative to the bundle: "weights.safetensors", "cpu/x86_64.so"
+  std::string sha256; // 64 lowercase hex digits
+};
+
 struct Manifest {
   int64_t formatVersion = kFormatVersion;
   std::string tensorcVersion;
-  std::string sourceHash;   // hex digest of the model file the bundle was compiled from
-  std::string model;        // the model's file name, for messages
-  std::vector<std::string> symbols;   // the symbolic dims, bound from the inputs' shapes
-  std::vector<TensorDesc> inputs;     // user inputs in signature order
+  std::string sourceHash;           // hex digest of the model file the bundle was compiled from
+  std::string model;                // the model's file name, for messages
+  std::vector<std::string> symbols; // the symbolic dims, bound from the inputs' shapes
+  std::vector<TensorDesc> inputs;   // user inputs in signature order
   std::vector<TensorDesc> outputs;
-  std::vector<BufferDesc> buffers;    // indexed by id (buffers[i].id == i)
-  SizeExpr arenaBytes;                // total planned scratch
-  int64_t peakBytes = 0;              // the plan's peak, at the symbols' example sizes (report)
+  std::vector<BufferDesc> buffers; // indexed by id (buffers[i].id == i)
+  SizeExpr arenaBytes;             // total planned scratch
+  int64_t peakBytes = 0;           // the plan's peak, at the symbols' example sizes (report)
   std::vector<Launch> launches;
   std::vector<CpuVariant> cpu;
-  std::vector<CudaImage> cuda;        // empty: the bundle has no CUDA kernels
+  std::vector<CudaImage> cuda; // empty: the bundle has no CUDA kernels
   /// `-O reduce-overhead`: the CUDA runtime captures the launch list in a CUDA graph per shape.
   bool cudaGraphs = false;
   /// Shape checks beyond binding plain-symbol dims: `lhs == rhs` must hold once the symbols are
@@ -147,6 +156,13 @@ struct Manifest {
   };
   std::vector<Guard> guards;
   std::optional<TrainingInfo> training;
+  /// Every file the runtime may read besides manifest.json (weights, CPU variants, CUDA images),
+  /// with its digest. A bundle is native code: this is integrity (corruption, a mixed-up file),
+  /// not a sandbox; whoever can rewrite the files can rewrite these digests.
+  std::vector<BundleFile> files;
+
+  /// The entry of `files` for `path`, or nullptr.
+  const BundleFile *findFile(const std::string &path) const;
 
   Json toJson() const;
   /// Validates everything the runtime relies on: buffer ids in range and dense, launch args
@@ -154,6 +170,24 @@ struct Manifest {
   /// bundle. Errors name the manifest field ("launches[3].args[1]: no buffer 17").
   static Expected<Manifest> fromJson(const Json &json);
 };
+
+/// The signatures of the kernels a manifest launches, as compiled: per kernel its argument
+/// buffers' dtypes and shapes, its range and CUDA block size, and the symbol order of `syms`.
+/// The compiler stores this text in each kernel image (the data symbol
+/// kKernelSignatureSymbol of a CPU variant, the same-named __device__ array of a CUDA module), so
+/// that the runtime can check a manifest against the code it is about to run.
+std::string kernelSignatureTable(const Manifest &manifest);
+
+/// Checks every Kernel launch of `manifest` against `table` (kernelSignatureTable text from the
+/// kernel image `origin`): same symbols in the same order, a signature for the kernel, the same
+/// number of arguments, each argument buffer of the compiled dtype and shape, the same range
+/// (and, with `cuda`, block size). A kernel run against another plan could read or write past its
+/// buffers; errors name the launch, argument and both shapes.
+Status checkKernelSignatures(const Manifest &manifest, std::string_view table,
+                             const std::string &origin, bool cuda);
+
+/// The name of the signature table in kernel images.
+inline constexpr const char *kKernelSignatureSymbol = "tensorc_kernel_signatures";
 
 /// Names used in manifest.json for the enums ("arena", "kernel").
 const char *bufferKindName(BufferKind kind);
@@ -164,8 +198,7 @@ const char *launchKindName(LaunchKind kind);
 ///   syms:  the values of Manifest::symbols, in order
 ///   [begin, end): the slice of the parallel outer loop [0, range) this call runs
 extern "C" {
-typedef void (*TensorcKernelFn)(void *const *args, const int64_t *syms, int64_t begin,
-                                int64_t end);
+typedef void (*TensorcKernelFn)(void *const *args, const int64_t *syms, int64_t begin, int64_t end);
 }
 
 } // namespace tensorc::bundle

@@ -9,6 +9,7 @@
 #include "tensorc/Support/Status.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -53,6 +54,16 @@ struct BackendOutput {
   std::map<std::string, LaunchShape> launches; // by kernel name; empty for the CPU
 };
 
+/// What the caller adds to a compile: where temporaries go (inside the bundle's staging area, so
+/// that a failed or interrupted compile leaves none behind), and a constant every kernel image
+/// exports under `dataSymbol` (the runtime reads it back: the kernels' signature table), computed
+/// by `dataFor` from the launch shapes the backend chose (empty for the CPU).
+struct CompileContext {
+  std::string tempDir;
+  std::string dataSymbol;
+  std::function<Expected<std::string>(const std::map<std::string, LaunchShape> &)> dataFor;
+};
+
 /// One code generation target. Kernels are generated independently of each other (Extern
 /// kernels are the runtime's), so an implementation may split them into several modules or
 /// programs and compile those in parallel.
@@ -67,7 +78,8 @@ public:
                                        const sched::Schedule &schedule) = 0;
   /// Generates and compiles every Loop and Template kernel of `schedule`.
   virtual Expected<BackendOutput> compile(const loop::LoopProgram &program,
-                                          const sched::Schedule &schedule) = 0;
+                                          const sched::Schedule &schedule,
+                                          const CompileContext &context = {}) = 0;
 };
 
 struct CpuBackendOptions {

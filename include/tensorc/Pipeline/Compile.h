@@ -6,6 +6,7 @@
 #include "tensorc/IR/Graph.h"
 #include "tensorc/Lowering/Lower.h"
 #include "tensorc/Ops/Registry.h"
+#include "tensorc/Pipeline/Pipeline.h"
 #include "tensorc/Support/Status.h"
 
 #include <optional>
@@ -45,9 +46,12 @@ struct CompileOptions {
   bool timeStages = false;
   /// `--train`: compile a training step (forward, backward, optimizer) instead of inference.
   std::optional<autodiff::TrainOptions> train;
+  /// Passes to skip and fusions to refuse (`tensorc bisect`, `--max-fusions`...).
+  DebugLimits limits;
   /// `--fallback=error`: an op without a generated kernel is an error naming it and its node,
-  /// instead of running on its reference kernel in the runtime.
-  loop::FallbackPolicy fallback = loop::FallbackPolicy::Allow;
+  /// instead of running on its reference kernel in the runtime. Unset: error when the targets
+  /// include cuda (a GPU bundle runs every op on the GPU), allow for cpu alone.
+  std::optional<loop::FallbackPolicy> fallback;
 };
 
 /// What a compile produced, for the driver's summary line.

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,19 @@ enum class AttentionFusion : uint8_t {
   TensorCore, // heads the CUDA backend runs on tensor cores (fuse-tensor-core-attention)
   All,        // every match (fuse-attention); others run on the CUDA warp-per-row kernel
 };
+
+/// Debugging limits (`tensorc bisect`; `--disable-passes`, `--disable-fusions`, `--max-fusions`):
+/// graph passes the simplify and decompose stages skip, and fusions the scheduler refuses.
+struct DebugLimits {
+  std::set<std::string> disabledPasses;  // constant-fold, cse, dce, fold-batchnorm, decompose...
+  int64_t maxFusions = -1;               // -1: no limit
+  std::set<std::string> disabledFusions; // pointwise, reduction, epilogue
+  /// An error naming an unknown pass or fusion kind.
+  Status validate() const;
+};
+
+/// The passes of the simplify and decompose stages (what DebugLimits may disable), in order.
+std::vector<std::string> disablablePasses();
 
 struct PipelineOptions {
   /// Stop after this stage ("all" runs every stage).
@@ -47,6 +61,7 @@ struct PipelineOptions {
   std::optional<autodiff::TrainOptions> train;
   /// Called after the autodiff stage with its joint graph and partitions (inspect prints them).
   std::function<void(const autodiff::AutodiffReport &report)> onAutodiff;
+  DebugLimits limits;
 };
 
 /// The backends a `--target` list names ("cpu", "cuda" or "cpu,cuda").

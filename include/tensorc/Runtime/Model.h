@@ -2,6 +2,8 @@
 #pragma once
 
 #include "tensorc/Bundle/Manifest.h"
+#include "tensorc/Runtime/LaunchObserver.h"
+#include "tensorc/Runtime/Profile.h"
 #include "tensorc/Support/Status.h"
 #include "tensorc/Support/Tensor.h"
 
@@ -12,6 +14,10 @@
 
 namespace tensorc::rt {
 
+/// The most threads a model may run kernels on (LoadOptions::threads): more is an error, not a
+/// few hundred thousand threads the system refuses to start.
+constexpr int kMaxThreads = 1024;
+
 struct LoadOptions {
   int threads = 0;     // threads running kernels, the caller's included; 0 = one per core
   std::string variant; // force a CPU variant ("x86_64" to skip AVX-512); empty = best supported
@@ -21,6 +27,9 @@ struct LoadOptions {
   int cudaDevice = 0;
   /// CUDA-graph replay: -1 = as the bundle was compiled (-O reduce-overhead), 0 = off, 1 = on.
   int cudaGraphs = -1;
+  /// The most bytes any one input, output or intermediate buffer of a run may take, checked
+  /// before anything is allocated; 0 = TENSORC_MAX_TENSOR_BYTES or kDefaultMaxTensorBytes.
+  int64_t maxTensorBytes = 0;
 };
 
 /// A dense, row-major tensor in the memory of a model's GPU (`address` is a CUdeviceptr). `owner`
@@ -38,7 +47,9 @@ struct DeviceTensor {
 class Model {
 public:
   /// Reads and validates `bundleDir`/manifest.json, maps the weights, picks and opens the CPU
-  /// variant, resolves every kernel and parses every extern graph. Errors name the file at fault.
+  /// variant, resolves every kernel and parses every extern graph. Every file read must resolve
+  /// inside the bundle (symlinks included) and match the manifest's SHA-256, and the manifest
+  /// must match the signatures compiled into the kernels. Errors name the file at fault.
   static Expected<std::unique_ptr<Model>> load(const std::string &bundleDir,
                                                const LoadOptions &options = {});
   /// The bundle embedded in the running image by `tensorc compile --emit=so` (what
@@ -71,12 +82,27 @@ public:
   /// model lives); training bundles start their state from these.
   Expected<Tensor> weight(const std::string &name) const;
 
+  /// Records every later run() into `profiler` (null: stop): on the CPU one event per thread
+  /// chunk of each kernel launch, on a GPU CUDA events around each launch (graph replay is
+  /// skipped while profiling). The profiler must outlive the runs.
+  void setProfiler(Profiler *profiler);
+  /// Calls `observer` before and after every launch of later runs (null: stop), with access to
+  /// the buffers; on a GPU each launch is then followed by a stream synchronization and graph
+  /// replay is skipped. The observer must outlive the runs.
+  void setLaunchObserver(LaunchObserver *observer);
+  /// The roofline's ceilings for this model's device: measured on the CPU (measureCpuPeaks with
+  /// the model's threads), from the device attributes on a GPU.
+  Expected<MachinePeaks> peaks() const;
+
   const bundle::Manifest &manifest() const;
   /// The chosen CPU variant; empty when the bundle has no kernel launches or runs on a GPU.
   const std::string &variant() const;
   /// Where the kernels run: "cpu", or the GPU and module image ("NVIDIA H100 ... (sm_90, cubin
   /// sm_90)").
   std::string deviceDescription() const;
+  /// On a GPU, whether runs replay a CUDA graph, and why not when they do not: "on", or "off
+  /// (...)". Empty on the CPU.
+  const std::string &cudaGraphs() const;
   /// The model's own CUDA stream (a CUstream; where runs queue when given none), null on the CPU.
   void *cudaStream() const;
   int numThreads() const;

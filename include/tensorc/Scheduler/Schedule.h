@@ -4,6 +4,7 @@
 #include "tensorc/Lowering/LoopIR.h"
 #include "tensorc/Support/Status.h"
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -60,9 +61,26 @@ struct BufferPlan {
   int64_t naiveBytes = 0;       // without reuse, same example values (report)
 };
 
+/// One fusion the scheduler considered, in scheduling order: made or refused, and why (what
+/// `--log schedule` prints, kept for `tensorc explain` and `tensorc bisect`).
+struct FusionDecision {
+  enum class Kind : uint8_t {
+    Pointwise, // a pointwise node into the loop kernel before it (vertical or horizontal)
+    Reduction, // a reduction node into the loop kernel before it
+    Epilogue,  // a pointwise node into the GEMM/convolution template before it
+  };
+  Kind kind = Kind::Pointwise;
+  int node = -1; // the node offered (LoopProgram::nodes id)
+  bool fused = false;
+  std::string reason;
+};
+/// "pointwise", "reduction", "epilogue".
+const char *fusionKindName(FusionDecision::Kind kind);
+
 struct Schedule {
   std::vector<Kernel> kernels;
   BufferPlan plan;
+  std::vector<FusionDecision> decisions;
 };
 
 struct ScheduleOptions {
@@ -72,6 +90,15 @@ struct ScheduleOptions {
   /// GEMM epilogues may produce any float dtype (the CUDA renderer converts on store); the CPU
   /// GEMM stores f32 only.
   bool anyFloatEpilogue = false;
+  /// Debugging (`tensorc bisect`): make at most this many fusions, in scheduling order (-1: no
+  /// limit), and none of the kinds named here ("pointwise", "reduction", "epilogue"); the fusions
+  /// not made are refused with the limit as the reason.
+  int64_t maxFusions = -1;
+  std::set<std::string> disabledFusions;
+  /// The most expression nodes the bodies of one loop kernel hold together: fusing a long chain
+  /// into one huge function makes NVRTC's (and LLVM's) compile time grow faster than linearly;
+  /// bounded kernels keep it linear in the model's size.
+  size_t maxKernelExprNodes = 512;
 };
 
 /// Groups the program's nodes into kernels: vertical (reduction + pointwise row stages into one

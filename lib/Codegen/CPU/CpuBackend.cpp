@@ -28,13 +28,20 @@ public:
   }
 
   Expected<BackendOutput> compile(const loop::LoopProgram &program,
-                                  const sched::Schedule &schedule) override {
+                                  const sched::Schedule &schedule,
+                                  const CompileContext &context) override {
     BackendOutput output;
+    cpu::CodegenOptions codegen = codegenOptions();
+    codegen.tempDir = context.tempDir;
+    if (!context.dataSymbol.empty() && context.dataFor) {
+      TC_ASSIGN_OR_RETURN(std::string data, context.dataFor({}));
+      codegen.dataSymbols = {{context.dataSymbol, std::move(data)}};
+    }
     for (const cpu::CpuTarget &target : targets_) {
       if (!options_.quiet)
         log::info(strCat("generating ", schedule.kernels.size(), " kernels for ", target.name));
       Expected<cpu::CompiledKernels> kernels =
-          cpu::compileKernels(program, schedule, target, codegenOptions());
+          cpu::compileKernels(program, schedule, target, codegen);
       if (!kernels)
         return makeError(target.name, ": ", kernels.error().message());
       KernelImage image;

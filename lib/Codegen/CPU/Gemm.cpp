@@ -2,6 +2,8 @@
 // MR x NR micro-kernel with the K loop innermost, and the epilogue fused into the final store of C.
 #include "tensorc/Codegen/CPU/Gemm.h"
 
+#include "IRLoops.h"
+
 #include <llvm/ADT/STLFunctionalExtras.h>
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/IR/BasicBlock.h>
@@ -58,15 +60,19 @@ public:
 private:
   Value *i64(int64_t v) { return b.getInt64(v); }
   Value *min(Value *x, Value *y) { return b.CreateSelect(b.CreateICmpSLT(x, y), x, y); }
-  Value *ceilDiv(Value *x, int64_t d) { return b.CreateUDiv(b.CreateAdd(x, i64(d - 1)), i64(d)); }
+  Value *ceilDiv(Value *x, int64_t d) { return emitCeilDiv(b, x, d); }
   Value *gep(Value *base, Value *index) { return b.CreateInBoundsGEP(f32, base, index); }
   Value *gep(Value *base, int64_t index) { return gep(base, i64(index)); }
   llvm::Align vecAlign() const { return llvm::Align(4 * blk.lanes); }
 
   void emitFor(Value *begin, Value *end, int64_t step, const llvm::Twine &name,
-               llvm::function_ref<void(Value *)> body);
+               llvm::function_ref<void(Value *)> body) {
+    cpu::emitFor(b, begin, end, step, name, body);
+  }
   void emitIf(Value *cond, const llvm::Twine &name, llvm::function_ref<void()> thenBody,
-              llvm::function_ref<void()> elseBody);
+              llvm::function_ref<void()> elseBody) {
+    cpu::emitIf(b, cond, name, thenBody, elseBody);
+  }
   void allocateScratch();
 
   void packB(Value *col0, Value *ncur, Value *p0, Value *kcur);
@@ -91,44 +97,6 @@ private:
   llvm::FixedVectorType *vecTy;
   Value *packedA = nullptr, *packedB = nullptr, *edgeTile = nullptr;
 };
-
-void GemmEmitter::emitFor(Value *begin, Value *end, int64_t step, const llvm::Twine &name,
-                          llvm::function_ref<void(Value *)> body) {
-  llvm::LLVMContext &ctx = b.getContext();
-  llvm::Function *fn = b.GetInsertBlock()->getParent();
-  BasicBlock *pre = b.GetInsertBlock();
-  BasicBlock *loop = BasicBlock::Create(ctx, name + ".body", fn);
-  BasicBlock *exit = BasicBlock::Create(ctx, name + ".exit");
-  b.CreateCondBr(b.CreateICmpSLT(begin, end), loop, exit);
-  b.SetInsertPoint(loop);
-  llvm::PHINode *iv = b.CreatePHI(b.getInt64Ty(), 2, name);
-  iv->addIncoming(begin, pre);
-  body(iv);
-  Value *next = b.CreateAdd(iv, i64(step), name + ".next", /*HasNUW=*/false, /*HasNSW=*/true);
-  iv->addIncoming(next, b.GetInsertBlock());
-  b.CreateCondBr(b.CreateICmpSLT(next, end), loop, exit);
-  exit->insertInto(fn);
-  b.SetInsertPoint(exit);
-}
-
-void GemmEmitter::emitIf(Value *cond, const llvm::Twine &name, llvm::function_ref<void()> thenBody,
-                         llvm::function_ref<void()> elseBody) {
-  llvm::LLVMContext &ctx = b.getContext();
-  llvm::Function *fn = b.GetInsertBlock()->getParent();
-  BasicBlock *thenBlock = BasicBlock::Create(ctx, name + ".then", fn);
-  BasicBlock *elseBlock = BasicBlock::Create(ctx, name + ".else");
-  BasicBlock *join = BasicBlock::Create(ctx, name + ".join");
-  b.CreateCondBr(cond, thenBlock, elseBlock);
-  b.SetInsertPoint(thenBlock);
-  thenBody();
-  b.CreateBr(join);
-  elseBlock->insertInto(fn);
-  b.SetInsertPoint(elseBlock);
-  elseBody();
-  b.CreateBr(join);
-  join->insertInto(fn);
-  b.SetInsertPoint(join);
-}
 
 // Fixed-size allocas in the entry block are folded into the frame (no dynamic stack adjustment
 // inside loops) and keep the code free of any allocator call.

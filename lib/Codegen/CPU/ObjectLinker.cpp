@@ -1,7 +1,11 @@
 // O3 optimization, object emission through TargetMachine and the ld.lld link of CPU kernels.
 #include "ObjectLinker.h"
 
+#include "tensorc/Support/SignalCleanup.h"
+
 #include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/GlobalVariable.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
@@ -131,6 +135,12 @@ Expected<std::string> optimizeAndLink(llvm::Module &module, llvm::TargetMachine 
   optimizedIR.clear();
   llvm::raw_string_ostream irStream(optimizedIR);
   module.print(irStream, nullptr);
+  // Added after the IR dump (src/*.ll shows the kernels alone) and after O3 (nothing uses them).
+  for (const auto &[name, text] : options.dataSymbols) {
+    llvm::Constant *init = llvm::ConstantDataArray::getString(module.getContext(), text, true);
+    new llvm::GlobalVariable(module, init->getType(), /*isConstant=*/true,
+                             llvm::GlobalValue::ExternalLinkage, init, name);
+  }
 
   llvm::SmallVector<char, 0> object;
   {
@@ -167,7 +177,15 @@ Expected<std::string> optimizeAndLink(llvm::Module &module, llvm::TargetMachine 
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(logPath),
                                                 llvm::StringRef(logPath)};
   std::string execError;
-  int rc = llvm::sys::ExecuteAndWait(linker, args, std::nullopt, redirects, 0, 0, &execError);
+  int rc = -1;
+  llvm::sys::ProcessInfo child =
+      llvm::sys::ExecuteNoWait(linker, args, std::nullopt, redirects, 0, &execError);
+  if (child.Pid > 0) {
+    // An interrupted compile kills the linker before removing its output directory.
+    cleanup::ScopedChild killOnSignal(child.Pid);
+    child = llvm::sys::Wait(child, std::nullopt, &execError);
+    rc = child.ReturnCode;
+  }
   if (rc != 0) {
     std::string log;
     if (auto text = llvm::MemoryBuffer::getFile(logPath))

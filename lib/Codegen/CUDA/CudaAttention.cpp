@@ -75,6 +75,13 @@ Expected<LaunchConfig> KernelRenderer::renderRowAttention(const LoopNode &node) 
   int64_t qPerLane = (a.e + 31) / 32, vPerLane = (a.ev + 31) / 32;
   char scale[64];
   std::snprintf(scale, sizeof scale, "%af", double(float(a.scale)));
+  // `statement` for each head dim d < limit of this lane's `count` (d = lane + 32 i).
+  auto laneDims = [&](const std::string &indent, int64_t count, int64_t limit,
+                      const std::string &statement) {
+    text += strCat(indent, "#pragma unroll\n", indent, "for (int i = 0; i < ", count, "; ++i) {\n",
+                   indent, "  const int d = lane + 32 * i;\n", indent, "  if (d < ", limit, ") ",
+                   statement, "\n", indent, "}\n");
+  };
   text += strCat("  const long long rows = ", ex->index(a.batch, symbols), " * L;\n");
   text += "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n";
   text += strCat("  for (long long row = (long long)blockIdx.x * ", warps,
@@ -98,10 +105,8 @@ Expected<LaunchConfig> KernelRenderer::renderRowAttention(const LoopNode &node) 
   text += "    for (long long j = 0; j < S; ++j) {\n";
   text += "      const long long key = bi * S + j;\n";
   text += "      float score = 0.0f;\n";
-  text += strCat("      #pragma unroll\n      for (int i = 0; i < ", qPerLane, "; ++i) {\n",
-                 "        const int d = lane + 32 * i;\n", "        if (d < ", a.e,
-                 ") score += qv[i] * ", floatElement(a.k, strCat("key * ", a.e, "ll + d")), ";\n",
-                 "      }\n");
+  laneDims("      ", qPerLane, a.e,
+           strCat("score += qv[i] * ", floatElement(a.k, strCat("key * ", a.e, "ll + d")), ";"));
   text += "      #pragma unroll\n      for (int d = 16; d > 0; d >>= 1) score += "
           "__shfl_xor_sync(0xffffffffu, score, d);\n";
   if (a.mask.buffer >= 0) {
@@ -120,16 +125,13 @@ Expected<LaunchConfig> KernelRenderer::renderRowAttention(const LoopNode &node) 
   text += "      const float rescale = best == next ? 1.0f : expf(best - base);\n";
   text += "      const float p = expf(score - base);\n";
   text += "      total = total * rescale + p;\n";
-  text += strCat("      #pragma unroll\n      for (int i = 0; i < ", vPerLane, "; ++i) {\n",
-                 "        const int d = lane + 32 * i;\n", "        if (d < ", a.ev,
-                 ") acc[i] = acc[i] * rescale + p * ",
-                 floatElement(a.v, strCat("key * ", a.ev, "ll + d")), ";\n", "      }\n");
+  laneDims("      ", vPerLane, a.ev,
+           strCat("acc[i] = acc[i] * rescale + p * ",
+                  floatElement(a.v, strCat("key * ", a.ev, "ll + d")), ";"));
   text += "      best = next;\n    }\n";
-  text +=
-      strCat("    #pragma unroll\n    for (int i = 0; i < ", vPerLane, "; ++i) {\n",
-             "      const int d = lane + 32 * i;\n", "      if (d < ", a.ev, ") ",
-             ex->store(node.output, DType::F32, "acc[i] / total", strCat("row * ", a.ev, "ll + d")),
-             "\n    }\n  }\n");
+  laneDims("    ", vPerLane, a.ev,
+           ex->store(node.output, DType::F32, "acc[i] / total", strCat("row * ", a.ev, "ll + d")));
+  text += "  }\n";
   return LaunchConfig{ceilDiv(a.batch * a.l, warps), blockThreads};
 }
 

@@ -10,6 +10,18 @@ namespace tensorc::codegen {
 
 namespace {
 
+/// `data` as a NUL-terminated `extern "C" __device__` byte array the runtime reads back with
+/// cuModuleGetGlobal.
+std::string deviceConstant(const std::string &symbol, const std::string &data) {
+  std::string bytes;
+  for (size_t i = 0; i < data.size(); ++i)
+    bytes += strCat(i % 24 == 0 ? "\n  " : "", int(static_cast<unsigned char>(data[i])), ",");
+  return strCat("\n// Read back by the runtime (the kernels' signatures, checked against the "
+                "manifest).\n",
+                "extern \"C\" __device__ const unsigned char ", symbol, "[", data.size() + 1,
+                "] = {", bytes, "\n  0};\n");
+}
+
 class CudaBackend final : public Backend {
 public:
   explicit CudaBackend(const CudaBackendOptions &options) : options_(options) {}
@@ -23,17 +35,31 @@ public:
   }
 
   Expected<BackendOutput> compile(const loop::LoopProgram &program,
-                                  const sched::Schedule &schedule) override {
+                                  const sched::Schedule &schedule,
+                                  const CompileContext &context) override {
     TC_ASSIGN_OR_RETURN(cuda::RenderedKernels rendered, cuda::renderKernels(program, schedule));
     BackendOutput output;
     for (auto &[kernel, config] : rendered.configs)
       output.launches[kernel] = {config.grid, config.block, config.sharedBytes};
+    if (!context.dataSymbol.empty() && context.dataFor) {
+      TC_ASSIGN_OR_RETURN(std::string data, context.dataFor(output.launches));
+      rendered.source += deviceConstant(context.dataSymbol, data);
+    }
     if (!options_.quiet)
       log::info(strCat("compiling ", rendered.configs.size(), " CUDA kernels for ",
                        join(options_.archs, ", "), " with NVRTC"));
     cuda::CompileOptions nvrtc;
     nvrtc.archs = options_.archs;
     nvrtc.cacheDir = options_.cacheDir;
+    // Errors about a kernel name the graph nodes fused into it.
+    for (const sched::Kernel &kernel : schedule.kernels) {
+      std::vector<std::string> nodes;
+      for (int id : kernel.nodes)
+        nodes.push_back(program.nodes[size_t(id)].name);
+      if (nodes.size() > 8)
+        nodes.resize(8), nodes.push_back(strCat("... ", kernel.nodes.size() - 8, " more"));
+      nvrtc.kernelNotes[kernel.name] = "fused nodes " + join(nodes, ", ");
+    }
     TC_ASSIGN_OR_RETURN(cuda::CompiledModule module,
                         cuda::compileSource(rendered.source, "kernels", nvrtc));
     for (auto &[arch, cubin] : module.cubins) {

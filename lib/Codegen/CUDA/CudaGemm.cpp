@@ -35,6 +35,17 @@ void KernelRenderer::bindEpilogue(const LoopNode &templateNode, const LoopNode &
   bindFlat(col, layout.columnRanges, layout.columnVars);
 }
 
+void KernelRenderer::storeTile(const LoopNode &node, const LoopNode *epilogue, int out,
+                               const std::string &outer, const std::string &inner,
+                               const std::string &rowCol) {
+  text +=
+      strCat("    #pragma unroll\n    for (int ", outer, " = 0; ", outer, " < 4; ++", outer,
+             ") {\n", "      #pragma unroll\n      for (int ", inner, " = 0; ", inner, " < 4; ++",
+             inner, ") {\n", rowCol, "        if (row >= M || col >= N) continue;\n");
+  storeElement(node, epilogue, out, strCat("acc[", outer, "][", inner, "]"), "        ");
+  text += "      }\n    }\n  }\n";
+}
+
 Expected<LaunchConfig> KernelRenderer::renderGemm(const codegen::TemplateKernel &t) {
   const LoopNode &node = *t.node;
   const LoopNode *epilogue = t.epilogue;
@@ -130,12 +141,8 @@ Expected<LaunchConfig> KernelRenderer::renderGemm(const codegen::TemplateKernel 
           "          #pragma unroll\n          for (int j = 0; j < 4; ++j) acc[i][j] += a[i] * "
           "b[j];\n      }\n";
   text += "      __syncthreads();\n    }\n";
-  text += "    #pragma unroll\n    for (int i = 0; i < 4; ++i) {\n";
-  text += "      #pragma unroll\n      for (int j = 0; j < 4; ++j) {\n";
-  text += "        const long long row = m0 + ty + 16 * i, col = n0 + tx + 16 * j;\n";
-  text += "        if (row >= M || col >= N) continue;\n";
-  storeElement(node, epilogue, out, "acc[i][j]", "        ");
-  text += "      }\n    }\n  }\n";
+  storeTile(node, epilogue, out, "i", "j",
+            "        const long long row = m0 + ty + 16 * i, col = n0 + tx + 16 * j;\n");
   return LaunchConfig{batches * tiles, kGemmThreads};
 }
 
@@ -338,13 +345,9 @@ Expected<LaunchConfig> KernelRenderer::renderMmaGemm(const LoopNode &node, const
     text += "      __syncthreads();\n    }\n";
   }
   // Accumulator j holds rows (g, g + 8) x columns (2 tig, 2 tig + 1) of n-tile j.
-  text += "    #pragma unroll\n    for (int j = 0; j < 4; ++j) {\n";
-  text += "      #pragma unroll\n      for (int q = 0; q < 4; ++q) {\n";
-  text += "        const long long row = m0 + warp * 16 + g + (q >> 1) * 8;\n";
-  text += "        const long long col = n0 + j * 8 + tig * 2 + (q & 1);\n";
-  text += "        if (row >= M || col >= N) continue;\n";
-  storeElement(node, epilogue, out, "acc[j][q]", "        ");
-  text += "      }\n    }\n  }\n";
+  storeTile(node, epilogue, out, "j", "q",
+            "        const long long row = m0 + warp * 16 + g + (q >> 1) * 8;\n"
+            "        const long long col = n0 + j * 8 + tig * 2 + (q & 1);\n");
   SymInt tiles = ceilDiv(g.m, BM) * ceilDiv(g.n, BN);
   return LaunchConfig{g.batch * tiles, threads};
 }

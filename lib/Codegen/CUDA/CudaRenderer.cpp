@@ -165,11 +165,17 @@ bool KernelRenderer::renderVectorElementwise(const std::vector<const LoopNode *>
     stride = stride * kernel.outerRanges[d];
   }
   std::map<int, const LoopNode *> producedBy;
+  size_t exprNodes = 0;
   for (const LoopNode *node : stages) {
     if (vectorType(program.buffers[size_t(node->output)].dtype).empty())
       return false;
     producedBy[node->output] = node;
+    exprNodes += loop::postOrder(node->body).size();
   }
+  // Four lanes and the scalar tail render every stage five times: long kernels, which gain
+  // little from vector loads, stay scalar and NVRTC reads a fifth of the code.
+  if (exprNodes > kMaxVectorizedExprNodes)
+    return false;
   std::set<int> dense; // read at the flat index from memory
   bool narrow = true;
   for (const LoopNode *node : stages)
@@ -255,12 +261,21 @@ void KernelRenderer::renderPointwiseStage(const LoopNode &node, const Scope &out
   }
   std::string inner = ex->index(product(node.ranges, k), symbols);
   text += strCat(indent, "const long long inner = ", inner, ";\n");
+  text += noUnroll(m - k);
   text += strCat(indent, "for (long long i = threadIdx.x; i < inner; i += ", blockThreads, ") {\n");
   Scope scope = outer;
   decompose("i", node.ranges, k, m, loopVarName, scope, indent + "  ");
   std::string value = ex->body(node.body, scope, text, indent + "  ");
   text += indent + "  " + ex->store(node.output, node.body->dtype, value, "o * inner + i") + "\n";
   text += indent + "}\n";
+}
+
+// NVRTC 13 crashes (SIGSEGV in its optimizer: torchvision ConvNeXt-T's layer-scale reduction)
+// unrolling a block-strided loop whose variable is split into several dims by division and
+// remainder when the trip count is a small constant; such loops run a few iterations per thread,
+// which unrolling gains little on.
+std::string KernelRenderer::noUnroll(size_t dims) {
+  return dims > 1 ? "      #pragma unroll 1\n" : "";
 }
 
 std::string KernelRenderer::identity(ReduceOp op, DType dtype) {
@@ -301,6 +316,7 @@ void KernelRenderer::renderReductionStage(const LoopNode &node, const Scope &out
   text +=
       strCat(indent, "const long long extent = ", ex->index(product(node.reductionRanges), symbols),
              ";\n");
+  text += noUnroll(q);
   text +=
       strCat(indent, "for (long long r = threadIdx.x; r < extent; r += ", blockThreads, ") {\n");
   Scope scope = outer;

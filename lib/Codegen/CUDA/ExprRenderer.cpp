@@ -4,6 +4,7 @@
 
 #include "tensorc/Support/StrCat.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -131,7 +132,28 @@ std::string ExprRenderer::fail(const std::string &message) {
 }
 
 std::string ExprRenderer::index(const SymInt &value, const Scope &scope) {
+  int depth = 0;
+  return index(value, scope, depth);
+}
+
+// Indices of views over views nest floor divisions and remainders without bound (a window
+// partition after a roll after a reshape...); inside a body, an operand nested kMaxIndexDepth
+// deep becomes a local, so no rendered expression is deeper than a few levels more than that.
+std::string ExprRenderer::index(const SymInt &value, const Scope &scope, int &depth) {
   std::string sum;
+  depth = 0;
+  auto operand = [&](const SymInt &numerator) {
+    int inner = 0;
+    std::string text = index(numerator, scope, inner);
+    if (out_ && inner >= kMaxIndexDepth) {
+      std::string local = strCat("ti", indexCounter_++);
+      *out_ += strCat(indent_, "const long long ", local, " = ", text, ";\n");
+      depth = std::max(depth, 1);
+      return local;
+    }
+    depth = std::max(depth, inner + 1);
+    return text;
+  };
   for (const auto &[monomial, coefficient] : value.termList()) {
     std::string term;
     for (const SymInt::AtomPtr &atom : monomial) {
@@ -146,12 +168,10 @@ std::string ExprRenderer::index(const SymInt &value, const Scope &scope) {
         break;
       }
       case SymInt::Atom::Kind::FloorDiv:
-        factor =
-            strCat("tc_floordiv(", index(atom->numerator, scope), ", ", atom->denominator, "ll)");
+        factor = strCat("tc_floordiv(", operand(atom->numerator), ", ", atom->denominator, "ll)");
         break;
       case SymInt::Atom::Kind::Mod:
-        factor =
-            strCat("tc_floormod(", index(atom->numerator, scope), ", ", atom->denominator, "ll)");
+        factor = strCat("tc_floormod(", operand(atom->numerator), ", ", atom->denominator, "ll)");
         break;
       }
       term = term.empty() ? factor : term + " * " + factor;
@@ -162,6 +182,7 @@ std::string ExprRenderer::index(const SymInt &value, const Scope &scope) {
       term = strCat(term, " * (", coefficient, "ll)");
     sum = sum.empty() ? term : sum + " + " + term;
   }
+  depth += 1; // the sum's parentheses
   return sum.empty() ? "0ll" : "(" + sum + ")";
 }
 

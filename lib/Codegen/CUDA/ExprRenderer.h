@@ -36,8 +36,13 @@ public:
   /// `bufferNames[id]` is the kernel parameter holding buffer `id`, empty when not an argument.
   ExprRenderer(const loop::LoopProgram &program, std::vector<std::string> bufferNames);
 
-  /// Renders `index` as an int64 C expression over `scope`.
+  /// Renders `index` as an int64 C expression over `scope`. Inside body(), operands of floor
+  /// divisions and remainders nested kMaxIndexDepth deep are named by locals (`ti<N>`).
   std::string index(const SymInt &index, const Scope &scope);
+  /// How deeply rendered index operands may nest before body() names them: NVRTC recurses per
+  /// level of nesting and overflows on expressions thousands deep (every computed value of a
+  /// body already has its own local, so indices are the only nesting left).
+  static constexpr int kMaxIndexDepth = 8;
   /// Appends the statements computing `body` to `out` (indented by `indent`) and returns the
   /// local holding the result, in registerType(body->dtype). Loads of `overrideBuffer` read
   /// `overrideValue` (a float expression) instead: the GEMM accumulator in epilogues.
@@ -73,6 +78,8 @@ public:
   std::string group(std::string value) override { return "(" + value + ")"; }
 
 private:
+  /// index() that also says how deeply the result nests (`depth`, in parentheses).
+  std::string index(const SymInt &index, const Scope &scope, int &depth);
   std::string notPlain(loop::UnaryOp op, DType dtype);
   std::string notPlain(loop::BinaryOp op, DType dtype);
   std::string fail(const std::string &message);
@@ -88,6 +95,7 @@ private:
   std::map<int, std::pair<SymInt, std::string>> loadOverrides_;
   std::string overrideValue_;
   int counter_ = 0;
+  int indexCounter_ = 0;
   Status status_;
 };
 

@@ -23,6 +23,9 @@ using loop::LoopNode;
 using loop::ReduceOp;
 
 constexpr int64_t kElementwiseBlock = 256;
+/// Elementwise kernels with more expression nodes than this are not vectorized (see
+/// renderVectorElementwise).
+constexpr size_t kMaxVectorizedExprNodes = 128;
 // GEMM tiles: BM x BN outputs per block of 256 threads (16 x 16, each 4 x 4), BK-deep panels.
 constexpr int64_t kTileM = 64, kTileN = 64, kTileK = 16, kGemmThreads = 256;
 
@@ -92,7 +95,8 @@ private:
   /// thread, each dense operand read and each result written as one 4-wide vector (128 bits for
   /// f32), then a scalar loop for the last range % 4 elements. Loads at other indices (broadcast
   /// operands) and indirect loads (gathers) stay scalar; later stages read earlier stages'
-  /// results from registers. False (nothing rendered) when some dense operand or result is wider.
+  /// results from registers. False (nothing rendered) when some dense operand or result is wider,
+  /// or the stages hold more than kMaxVectorizedExprNodes expression nodes.
   bool renderVectorElementwise(const std::vector<const LoopNode *> &stages,
                                const std::string &range);
 
@@ -102,6 +106,10 @@ private:
                                const std::string &first);
 
   void renderPointwiseStage(const LoopNode &node, const Scope &outer);
+
+  /// `#pragma unroll 1` before a block-strided loop whose variable splits into `dims` dims (more
+  /// than one), else nothing.
+  static std::string noUnroll(size_t dims);
 
   // Reductions: codegen::reductionIdentity and friends, printed by the expression renderer.
   std::string identity(ReduceOp op, DType dtype);
@@ -129,6 +137,12 @@ private:
   /// (convolutions: `image`, `group`), through the epilogue when there is one.
   void storeElement(const LoopNode &node, const LoopNode *epilogue, int out, const std::string &acc,
                     const std::string &indent);
+
+  /// The 4 x 4 accumulators acc[outer][inner] of a thread, each stored through storeElement
+  /// where `rowCol` (statements declaring `row` and `col`) puts it inside the M x N output; closes
+  /// the tile loop.
+  void storeTile(const LoopNode &node, const LoopNode *epilogue, int out, const std::string &outer,
+                 const std::string &inner, const std::string &rowCol);
 
   /// Channels-last convolutions (CudaConv.cpp): a kernel of the kernel library (implicit GEMM,
   /// or depthwise), whose epilogue hook stores each output element through the scheduled

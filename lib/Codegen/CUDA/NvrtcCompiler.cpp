@@ -1,20 +1,28 @@
 // The CUDA compiler: NVRTC turns rendered source into a cubin per architecture plus PTX for the
 // lowest one (forward compatibility), cached on disk by a hash of source, options and NVRTC
-// version.
+// version. NVRTC runs on a thread with a large stack under a time limit; its failures become
+// errors naming the kernel.
 #include "tensorc/Codegen/CUDA/CudaCodegen.h"
 
 #include "tensorc/Support/StrCat.h"
 
 #include <nvrtc.h>
 
+#include <pthread.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <mutex>
 #include <sstream>
-#include <unistd.h>
 
 namespace tensorc::cuda {
 
@@ -97,13 +105,21 @@ Status nvrtcCheck(nvrtcResult result, const char *what) {
   return makeError("NVRTC ", what, ": ", nvrtcGetErrorString(result));
 }
 
-/// One NVRTC compilation for `arch`; fills the cubin and, when `ptx` is set, the PTX.
-Status compileOnce(const std::string &source, const std::string &name, const std::string &arch,
-                   std::string &cubin, std::string *ptx) {
+/// What one NVRTC compilation makes, and how it failed (`log`: NVRTC's, when it has one).
+struct Compilation {
+  std::string cubin, ptx, log;
+  Status status;
+};
+
+/// One NVRTC compilation of `source` for `arch`; the PTX too when `wantPtx`.
+void compileOnce(const std::string &source, const std::string &name, const std::string &arch,
+                 bool wantPtx, Compilation &out) {
   Program program;
-  TC_RETURN_IF_ERROR(nvrtcCheck(nvrtcCreateProgram(&program.handle, source.c_str(),
-                                                   (name + ".cu").c_str(), 0, nullptr, nullptr),
-                                "create program"));
+  out.status = nvrtcCheck(nvrtcCreateProgram(&program.handle, source.c_str(),
+                                             (name + ".cu").c_str(), 0, nullptr, nullptr),
+                          "create program");
+  if (!out.status)
+    return;
   std::string archOption = "--gpu-architecture=" + arch;
   const char *options[] = {archOption.c_str(), "-std=c++17", "--fmad=true"};
   nvrtcResult compiled =
@@ -111,27 +127,165 @@ Status compileOnce(const std::string &source, const std::string &name, const std
   if (compiled != NVRTC_SUCCESS) {
     size_t logSize = 0;
     nvrtcGetProgramLogSize(program.handle, &logSize);
-    std::string log(logSize, '\0');
+    out.log.assign(logSize, '\0');
     if (logSize)
-      nvrtcGetProgramLog(program.handle, log.data());
-    while (!log.empty() && (log.back() == '\0' || log.back() == '\n'))
-      log.pop_back();
-    if (log.size() > 4000)
-      log = log.substr(0, 4000) + "\n... (log truncated)";
-    return makeError("NVRTC could not compile ", name, ".cu for ", arch, ": ",
-                     nvrtcGetErrorString(compiled), "\n", log);
+      nvrtcGetProgramLog(program.handle, out.log.data());
+    while (!out.log.empty() && (out.log.back() == '\0' || out.log.back() == '\n'))
+      out.log.pop_back();
+    out.status = makeError(nvrtcGetErrorString(compiled));
+    return;
   }
   size_t size = 0;
-  TC_RETURN_IF_ERROR(nvrtcCheck(nvrtcGetCUBINSize(program.handle, &size), "cubin size"));
-  cubin.assign(size, '\0');
-  TC_RETURN_IF_ERROR(nvrtcCheck(nvrtcGetCUBIN(program.handle, cubin.data()), "cubin"));
-  if (ptx) {
-    TC_RETURN_IF_ERROR(nvrtcCheck(nvrtcGetPTXSize(program.handle, &size), "PTX size"));
-    ptx->assign(size, '\0');
-    TC_RETURN_IF_ERROR(nvrtcCheck(nvrtcGetPTX(program.handle, ptx->data()), "PTX"));
-    while (!ptx->empty() && ptx->back() == '\0')
-      ptx->pop_back();
+  out.status = nvrtcCheck(nvrtcGetCUBINSize(program.handle, &size), "cubin size");
+  if (!out.status)
+    return;
+  out.cubin.assign(size, '\0');
+  out.status = nvrtcCheck(nvrtcGetCUBIN(program.handle, out.cubin.data()), "cubin");
+  if (!out.status || !wantPtx)
+    return;
+  out.status = nvrtcCheck(nvrtcGetPTXSize(program.handle, &size), "PTX size");
+  if (!out.status)
+    return;
+  out.ptx.assign(size, '\0');
+  out.status = nvrtcCheck(nvrtcGetPTX(program.handle, out.ptx.data()), "PTX");
+  while (!out.ptx.empty() && out.ptx.back() == '\0')
+    out.ptx.pop_back();
+}
+
+/// NVRTC's parser and optimizer recurse over the program; a large stack keeps deep (but legal)
+/// code from overflowing the caller's 8 MiB.
+constexpr size_t kNvrtcStackBytes = size_t(512) << 20;
+
+/// One compilation on its own thread, shared with the caller until both are done: a caller that
+/// stops waiting (time limit) leaves the thread its inputs and outputs.
+struct Job {
+  std::string source, name, arch;
+  bool wantPtx = false;
+  Compilation result;
+  std::mutex mutex;
+  std::condition_variable finished;
+  bool done = false;
+};
+
+void *runJob(void *arg) {
+  std::unique_ptr<std::shared_ptr<Job>> owner(static_cast<std::shared_ptr<Job> *>(arg));
+  Job &job = **owner;
+  compileOnce(job.source, job.name, job.arch, job.wantPtx, job.result);
+  std::lock_guard<std::mutex> lock(job.mutex);
+  job.done = true;
+  job.finished.notify_all();
+  return nullptr;
+}
+
+/// Runs compileOnce on a thread with kNvrtcStackBytes of stack until it has used `timeoutSeconds`
+/// of CPU time (0: no limit). False when the time ran out (the thread keeps running, detached).
+Expected<bool> compileOnLargeStack(const std::shared_ptr<Job> &job, double timeoutSeconds) {
+  pthread_attr_t attr;
+  if (pthread_attr_init(&attr) != 0)
+    return makeError("NVRTC: cannot create a compiler thread");
+  pthread_attr_setstacksize(&attr, kNvrtcStackBytes);
+  auto *arg = new std::shared_ptr<Job>(job);
+  pthread_t thread;
+  int created = pthread_create(&thread, &attr, runJob, arg);
+  pthread_attr_destroy(&attr);
+  if (created != 0) {
+    delete arg;
+    return makeError("NVRTC: cannot create a compiler thread with a ", kNvrtcStackBytes >> 20,
+                     " MiB stack (error ", created, ")");
   }
+  // The limit is on the compiler thread's CPU time, so a loaded machine does not trip it.
+  clockid_t clock;
+  bool haveClock = pthread_getcpuclockid(thread, &clock) == 0;
+  bool done = false;
+  {
+    std::unique_lock<std::mutex> lock(job->mutex);
+    while (!done) {
+      done = job->finished.wait_for(lock, std::chrono::seconds(1), [&] { return job->done; });
+      timespec used{};
+      if (!done && timeoutSeconds > 0 && haveClock && clock_gettime(clock, &used) == 0 &&
+          double(used.tv_sec) + double(used.tv_nsec) * 1e-9 > timeoutSeconds)
+        break;
+    }
+  }
+  if (done)
+    pthread_join(thread, nullptr);
+  else
+    pthread_detach(thread);
+  return done;
+}
+
+/// "kernel k (fused nodes a, b)" for errors.
+std::string describe(const std::string &kernel, const CompileOptions &options) {
+  auto note = options.kernelNotes.find(kernel);
+  return note == options.kernelNotes.end() || note->second.empty()
+             ? "kernel " + kernel
+             : strCat("kernel ", kernel, " (", note->second, ")");
+}
+
+/// The kernels NVRTC's log points at (`name.cu(LINE): error`), in order, without repeats.
+std::vector<std::string> kernelsInLog(const std::string &log, const std::string &name,
+                                      const std::vector<SourceKernel> &kernels) {
+  std::vector<std::string> found;
+  std::string marker = name + ".cu(";
+  for (size_t at = log.find(marker); at != std::string::npos; at = log.find(marker, at + 1)) {
+    size_t line = std::strtoull(log.c_str() + at + marker.size(), nullptr, 10);
+    for (const SourceKernel &kernel : kernels)
+      if (line >= kernel.firstLine && line <= kernel.lastLine &&
+          std::find(found.begin(), found.end(), kernel.name) == found.end())
+        found.push_back(kernel.name);
+  }
+  return found;
+}
+
+/// Kernels too deeply nested for NVRTC are refused before it runs.
+Status checkDepth(const std::string &source, const std::vector<SourceKernel> &kernels,
+                  const CompileOptions &options) {
+  for (const SourceKernel &kernel : kernels) {
+    int depth = expressionDepth(source.substr(kernel.begin, kernel.end - kernel.begin));
+    if (depth > kMaxExpressionDepth)
+      return makeError("CUDA ", describe(kernel.name, options), ": expressions nest ", depth,
+                       " levels deep, more than NVRTC compiles safely (", kMaxExpressionDepth,
+                       "); this is a tensorc bug, please report it with the model");
+  }
+  return Status::ok();
+}
+
+/// Compiles for `arch` and turns every failure into an error naming the kernel(s) at fault.
+Status compileChecked(const std::string &source, const std::string &name, const std::string &arch,
+                      bool wantPtx, const std::vector<SourceKernel> &kernels,
+                      const CompileOptions &options, std::string &cubin, std::string &ptx) {
+  auto job = std::make_shared<Job>();
+  job->source = source;
+  job->name = name;
+  job->arch = arch;
+  job->wantPtx = wantPtx;
+  TC_ASSIGN_OR_RETURN(bool done, compileOnLargeStack(job, options.timeoutSeconds));
+  if (!done) {
+    const SourceKernel *largest = nullptr;
+    for (const SourceKernel &kernel : kernels)
+      if (!largest || kernel.end - kernel.begin > largest->end - largest->begin)
+        largest = &kernel;
+    return makeError("NVRTC did not finish compiling ", name, ".cu (", kernels.size(),
+                     " kernels) for ", arch, " within ", options.timeoutSeconds, " s of CPU time",
+                     largest ? strCat("; the largest is ", describe(largest->name, options), ", ",
+                                      largest->lastLine - largest->firstLine + 1, " lines")
+                             : std::string());
+  }
+  Compilation &result = job->result;
+  if (!result.status) {
+    std::vector<std::string> culprits = kernelsInLog(result.log, name, kernels);
+    std::vector<std::string> described;
+    for (const std::string &kernel : culprits)
+      described.push_back(describe(kernel, options));
+    std::string log = result.log;
+    if (log.size() > 4000)
+      log = log.substr(0, 4000) + "\n... (log truncated)";
+    return makeError("NVRTC could not compile ",
+                     described.empty() ? name + ".cu" : "CUDA " + join(described, ", "), " for ",
+                     arch, ": ", result.status.message(), log.empty() ? "" : "\n", log);
+  }
+  cubin = std::move(result.cubin);
+  ptx = std::move(result.ptx);
   return Status::ok();
 }
 
@@ -188,11 +342,15 @@ Expected<CompiledModule> compileSource(const std::string &source, const std::str
     module.cubins.clear();
     module.ptx.clear();
   }
+  std::vector<SourceKernel> kernels = sourceKernels(source);
+  TC_RETURN_IF_ERROR(checkDepth(source, kernels, options));
   for (const std::string &arch : archs) {
-    std::string cubin;
+    std::string cubin, ptx;
     TC_RETURN_IF_ERROR(
-        compileOnce(source, name, arch, cubin, arch == module.ptxArch ? &module.ptx : nullptr));
+        compileChecked(source, name, arch, arch == module.ptxArch, kernels, options, cubin, ptx));
     module.cubins[arch] = std::move(cubin);
+    if (arch == module.ptxArch)
+      module.ptx = std::move(ptx);
   }
   if (!dir.empty()) {
     writeCached(cached(module.ptxArch + ".ptx"), module.ptx);

@@ -64,6 +64,10 @@ public:
   Expected<Tensor> tensorAttr(const std::string &name) const;
   /// Errors if the node carries an attribute not in `known` (so no semantics are dropped).
   Status checkAttrs(std::initializer_list<const char *> known) const;
+  /// The first attribute read above with a type other than the accessor's ("attribute 'group' is
+  /// a STRING, expected an INT"); the accessor returned its default. The importer reports it in
+  /// place of whatever the converter made of the default.
+  const std::optional<std::string> &attrTypeError() const { return attrTypeError_; }
 
   // ---- Emitting ------------------------------------------------------------------------------
   /// Adds a registry op; folds it at import time when every operand is a known constant and the
@@ -74,6 +78,12 @@ public:
                                            AttrMap attrs = {});
   /// A prims.constant node holding `tensor`.
   Expected<Value *> constant(Tensor tensor);
+  /// A zero-filled tensor for a constant the converter computes itself (a mask, an identity),
+  /// within the import's tensor size limit; `what` names it in the error.
+  Expected<Tensor> newTensor(DType dtype, std::vector<int64_t> shape, const std::string &what);
+  /// A dim computed in floating point (Resize's scaled sizes): an error naming `what` unless it
+  /// is finite, non-negative and small enough to multiply with others (below 2^62).
+  Expected<int64_t> dimFromDouble(double value, const std::string &what) const;
   /// A 0-d constant of `dtype` holding `value`.
   Expected<Value *> scalar(double value, DType dtype);
   /// `value` converted to `dtype` (no node when it already has it).
@@ -98,10 +108,13 @@ public:
 
 private:
   const ::onnx::AttributeProto *findAttr(const std::string &name) const;
+  /// findAttr, or nullptr (and a recorded attrTypeError) when it holds another type.
+  const ::onnx::AttributeProto *findTypedAttr(const std::string &name, int type) const;
   std::string valueHint(std::string_view op) const;
   ImportState &state_;
   const ::onnx::NodeProto &node_;
   int64_t opset_;
+  mutable std::optional<std::string> attrTypeError_;
 };
 
 /// Converts one ONNX node. Registered per op_type; opset differences are handled inside.
@@ -112,6 +125,8 @@ using ConverterTable = std::map<std::string, ConvertFn, std::less<>>;
 void addElementwiseConverters(ConverterTable &table);
 void addReductionConverters(ConverterTable &table);
 void addNNConverters(ConverterTable &table);
+void addQuantizeConverters(ConverterTable &table);
+void addRecurrentConverters(ConverterTable &table);
 void addShapeConverters(ConverterTable &table);
 void addMiscConverters(ConverterTable &table); // last: wraps some converters of the others
 

@@ -1,13 +1,15 @@
 // ONNX importer: reads a ModelProto, checks it, and converts its nodes through the converter table.
 #include "tensorc/Frontend/ONNX/OnnxImporter.h"
 
-#include "ConvertContext.h"
+#include "ImportState.h"
 #include "OnnxTensor.h"
 #include "tensorc/IR/Verifier.h"
 #include "tensorc/Interp/Interpreter.h"
+#include "tensorc/Support/Limits.h"
 #include "tensorc/Support/Log.h"
 #include "tensorc/Support/StrCat.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -15,430 +17,26 @@
 #include <sstream>
 #include <sys/stat.h>
 
+#include <google/protobuf/io/coded_stream.h>
+
 namespace tensorc::onnx {
-
-/// Import-time state shared by the converters of one model.
-class ImportState {
-public:
-  ImportState(const OpRegistry &registry, std::string modelDir)
-      : registry(registry), modelDir(std::move(modelDir)) {}
-
-  const OpRegistry &registry;
-  std::string modelDir;
-  Graph graph;
-  /// ONNX value name -> graph value (bound lazily for symbolic vectors).
-  std::map<std::string, Value *> values;
-  /// ONNX value name -> integer vector known at import time (shape arithmetic).
-  std::map<std::string, SymVector> symbolic;
-  /// Graph values whose data is known at import time.
-  std::map<const Value *, Tensor> constants;
-  /// Values already renamed after an ONNX output.
-  std::set<const Value *> named;
-  size_t freshSymbols = 0;
-  int64_t opset = 0;
-};
-
-Status convertNodes(const ::onnx::GraphProto &graph, ImportState &state);
-
-namespace {
-
-/// Results larger than this are left to run time rather than folded during import.
-constexpr int64_t kFoldLimit = 1 << 16;
-
-bool hasSymbolicInts(const AttrMap &attrs) {
-  for (const auto &[name, value] : attrs)
-    if (value.isInts())
-      for (const SymInt &entry : value.asInts())
-        if (!entry.isConstant())
-          return true;
-  return false;
-}
-
-Tensor tensorFromSymVector(const SymVector &vector) {
-  std::vector<int64_t> shape;
-  if (!vector.scalar)
-    shape.push_back(int64_t(vector.elements.size()));
-  Tensor tensor = Tensor::zerosUnchecked(DType::I64, shape);
-  for (size_t i = 0; i < vector.elements.size(); ++i)
-    tensor.setInt(int64_t(i), *vector.elements[i].constant());
-  return tensor;
-}
-
-bool allConstant(const SymVector &vector) {
-  for (const SymInt &element : vector.elements)
-    if (!element.isConstant())
-      return false;
-  return true;
-}
-
-} // namespace
-
-// ---- ConvertContext ------------------------------------------------------------------------
-
-std::string ConvertContext::describe() const {
-  std::string name = node_.name().empty() && node_.output_size() ? node_.output(0) : node_.name();
-  return strCat("node '", name, "' (", node_.op_type(), ")");
-}
-
-Error ConvertContext::error(const std::string &message) const {
-  return makeError(describe(), ": ", message);
-}
-
-bool ConvertContext::hasInput(size_t i) const {
-  return i < numInputs() && !node_.input(int(i)).empty();
-}
-
-Expected<Value *> ConvertContext::input(size_t i) {
-  if (!hasInput(i))
-    return error(strCat("input ", i, " is missing"));
-  const std::string &name = node_.input(int(i));
-  if (auto it = state_.values.find(name); it != state_.values.end())
-    return it->second;
-  auto symbolic = state_.symbolic.find(name);
-  if (symbolic == state_.symbolic.end())
-    return error(strCat("input '", name, "' is not defined before use"));
-  if (!allConstant(symbolic->second))
-    return error(strCat("input '", name, "' is a symbolic shape value [",
-                        join(symbolic->second.elements, ", "),
-                        "] used as tensor data, which is not supported"));
-  TC_ASSIGN_OR_RETURN(Value * value, constant(tensorFromSymVector(symbolic->second)));
-  state_.values[name] = value;
-  return value;
-}
-
-Expected<TensorType> ConvertContext::inputType(size_t i) {
-  if (!hasInput(i))
-    return error(strCat("input ", i, " is missing"));
-  const std::string &name = node_.input(int(i));
-  if (auto it = state_.values.find(name); it != state_.values.end())
-    return it->second->type();
-  if (auto it = state_.symbolic.find(name); it != state_.symbolic.end())
-    return it->second.scalar ? TensorType(DType::I64, {})
-                             : TensorType(DType::I64, {SymInt(int64_t(it->second.elements.size()))});
-  return error(strCat("input '", name, "' is not defined before use"));
-}
-
-std::optional<Tensor> ConvertContext::constantInput(size_t i) {
-  if (!hasInput(i))
-    return std::nullopt;
-  const std::string &name = node_.input(int(i));
-  if (auto it = state_.values.find(name); it != state_.values.end()) {
-    auto found = state_.constants.find(it->second);
-    if (found != state_.constants.end())
-      return found->second;
-    return std::nullopt;
-  }
-  if (auto it = state_.symbolic.find(name); it != state_.symbolic.end() && allConstant(it->second))
-    return tensorFromSymVector(it->second);
-  return std::nullopt;
-}
-
-std::optional<SymVector> ConvertContext::symbolicInput(size_t i) {
-  if (!hasInput(i))
-    return std::nullopt;
-  if (auto it = state_.symbolic.find(node_.input(int(i))); it != state_.symbolic.end())
-    return it->second;
-  std::optional<Tensor> tensor = constantInput(i);
-  if (!tensor || !isIntegral(tensor->dtype()) || tensor->rank() > 1)
-    return std::nullopt;
-  SymVector vector;
-  vector.scalar = tensor->rank() == 0;
-  for (int64_t k = 0; k < tensor->numel(); ++k)
-    vector.elements.emplace_back(tensor->getInt(k));
-  return vector;
-}
-
-Expected<std::vector<int64_t>> ConvertContext::constantInts(size_t i, const std::string &what) {
-  std::optional<Tensor> tensor = constantInput(i);
-  if (!tensor)
-    return error(strCat(what, " (input ", i, ") must be a constant known at import time"));
-  if (!isIntegral(tensor->dtype()))
-    return error(strCat(what, " must hold integers, not ", dtypeName(tensor->dtype())));
-  std::vector<int64_t> values;
-  for (int64_t k = 0; k < tensor->numel(); ++k)
-    values.push_back(tensor->getInt(k));
-  return values;
-}
-
-Expected<std::vector<double>> ConvertContext::constantFloats(size_t i, const std::string &what) {
-  std::optional<Tensor> tensor = constantInput(i);
-  if (!tensor)
-    return error(strCat(what, " (input ", i, ") must be a constant known at import time"));
-  std::vector<double> values;
-  for (int64_t k = 0; k < tensor->numel(); ++k)
-    values.push_back(tensor->getDouble(k));
-  return values;
-}
-
-const ::onnx::AttributeProto *ConvertContext::findAttr(const std::string &name) const {
-  for (const auto &attr : node_.attribute())
-    if (attr.name() == name)
-      return &attr;
-  return nullptr;
-}
-
-bool ConvertContext::hasAttr(const std::string &name) const { return findAttr(name) != nullptr; }
-
-int64_t ConvertContext::intAttr(const std::string &name, int64_t defaultValue) const {
-  const auto *attr = findAttr(name);
-  return attr ? attr->i() : defaultValue;
-}
-
-double ConvertContext::floatAttr(const std::string &name, double defaultValue) const {
-  const auto *attr = findAttr(name);
-  return attr ? double(attr->f()) : defaultValue;
-}
-
-std::string ConvertContext::stringAttr(const std::string &name,
-                                       const std::string &defaultValue) const {
-  const auto *attr = findAttr(name);
-  return attr ? attr->s() : defaultValue;
-}
-
-std::vector<int64_t> ConvertContext::intsAttr(const std::string &name,
-                                              const std::vector<int64_t> &defaultValue) const {
-  const auto *attr = findAttr(name);
-  return attr ? std::vector<int64_t>(attr->ints().begin(), attr->ints().end()) : defaultValue;
-}
-
-std::vector<double> ConvertContext::floatsAttr(const std::string &name) const {
-  const auto *attr = findAttr(name);
-  return attr ? std::vector<double>(attr->floats().begin(), attr->floats().end())
-              : std::vector<double>{};
-}
-
-Expected<Tensor> ConvertContext::tensorAttr(const std::string &name) const {
-  const auto *attr = findAttr(name);
-  if (!attr || !attr->has_t())
-    return error(strCat("missing tensor attribute '", name, "'"));
-  Expected<Tensor> tensor = tensorFromProto(attr->t(), state_.modelDir, "attribute " + name);
-  if (!tensor)
-    return error(tensor.error().message());
-  return tensor;
-}
-
-Status ConvertContext::checkAttrs(std::initializer_list<const char *> known) const {
-  for (const auto &attr : node_.attribute()) {
-    bool found = false;
-    for (const char *name : known)
-      found = found || attr.name() == name;
-    if (!found)
-      return error(strCat("attribute '", attr.name(), "' is not supported"));
-  }
-  return Status::ok();
-}
-
-std::string ConvertContext::valueHint(std::string_view op) const {
-  // "<first output>_<op>": readable, and leaves the ONNX output's own name for setOutput.
-  std::string base = node_.output_size() && !node_.output(0).empty() ? node_.output(0)
-                                                                     : node_.op_type();
-  size_t dot = op.rfind('.');
-  return strCat(base, "_", dot == std::string_view::npos ? op : op.substr(dot + 1));
-}
-
-Expected<std::vector<Value *>> ConvertContext::emitMulti(std::string_view op,
-                                                         std::vector<Value *> inputs,
-                                                         AttrMap attrs) {
-  const OpDef *def = state_.registry.lookup(op);
-  if (!def)
-    return error(strCat("internal: no registry op ", op));
-  std::string hint = valueHint(op);
-
-  // Fold when every operand is known and the results are small.
-  bool foldable = !hasSymbolicInts(attrs);
-  std::vector<const Tensor *> operands;
-  for (Value *input : inputs) {
-    auto it = input ? state_.constants.find(input) : state_.constants.end();
-    if (input && it == state_.constants.end()) {
-      foldable = false;
-      break;
-    }
-    operands.push_back(input ? &it->second : nullptr);
-  }
-  if (foldable) {
-    Expected<std::vector<Tensor>> results = interp::evaluateOp(*def, operands, attrs);
-    if (!results)
-      return error(results.error().message());
-    bool small = true;
-    for (const Tensor &result : *results)
-      small = small && result.numel() <= kFoldLimit;
-    if (small) {
-      std::vector<Value *> values;
-      for (Tensor &result : *results) {
-        TC_ASSIGN_OR_RETURN(Value * value, constant(std::move(result)));
-        values.push_back(value);
-      }
-      return values;
-    }
-  }
-  Expected<Node *> node = state_.graph.addNode(*def, std::move(inputs), std::move(attrs), hint);
-  if (!node)
-    return error(node.error().message());
-  return (*node)->outputs();
-}
-
-Expected<Value *> ConvertContext::emit(std::string_view op, std::vector<Value *> inputs,
-                                       AttrMap attrs) {
-  TC_ASSIGN_OR_RETURN(std::vector<Value *> results,
-                      emitMulti(op, std::move(inputs), std::move(attrs)));
-  return results.front();
-}
-
-Expected<Value *> ConvertContext::constant(Tensor tensor) {
-  const OpDef *def = state_.registry.get(OpId::Constant);
-  std::string hint = valueHint("constant");
-  AttrMap attrs;
-  attrs.emplace("value", Attribute(tensor));
-  Expected<Node *> node = state_.graph.addNode(*def, {}, std::move(attrs), hint);
-  if (!node)
-    return error(node.error().message());
-  state_.constants[(*node)->output()] = std::move(tensor);
-  return (*node)->output();
-}
-
-Expected<Value *> ConvertContext::scalar(double value, DType dtype) {
-  Tensor tensor = Tensor::zerosUnchecked(dtype, {});
-  tensor.setDouble(0, value);
-  return constant(std::move(tensor));
-}
-
-Expected<Value *> ConvertContext::cast(Value *value, DType dtype) {
-  if (value->type().dtype == dtype)
-    return value;
-  AttrMap attrs;
-  attrs.emplace("dtype", Attribute(dtype));
-  return emit("prims.convert_element_type", {value}, std::move(attrs));
-}
-
-bool ConvertContext::hasOutput(size_t i) const {
-  return i < numOutputs() && !node_.output(int(i)).empty();
-}
-
-Status ConvertContext::setOutput(size_t i, Value *value) {
-  if (!hasOutput(i))
-    return Status::ok(); // an omitted optional output
-  const std::string &name = node_.output(int(i));
-  state_.values[name] = value;
-  if (!value->isGraphInput() && !state_.named.count(value)) {
-    std::string wanted = state_.graph.uniqueName(name);
-    if (state_.graph.renameValue(value, wanted).isOk())
-      state_.named.insert(value);
-  }
-  return Status::ok();
-}
-
-Status ConvertContext::setSymbolicOutput(size_t i, SymVector vector) {
-  if (!hasOutput(i))
-    return Status::ok();
-  state_.symbolic[node_.output(int(i))] = std::move(vector);
-  return Status::ok();
-}
-
-Expected<const ::onnx::GraphProto *> ConvertContext::graphAttr(const std::string &name) const {
-  const auto *attr = findAttr(name);
-  if (!attr || !attr->has_g())
-    return error(strCat("missing graph attribute '", name, "'"));
-  return &attr->g();
-}
-
-Expected<std::vector<Value *>> ConvertContext::inlineGraph(const ::onnx::GraphProto &body,
-                                                           const std::vector<Value *> &inputs) {
-  if (size_t(body.input_size()) != inputs.size())
-    return error(strCat("the subgraph takes ", body.input_size(), " inputs, given ",
-                        inputs.size()));
-  // The names the body defines shadow outer ones while it is converted; restore them after.
-  std::vector<std::string> defined;
-  for (const auto &info : body.input())
-    defined.push_back(info.name());
-  for (const auto &proto : body.initializer())
-    defined.push_back(proto.name());
-  for (const auto &node : body.node())
-    for (const std::string &output : node.output())
-      if (!output.empty())
-        defined.push_back(output);
-  std::map<std::string, Value *> savedValues;
-  std::map<std::string, SymVector> savedSymbolic;
-  for (const std::string &name : defined) {
-    if (auto it = state_.values.find(name); it != state_.values.end()) {
-      savedValues.emplace(name, it->second);
-      state_.values.erase(it);
-    }
-    if (auto it = state_.symbolic.find(name); it != state_.symbolic.end()) {
-      savedSymbolic.emplace(name, it->second);
-      state_.symbolic.erase(it);
-    }
-  }
-  auto restore = [&] {
-    for (const std::string &name : defined) {
-      state_.values.erase(name);
-      state_.symbolic.erase(name);
-    }
-    for (auto &[name, value] : savedValues)
-      state_.values[name] = value;
-    for (auto &[name, vector] : savedSymbolic)
-      state_.symbolic[name] = vector;
-  };
-
-  for (size_t i = 0; i < inputs.size(); ++i)
-    state_.values[body.input(int(i)).name()] = inputs[i];
-  for (const auto &proto : body.initializer()) {
-    Expected<Tensor> tensor = tensorFromProto(proto, state_.modelDir,
-                                              "subgraph initializer '" + proto.name() + "'");
-    if (!tensor) {
-      restore();
-      return error(tensor.error().message());
-    }
-    Expected<Value *> value = constant(std::move(*tensor));
-    if (!value) {
-      restore();
-      return value.takeError();
-    }
-    state_.values[proto.name()] = *value;
-  }
-  Status converted = convertNodes(body, state_);
-  std::vector<Value *> outputs;
-  for (int i = 0; converted && i < body.output_size(); ++i) {
-    const std::string &name = body.output(i).name();
-    if (auto it = state_.values.find(name); it != state_.values.end()) {
-      outputs.push_back(it->second);
-      continue;
-    }
-    auto symbolic = state_.symbolic.find(name);
-    if (symbolic == state_.symbolic.end() || !allConstant(symbolic->second)) {
-      converted = error(strCat("subgraph output '", name, "' has no tensor value"));
-      break;
-    }
-    Expected<Value *> value = constant(tensorFromSymVector(symbolic->second));
-    if (!value) {
-      converted = value.takeError();
-      break;
-    }
-    outputs.push_back(*value);
-  }
-  restore();
-  if (!converted)
-    return converted.takeError().withContext(describe() + ": in its subgraph");
-  return outputs;
-}
-
-const ConverterTable &converterTable() {
-  static const ConverterTable table = [] {
-    ConverterTable t;
-    addElementwiseConverters(t);
-    addReductionConverters(t);
-    addNNConverters(t);
-    addShapeConverters(t);
-    addMiscConverters(t);
-    return t;
-  }();
-  return table;
-}
 
 // ---- The importer --------------------------------------------------------------------------
 
 namespace {
 
 constexpr uint64_t kMaxModelBytes = uint64_t(2) << 30; // protobuf's own limit
+/// Protobuf's default message nesting limit (100) fails models with more than ~30 levels of
+/// subgraphs as "corrupt"; parse deeper ones, so that the importer can say they nest too deeply.
+constexpr int kProtobufRecursionLimit = 512;
+
+/// Parses `bytes` as a `Message`, allowing kProtobufRecursionLimit levels of nesting.
+template <typename Message> bool parseMessage(const std::string &bytes, Message &message) {
+  google::protobuf::io::CodedInputStream stream(reinterpret_cast<const uint8_t *>(bytes.data()),
+                                                int(bytes.size()));
+  stream.SetRecursionLimit(kProtobufRecursionLimit);
+  return message.ParseFromCodedStream(&stream) && stream.ConsumedEntireMessage();
+}
 
 Expected<std::string> readFile(const std::string &path) {
   struct stat info;
@@ -496,7 +94,9 @@ Expected<TensorType> typeFromValueInfo(const ::onnx::ValueInfoProto &info, Impor
       shape.push_back(SymInt::symbol(strCat("unk", state.freshSymbols++)));
     }
   }
-  return TensorType(*dtype, std::move(shape));
+  TensorType type(*dtype, std::move(shape));
+  TC_RETURN_IF_ERROR(checkStaticSize(type, strCat(what, " '", info.name(), "'")));
+  return type;
 }
 
 /// Declared output types must agree with inference (constant dims and dtype; symbols are free).
@@ -506,8 +106,8 @@ Status checkDeclaredOutput(const ::onnx::ValueInfoProto &info, const Value &valu
   const auto &tensorType = info.type().tensor_type();
   std::optional<DType> dtype = dtypeFromOnnx(tensorType.elem_type());
   if (tensorType.elem_type() != 0 && dtype && *dtype != value.type().dtype)
-    return makeError("output '", info.name(), "' is declared ", dtypeName(*dtype),
-                     " but computes ", value.type().str());
+    return makeError("output '", info.name(), "' is declared ", dtypeName(*dtype), " but computes ",
+                     value.type().str());
   if (!tensorType.has_shape())
     return Status::ok();
   const auto &dims = tensorType.shape().dim();
@@ -523,12 +123,27 @@ Status checkDeclaredOutput(const ::onnx::ValueInfoProto &info, const Value &valu
   return Status::ok();
 }
 
+/// The deepest nesting of subgraphs under `graph` (0: none), counted up to kMaxSubgraphDepth + 1.
+int subgraphDepth(const ::onnx::GraphProto &graph, int depth = 0) {
+  if (depth > kMaxSubgraphDepth)
+    return depth;
+  int deepest = depth;
+  for (const auto &node : graph.node())
+    for (const auto &attr : node.attribute()) {
+      if (attr.has_g())
+        deepest = std::max(deepest, subgraphDepth(attr.g(), depth + 1));
+      for (const auto &subgraph : attr.graphs())
+        deepest = std::max(deepest, subgraphDepth(subgraph, depth + 1));
+    }
+  return deepest;
+}
+
 /// Op types with no converter, in `graph` and the subgraphs of its attributes.
 void collectUnsupported(const ::onnx::GraphProto &graph, std::map<std::string, int> &unsupported) {
   const ConverterTable &table = converterTable();
   for (const auto &node : graph.node()) {
-    std::string key = isDefaultDomain(node.domain()) ? node.op_type()
-                                                     : node.domain() + "::" + node.op_type();
+    std::string key =
+        isDefaultDomain(node.domain()) ? node.op_type() : node.domain() + "::" + node.op_type();
     if (!isDefaultDomain(node.domain()) || !table.count(node.op_type()))
       ++unsupported[key];
     for (const auto &attr : node.attribute()) {
@@ -552,10 +167,25 @@ Status convertNodes(const ::onnx::GraphProto &graph, ImportState &state) {
         return context.error(strCat("input '", input,
                                     "' is not defined before use (nodes must be in topological "
                                     "order)"));
+    // ONNX values are assigned once: a second writer would silently rename or shadow the first.
+    std::set<std::string> outputs;
+    for (const std::string &output : node.output()) {
+      if (output.empty())
+        continue;
+      if (!outputs.insert(output).second)
+        return context.error(strCat("output '", output, "' is listed twice"));
+      if (state.values.count(output) || state.symbolic.count(output))
+        return context.error(strCat("output '", output,
+                                    "' is already defined by an earlier node, a graph input or "
+                                    "an initializer (ONNX values are assigned once)"));
+    }
     auto converter = table.find(node.op_type());
     if (converter == table.end() || !isDefaultDomain(node.domain()))
       return context.error("unsupported op");
     Status converted = converter->second(context);
+    // A mistyped attribute read as its default may have misled the converter: report the cause.
+    if (context.attrTypeError())
+      return context.error(*context.attrTypeError());
     if (!converted)
       return converted;
     for (int i = 0; i < node.output_size(); ++i)
@@ -582,6 +212,10 @@ Status importGraph(const ::onnx::ModelProto &model, const ImportOptions &options
     return makeError("the model imports no opset of the default ONNX domain");
   if (opset > 23)
     return makeError("opset ", opset, " is newer than tensorc supports (up to 23)");
+
+  if (subgraphDepth(graph) > kMaxSubgraphDepth)
+    return makeError("subgraphs (If branches, Loop and Scan bodies) are nested more than ",
+                     kMaxSubgraphDepth, " levels deep, tensorc's limit");
 
   // Every op type must be known before anything is converted: report them all at once.
   std::map<std::string, int> unsupported;
@@ -630,7 +264,8 @@ Status importGraph(const ::onnx::ModelProto &model, const ImportOptions &options
       const OpDef *def = state.registry.get(OpId::Constant);
       AttrMap attrs;
       attrs.emplace("value", Attribute(tensor));
-      TC_ASSIGN_OR_RETURN(Node * node, state.graph.addNode(*def, {}, std::move(attrs), info.name()));
+      TC_ASSIGN_OR_RETURN(Node * node,
+                          state.graph.addNode(*def, {}, std::move(attrs), info.name()));
       state.constants[node->output()] = tensor;
       state.values[info.name()] = node->output();
       continue;
@@ -643,9 +278,9 @@ Status importGraph(const ::onnx::ModelProto &model, const ImportOptions &options
     if (!state.values.count(name))
       return makeError("specialized input '", name, "' is not an input of the model");
   for (auto &[name, tensor] : initializers) {
-    TC_ASSIGN_OR_RETURN(Value * value,
-                        state.graph.addInput(state.graph.uniqueName(name),
-                                             TensorType::fromStatic(tensor.dtype(), tensor.shape())));
+    TC_ASSIGN_OR_RETURN(Value * value, state.graph.addInput(
+                                           state.graph.uniqueName(name),
+                                           TensorType::fromStatic(tensor.dtype(), tensor.shape())));
     state.graph.weights()[value->name()] = tensor;
     state.constants[value] = tensor;
     state.values[name] = value;
@@ -655,7 +290,11 @@ Status importGraph(const ::onnx::ModelProto &model, const ImportOptions &options
   TC_RETURN_IF_ERROR(convertNodes(graph, state));
 
   std::vector<Value *> outputs;
+  std::set<std::string> outputNames;
   for (const auto &info : graph.output()) {
+    // Bundles, --outputs files and the runtime's API find outputs by name.
+    if (!outputNames.insert(info.name()).second)
+      return makeError("graph output '", info.name(), "' is listed twice");
     if (!state.values.count(info.name()) && !state.symbolic.count(info.name()))
       return makeError("graph output '", info.name(), "' is not computed by any node");
     if (!state.values.count(info.name())) {
@@ -666,7 +305,8 @@ Status importGraph(const ::onnx::ModelProto &model, const ImportOptions &options
       const OpDef *def = state.registry.get(OpId::Constant);
       AttrMap attrs;
       attrs.emplace("value", Attribute(tensorFromSymVector(vector)));
-      TC_ASSIGN_OR_RETURN(Node * node, state.graph.addNode(*def, {}, std::move(attrs), info.name()));
+      TC_ASSIGN_OR_RETURN(Node * node,
+                          state.graph.addNode(*def, {}, std::move(attrs), info.name()));
       state.values[info.name()] = node->output();
     }
     Value *value = state.values.at(info.name());
@@ -684,23 +324,31 @@ Status importGraph(const ::onnx::ModelProto &model, const ImportOptions &options
 Expected<Graph> importOnnxFile(const std::string &path, const OpRegistry &registry,
                                const ImportOptions &options) {
   TC_ASSIGN_OR_RETURN(std::string bytes, readFile(path));
+  Expected<Graph> graph = importOnnxBytes(bytes, directoryOf(path), registry, options);
+  if (!graph)
+    return graph.takeError().withContext(path);
+  return graph;
+}
+
+Expected<Graph> importOnnxBytes(const std::string &bytes, const std::string &modelDir,
+                                const OpRegistry &registry, const ImportOptions &options) {
   ::onnx::ModelProto model;
-  if (!model.ParseFromString(bytes))
-    return makeError(path, ": not a valid ONNX model (protobuf parse failed; truncated or "
-                           "corrupt file?)");
+  if (!parseMessage(bytes, model))
+    return makeError("not a valid ONNX model (protobuf parse failed: a truncated or corrupt "
+                     "file, or messages nested more than ",
+                     kProtobufRecursionLimit, " deep)");
   if (!model.has_graph())
-    return makeError(path, ": the model has no graph");
-  ImportState state(registry, directoryOf(path));
-  Status imported = importGraph(model, options, state);
-  if (!imported)
-    return imported.takeError().withContext(path);
+    return makeError("the model has no graph");
+  ImportState state(registry, modelDir);
+  TC_ASSIGN_OR_RETURN(state.maxTensorBytes, resolveMaxTensorBytes(options.maxTensorBytes));
+  TC_RETURN_IF_ERROR(importGraph(model, options, state));
   return std::move(state.graph);
 }
 
 Expected<std::vector<std::string>> listOnnxInputs(const std::string &path) {
   TC_ASSIGN_OR_RETURN(std::string bytes, readFile(path));
   ::onnx::ModelProto model;
-  if (!model.ParseFromString(bytes))
+  if (!parseMessage(bytes, model))
     return makeError(path, ": not a valid ONNX model");
   std::set<std::string> initializers;
   for (const auto &proto : model.graph().initializer())
@@ -715,7 +363,7 @@ Expected<std::vector<std::string>> listOnnxInputs(const std::string &path) {
 Expected<Tensor> readTensorProtoFile(const std::string &path) {
   TC_ASSIGN_OR_RETURN(std::string bytes, readFile(path));
   ::onnx::TensorProto proto;
-  if (!proto.ParseFromString(bytes))
+  if (!parseMessage(bytes, proto))
     return makeError(path, ": not a valid TensorProto");
   return tensorFromProto(proto, "", path);
 }

@@ -3,6 +3,7 @@
 // MaxUnpool, ReverseSequence, RoiAlign, Det, DFT, STFT, the window/mel-filter generators, and
 // the control flow ops If, Loop and Scan (resolved or unrolled at import time).
 #include "ConvertContext.h"
+#include "NNHelpers.h"
 #include "OnnxTensor.h"
 #include "tensorc/Support/StrCat.h"
 
@@ -139,9 +140,10 @@ Status convertMaxPool(ConvertContext &c) {
   if (dims == 0 || shape.size() != dims + 2)
     return c.error(
         strCat("kernel_shape ", kernel.size(), " does not fit the input ", x->type().str()));
-  Ints strides = c.intsAttr("strides", Ints(dims, 1));
-  Ints dilations = c.intsAttr("dilations", Ints(dims, 1));
-  Ints pads = c.intsAttr("pads", Ints(2 * dims, 0));
+  TC_ASSIGN_OR_RETURN(kernel, nn::windowList(c, "kernel_shape", dims, 1, 1));
+  TC_ASSIGN_OR_RETURN(Ints strides, nn::windowList(c, "strides", dims, 1, 1));
+  TC_ASSIGN_OR_RETURN(Ints dilations, nn::windowList(c, "dilations", dims, 1, 1));
+  TC_ASSIGN_OR_RETURN(Ints pads, nn::windowList(c, "pads", 2 * dims, 0, 0));
   std::string autoPad = c.stringAttr("auto_pad", "NOTSET");
   if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
     for (size_t d = 0; d < dims; ++d) {
@@ -156,8 +158,6 @@ Status convertMaxPool(ConvertContext &c) {
   } else if (autoPad != "NOTSET") {
     return c.error(strCat("unknown auto_pad '", autoPad, "'"));
   }
-  if (strides.size() != dims || dilations.size() != dims || pads.size() != 2 * dims)
-    return c.error("strides, dilations and pads must match kernel_shape");
   AttrMap attrs;
   attrs.emplace("kernel_size", Attribute(kernel));
   attrs.emplace("stride", Attribute(strides));
@@ -181,13 +181,18 @@ Status convertMaxUnpool(ConvertContext &c) {
   size_t dims = kernel.size();
   if (dims == 0 || shape.size() != dims + 2)
     return c.error(strCat("kernel_shape does not fit the input ", x->type().str()));
-  Ints strides = c.intsAttr("strides", Ints(dims, 1)), pads = c.intsAttr("pads", Ints(2 * dims, 0));
-  if (strides.size() != dims || pads.size() != 2 * dims)
-    return c.error("strides and pads must match kernel_shape");
+  TC_ASSIGN_OR_RETURN(kernel, nn::windowList(c, "kernel_shape", dims, 1, 1));
+  TC_ASSIGN_OR_RETURN(Ints strides, nn::windowList(c, "strides", dims, 1, 1));
+  TC_ASSIGN_OR_RETURN(Ints pads, nn::windowList(c, "pads", 2 * dims, 0, 0));
   // The indices address the default output shape; a larger output_shape pads at the end.
   Ints inferred = {shape[0], shape[1]};
-  for (size_t d = 0; d < dims; ++d)
-    inferred.push_back((shape[2 + d] - 1) * strides[d] - pads[d] - pads[dims + d] + kernel[d]);
+  for (size_t d = 0; d < dims; ++d) {
+    int64_t size = 0;
+    if (shape[2 + d] < 1 || __builtin_mul_overflow(shape[2 + d] - 1, strides[d], &size) ||
+        __builtin_add_overflow(size, kernel[d] - pads[d] - pads[dims + d], &size) || size < 0)
+      return c.error(strCat("the unpooled size of spatial dim ", d, " is out of range"));
+    inferred.push_back(size);
+  }
   Ints outShape = inferred;
   if (c.hasInput(2)) {
     TC_ASSIGN_OR_RETURN(outShape, c.constantInts(2, "output_shape"));
@@ -200,9 +205,10 @@ Status convertMaxUnpool(ConvertContext &c) {
   }
   int64_t total = 1, count = 1;
   for (int64_t dim : inferred)
-    total *= dim;
+    if (__builtin_mul_overflow(total, dim, &total))
+      return c.error("the unpooled shape overflows 64 bits");
   for (int64_t dim : shape)
-    count *= dim;
+    count *= dim; // the input's own size, checked at import
   AttrMap fill;
   fill.emplace("size", Attribute(Ints{total}));
   fill.emplace("fill_value", Attribute(0.0));

@@ -1,6 +1,6 @@
-// ONNX converters for neural-network ops: convolution, pooling, normalization, GEMM, quantization,
-// indexing/scatter, resampling and recurrent layers.
-#include "ConvertContext.h"
+// ONNX converters for neural-network ops: convolution, pooling, normalization, GEMM,
+// indexing/scatter and resampling (quantized ops: OnnxOpsQuantize; recurrent: OnnxOpsRecurrent).
+#include "NNHelpers.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <algorithm>
@@ -9,9 +9,7 @@
 
 namespace tensorc::onnx {
 
-namespace {
-
-using Ints = std::vector<int64_t>;
+namespace nn {
 
 Expected<Value *> binary(ConvertContext &c, const char *op, Value *a, Value *b) {
   return c.emit(op, {a, b});
@@ -55,18 +53,18 @@ Expected<Value *> alongAxis(ConvertContext &c, Value *value, int64_t axis, size_
   const TensorType &type = value->type();
   if (type.rank() != 1 || type.shape[0] == SymInt(1))
     return value;
+  if (axis < 0 || axis >= int64_t(rank))
+    return c.error(strCat("axis ", axis, " is out of range for rank ", rank));
   std::vector<SymInt> shape(rank, SymInt(1));
   shape[size_t(axis)] = type.shape[0];
   return reshape(c, value, std::move(shape));
 }
 
-// ---- Padding ---------------------------------------------------------------------------------
+Expected<Value *> transpose2d(ConvertContext &c, Value *value) {
+  return permute(c, value, Ints{1, 0});
+}
 
-/// Per spatial dim begin/end padding, resolved from `pads` or `auto_pad`.
-struct SpatialPads {
-  Ints begin, end;
-  bool symmetric() const { return begin == end; }
-};
+// ---- Padding ---------------------------------------------------------------------------------
 
 Expected<SpatialPads> resolvePads(ConvertContext &c, const TensorType &input, const Ints &kernel,
                                   const Ints &strides, const Ints &dilations) {
@@ -74,11 +72,7 @@ Expected<SpatialPads> resolvePads(ConvertContext &c, const TensorType &input, co
   SpatialPads pads{Ints(dims, 0), Ints(dims, 0)};
   std::string autoPad = c.stringAttr("auto_pad", "NOTSET");
   if (autoPad == "NOTSET") {
-    Ints list = c.intsAttr("pads");
-    if (list.empty())
-      return pads;
-    if (list.size() != 2 * dims)
-      return c.error(strCat("'pads' must have ", 2 * dims, " entries, got ", list.size()));
+    TC_ASSIGN_OR_RETURN(Ints list, windowList(c, "pads", 2 * dims, 0, 0));
     for (size_t d = 0; d < dims; ++d) {
       pads.begin[d] = list[d];
       pads.end[d] = list[dims + d];
@@ -89,6 +83,8 @@ Expected<SpatialPads> resolvePads(ConvertContext &c, const TensorType &input, co
     return pads;
   if (autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER")
     return c.error(strCat("unknown auto_pad '", autoPad, "'"));
+  if (input.rank() < dims)
+    return c.error(strCat("expected an input with ", dims, " spatial dims, got ", input.str()));
   size_t first = input.rank() - dims;
   for (size_t d = 0; d < dims; ++d) {
     std::optional<int64_t> in = input.shape[first + d].constant();
@@ -120,12 +116,36 @@ Expected<Value *> padSpatial(ConvertContext &c, Value *input, const SpatialPads 
   return c.emit("aten.pad", {input}, std::move(attrs));
 }
 
-Ints listOr(ConvertContext &c, const char *name, size_t dims, int64_t fill) {
+Expected<Ints> windowList(ConvertContext &c, const char *name, size_t count, int64_t fill,
+                          int64_t min) {
   Ints values = c.intsAttr(name);
   if (values.empty())
-    values.assign(dims, fill);
+    values.assign(count, fill);
+  if (values.size() != count)
+    return c.error(strCat("'", name, "' must have ", count, " entries, got ", values.size()));
+  for (int64_t value : values)
+    if (value < min || value > kMaxWindowValue)
+      return c.error(strCat("'", name, "' entry ", value, " is out of range [", min, ", ",
+                            kMaxWindowValue, "]"));
   return values;
 }
+
+Expected<Ints> kernelShape(ConvertContext &c, size_t count, const Ints &fallback) {
+  if (!c.hasAttr("kernel_shape") && fallback.size() == count) {
+    for (int64_t value : fallback)
+      if (value < 1 || value > kMaxWindowValue)
+        return c.error(
+            strCat("kernel size ", value, " is out of range [1, ", kMaxWindowValue, "]"));
+    return fallback;
+  }
+  return windowList(c, "kernel_shape", count, 1, 1);
+}
+
+} // namespace nn
+
+namespace {
+
+using namespace nn;
 
 // ---- Convolution -----------------------------------------------------------------------------
 
@@ -140,14 +160,14 @@ Status convertConv(ConvertContext &c) {
   if (wType.rank() < 3)
     return c.error(strCat("weight must have rank >= 3, got ", wType.str()));
   size_t dims = wType.rank() - 2;
-  Ints kernel = c.intsAttr("kernel_shape");
-  if (kernel.empty()) {
-    std::optional<std::vector<int64_t>> shape = wType.staticShape();
-    if (!shape)
-      return c.error("the weight shape must be static");
-    kernel.assign(shape->begin() + 2, shape->end());
-  }
-  Ints strides = listOr(c, "strides", dims, 1), dilations = listOr(c, "dilations", dims, 1);
+  std::optional<std::vector<int64_t>> wShape = wType.staticShape();
+  if (!c.hasAttr("kernel_shape") && !wShape)
+    return c.error("the weight shape must be static");
+  TC_ASSIGN_OR_RETURN(
+      Ints kernel,
+      kernelShape(c, dims, wShape ? Ints(wShape->begin() + 2, wShape->end()) : Ints()));
+  TC_ASSIGN_OR_RETURN(Ints strides, windowList(c, "strides", dims, 1, 1));
+  TC_ASSIGN_OR_RETURN(Ints dilations, windowList(c, "dilations", dims, 1, 1));
   TC_ASSIGN_OR_RETURN(SpatialPads pads, resolvePads(c, x->type(), kernel, strides, dilations));
   Ints padding = pads.begin;
   if (!pads.symmetric()) {
@@ -173,11 +193,10 @@ Status convertConvTranspose(ConvertContext &c) {
   const TensorType &xType = x->type();
   if (xType.rank() != dims + 2)
     return c.error(strCat("expected a ", dims + 2, "-D input, got ", xType.str()));
-  Ints kernel = c.intsAttr("kernel_shape");
-  if (kernel.empty())
-    kernel.assign(wShape->begin() + 2, wShape->end());
-  Ints strides = listOr(c, "strides", dims, 1), dilations = listOr(c, "dilations", dims, 1);
-  Ints outputPadding = listOr(c, "output_padding", dims, 0);
+  TC_ASSIGN_OR_RETURN(Ints kernel, kernelShape(c, dims, Ints(wShape->begin() + 2, wShape->end())));
+  TC_ASSIGN_OR_RETURN(Ints strides, windowList(c, "strides", dims, 1, 1));
+  TC_ASSIGN_OR_RETURN(Ints dilations, windowList(c, "dilations", dims, 1, 1));
+  TC_ASSIGN_OR_RETURN(Ints outputPadding, windowList(c, "output_padding", dims, 0, 0));
   Ints outputShape = c.intsAttr("output_shape");
   std::string autoPad = c.stringAttr("auto_pad", "NOTSET");
   SpatialPads pads{Ints(dims, 0), Ints(dims, 0)};
@@ -187,9 +206,22 @@ Status convertConvTranspose(ConvertContext &c) {
     if (!in)
       return c.error(strCat("needs static spatial sizes, got ", xType.str()));
     inSizes[d] = *in;
+    // The full output stride * (in - 1) + dilation * (kernel - 1) + output_padding + 1 must fit.
+    int64_t full = 0, reach = 0;
+    if (*in < 1 || __builtin_mul_overflow(strides[d], *in - 1, &full) ||
+        __builtin_mul_overflow(dilations[d], kernel[d] - 1, &reach) ||
+        __builtin_add_overflow(full, reach + outputPadding[d] + 1, &full) ||
+        full > (int64_t(1) << 62))
+      return c.error(strCat("the output size of spatial dim ", d, " is out of range"));
   }
   if (outputShape.size() > dims) // may include N and C
     outputShape.erase(outputShape.begin(), outputShape.end() - int64_t(dims));
+  if (!outputShape.empty() && outputShape.size() != dims)
+    return c.error(
+        strCat("'output_shape' must have ", dims, " spatial entries, got ", outputShape.size()));
+  for (int64_t size : outputShape)
+    if (size < 0 || size > (int64_t(1) << 62))
+      return c.error(strCat("'output_shape' entry ", size, " is out of range"));
   if (!outputShape.empty() || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
     for (size_t d = 0; d < dims; ++d) {
       int64_t target = outputShape.empty() ? inSizes[d] * strides[d] : outputShape[d];
@@ -201,14 +233,10 @@ Status convertConvTranspose(ConvertContext &c) {
       pads.end[d] = total - pads.begin[d];
     }
   } else if (autoPad == "NOTSET") {
-    Ints list = c.intsAttr("pads");
-    if (!list.empty()) {
-      if (list.size() != 2 * dims)
-        return c.error(strCat("'pads' must have ", 2 * dims, " entries"));
-      for (size_t d = 0; d < dims; ++d) {
-        pads.begin[d] = list[d];
-        pads.end[d] = list[dims + d];
-      }
+    TC_ASSIGN_OR_RETURN(Ints list, windowList(c, "pads", 2 * dims, 0, 0));
+    for (size_t d = 0; d < dims; ++d) {
+      pads.begin[d] = list[d];
+      pads.end[d] = list[dims + d];
     }
   } else if (autoPad != "VALID") {
     return c.error(strCat("unknown auto_pad '", autoPad, "'"));
@@ -268,14 +296,14 @@ struct PoolSetup {
 
 Expected<PoolSetup> readPool(ConvertContext &c, const TensorType &input) {
   PoolSetup p;
-  p.kernel = c.intsAttr("kernel_shape");
-  if (p.kernel.empty())
+  size_t dims = c.intsAttr("kernel_shape").size();
+  if (dims == 0)
     return c.error("'kernel_shape' is required");
-  size_t dims = p.kernel.size();
   if (input.rank() != dims + 2)
     return c.error(strCat("expected a ", dims + 2, "-D input, got ", input.str()));
-  p.strides = listOr(c, "strides", dims, 1);
-  p.dilations = listOr(c, "dilations", dims, 1);
+  TC_ASSIGN_OR_RETURN(p.kernel, windowList(c, "kernel_shape", dims, 1, 1));
+  TC_ASSIGN_OR_RETURN(p.strides, windowList(c, "strides", dims, 1, 1));
+  TC_ASSIGN_OR_RETURN(p.dilations, windowList(c, "dilations", dims, 1, 1));
   TC_ASSIGN_OR_RETURN(p.pads, resolvePads(c, input, p.kernel, p.strides, p.dilations));
   p.ceilMode = c.intAttr("ceil_mode", 0) != 0;
   return p;
@@ -446,10 +474,6 @@ Status convertPRelu(ConvertContext &c) {
 
 // ---- GEMM ------------------------------------------------------------------------------------
 
-Expected<Value *> transpose2d(ConvertContext &c, Value *value) {
-  return permute(c, value, Ints{1, 0});
-}
-
 Status convertGemm(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Value * a, c.input(0));
   TC_ASSIGN_OR_RETURN(Value * b, c.input(1));
@@ -482,224 +506,6 @@ Status convertMatMul(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Value * a, c.input(0));
   TC_ASSIGN_OR_RETURN(Value * b, c.input(1));
   TC_ASSIGN_OR_RETURN(Value * y, c.emit("aten.matmul", {a, b}));
-  return c.setOutput(0, y);
-}
-
-/// Input `i` minus zero point `zp` (input index, optional), computed in `dtype`. A per-row zero
-/// point of the left operand ([M]) is reshaped to [M, 1].
-Expected<Value *> centered(ConvertContext &c, size_t i, size_t zp, DType dtype, int64_t axis = -1,
-                           size_t rank = 0) {
-  TC_ASSIGN_OR_RETURN(Value * value, c.input(i));
-  TC_ASSIGN_OR_RETURN(value, c.cast(value, dtype));
-  if (!c.hasInput(zp))
-    return value;
-  TC_ASSIGN_OR_RETURN(Value * point, c.input(zp));
-  TC_ASSIGN_OR_RETURN(point, c.cast(point, dtype));
-  if (axis >= 0) {
-    TC_ASSIGN_OR_RETURN(point, alongAxis(c, point, axis, rank));
-  }
-  return binary(c, "aten.sub", value, point);
-}
-
-Status convertMatMulInteger(ConvertContext &c) {
-  TC_ASSIGN_OR_RETURN(TensorType aType, c.inputType(0));
-  int64_t rowAxis = aType.rank() >= 2 ? int64_t(aType.rank()) - 2 : -1;
-  TC_ASSIGN_OR_RETURN(Value * a, centered(c, 0, 2, DType::I32, rowAxis, aType.rank()));
-  TC_ASSIGN_OR_RETURN(Value * b, centered(c, 1, 3, DType::I32));
-  TC_ASSIGN_OR_RETURN(Value * y, c.emit("aten.matmul", {a, b}));
-  return c.setOutput(0, y);
-}
-
-Expected<Value *> integerConv(ConvertContext &c, Value *x, Value *w) {
-  size_t dims = w->type().rank() - 2;
-  std::optional<std::vector<int64_t>> wShape = w->type().staticShape();
-  if (!wShape)
-    return c.error("the weight shape must be static");
-  Ints kernel = c.intsAttr("kernel_shape");
-  if (kernel.empty())
-    kernel.assign(wShape->begin() + 2, wShape->end());
-  Ints strides = listOr(c, "strides", dims, 1), dilations = listOr(c, "dilations", dims, 1);
-  TC_ASSIGN_OR_RETURN(SpatialPads pads, resolvePads(c, x->type(), kernel, strides, dilations));
-  Ints padding = pads.begin;
-  if (!pads.symmetric()) {
-    TC_ASSIGN_OR_RETURN(x, padSpatial(c, x, pads, 0.0));
-    padding.assign(dims, 0);
-  }
-  AttrMap attrs;
-  attrs.emplace("stride", Attribute(strides));
-  attrs.emplace("padding", Attribute(padding));
-  attrs.emplace("dilation", Attribute(dilations));
-  attrs.emplace("groups", Attribute(c.intAttr("group", 1)));
-  return c.emit("aten.convolution", {x, w, nullptr}, std::move(attrs));
-}
-
-Status convertConvInteger(ConvertContext &c) {
-  // Integer products summed in f64 are exact; the zero-point shift makes padding read zero.
-  TC_ASSIGN_OR_RETURN(TensorType wType, c.inputType(1));
-  TC_ASSIGN_OR_RETURN(Value * x, centered(c, 0, 2, DType::F64));
-  TC_ASSIGN_OR_RETURN(Value * w, centered(c, 1, 3, DType::F64, 0, wType.rank()));
-  TC_ASSIGN_OR_RETURN(Value * y, integerConv(c, x, w));
-  TC_ASSIGN_OR_RETURN(y, c.cast(y, DType::I32));
-  return c.setOutput(0, y);
-}
-
-// ---- Quantization ----------------------------------------------------------------------------
-
-std::pair<double, double> integerRange(DType dtype) {
-  switch (dtype) {
-  case DType::U8:
-    return {0, 255};
-  case DType::U16:
-    return {0, 65535};
-  case DType::I8:
-    return {-128, 127};
-  case DType::I16:
-    return {-32768, 32767};
-  case DType::I32:
-    return {-2147483648.0, 2147483647.0};
-  default:
-    return {0, 0};
-  }
-}
-
-/// saturate(round_half_even(value) + zeroPoint) converted to `dtype`; `value` and `zeroPoint`
-/// are f32 (zeroPoint may be null).
-Expected<Value *> quantize(ConvertContext &c, Value *value, Value *zeroPoint, DType dtype) {
-  TC_ASSIGN_OR_RETURN(Value * y, c.emit("aten.round", {value}));
-  if (zeroPoint) {
-    TC_ASSIGN_OR_RETURN(y, binary(c, "aten.add", y, zeroPoint));
-  }
-  auto [lo, hi] = integerRange(dtype);
-  if (lo == hi)
-    return c.error(strCat("quantizing to ", dtypeName(dtype), " is not supported"));
-  AttrMap attrs;
-  attrs.emplace("min", Attribute(lo));
-  attrs.emplace("max", Attribute(hi));
-  TC_ASSIGN_OR_RETURN(y, c.emit("aten.clamp", {y}, std::move(attrs)));
-  return c.cast(y, dtype);
-}
-
-/// The axis a per-axis scale applies along (opset >= 13 attribute), normalized.
-int64_t quantAxis(ConvertContext &c, size_t rank) {
-  int64_t axis = c.intAttr("axis", 1);
-  return axis < 0 ? axis + int64_t(rank) : axis;
-}
-
-Status convertQuantizeLinear(ConvertContext &c) {
-  TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
-  TC_ASSIGN_OR_RETURN(Value * scale, c.input(1));
-  size_t rank = x->type().rank();
-  int64_t axis = quantAxis(c, rank);
-  DType computeType = x->type().dtype == DType::F64 ? DType::F64 : DType::F32;
-  TC_ASSIGN_OR_RETURN(x, c.cast(x, computeType));
-  TC_ASSIGN_OR_RETURN(scale, c.cast(scale, computeType));
-  TC_ASSIGN_OR_RETURN(scale, alongAxis(c, scale, axis, rank));
-  DType dtype = DType::U8;
-  Value *zeroPoint = nullptr;
-  if (c.hasInput(2)) {
-    TC_ASSIGN_OR_RETURN(zeroPoint, c.input(2));
-    dtype = zeroPoint->type().dtype;
-    TC_ASSIGN_OR_RETURN(zeroPoint, c.cast(zeroPoint, computeType));
-    TC_ASSIGN_OR_RETURN(zeroPoint, alongAxis(c, zeroPoint, axis, rank));
-  }
-  TC_ASSIGN_OR_RETURN(Value * scaled, binary(c, "aten.div", x, scale));
-  TC_ASSIGN_OR_RETURN(Value * y, quantize(c, scaled, zeroPoint, dtype));
-  return c.setOutput(0, y);
-}
-
-Status convertDequantizeLinear(ConvertContext &c) {
-  TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
-  TC_ASSIGN_OR_RETURN(Value * scale, c.input(1));
-  size_t rank = x->type().rank();
-  int64_t axis = quantAxis(c, rank);
-  DType outType = scale->type().dtype;
-  DType computeType = outType == DType::F64 ? DType::F64 : DType::F32;
-  TC_ASSIGN_OR_RETURN(Value * value, c.cast(x, computeType));
-  if (c.hasInput(2)) {
-    TC_ASSIGN_OR_RETURN(Value * zeroPoint, c.input(2));
-    TC_ASSIGN_OR_RETURN(zeroPoint, c.cast(zeroPoint, computeType));
-    TC_ASSIGN_OR_RETURN(zeroPoint, alongAxis(c, zeroPoint, axis, rank));
-    TC_ASSIGN_OR_RETURN(value, binary(c, "aten.sub", value, zeroPoint));
-  }
-  TC_ASSIGN_OR_RETURN(scale, c.cast(scale, computeType));
-  TC_ASSIGN_OR_RETURN(scale, alongAxis(c, scale, axis, rank));
-  TC_ASSIGN_OR_RETURN(Value * y, binary(c, "aten.mul", value, scale));
-  TC_ASSIGN_OR_RETURN(y, c.cast(y, outType));
-  return c.setOutput(0, y);
-}
-
-Status convertDynamicQuantizeLinear(ConvertContext &c) {
-  TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
-  TC_ASSIGN_OR_RETURN(Value * zero, c.scalar(0, DType::F32));
-  TC_ASSIGN_OR_RETURN(Value * low, c.emit("aten.amin", {x}));
-  TC_ASSIGN_OR_RETURN(low, binary(c, "aten.minimum", low, zero));
-  TC_ASSIGN_OR_RETURN(Value * high, c.emit("aten.amax", {x}));
-  TC_ASSIGN_OR_RETURN(high, binary(c, "aten.maximum", high, zero));
-  TC_ASSIGN_OR_RETURN(Value * range, binary(c, "aten.sub", high, low));
-  TC_ASSIGN_OR_RETURN(Value * levels, c.scalar(255, DType::F32));
-  TC_ASSIGN_OR_RETURN(Value * scale, binary(c, "aten.div", range, levels));
-  TC_ASSIGN_OR_RETURN(Value * negLow, c.emit("aten.neg", {low}));
-  TC_ASSIGN_OR_RETURN(Value * zpReal, binary(c, "aten.div", negLow, scale));
-  TC_ASSIGN_OR_RETURN(Value * zeroPoint, quantize(c, zpReal, nullptr, DType::U8));
-  TC_ASSIGN_OR_RETURN(Value * scaled, binary(c, "aten.div", x, scale));
-  TC_ASSIGN_OR_RETURN(Value * zpFloat, c.cast(zeroPoint, DType::F32));
-  TC_ASSIGN_OR_RETURN(Value * y, quantize(c, scaled, zpFloat, DType::U8));
-  TC_RETURN_IF_ERROR(c.setOutput(0, y));
-  if (c.hasOutput(1))
-    TC_RETURN_IF_ERROR(c.setOutput(1, scale));
-  if (c.hasOutput(2))
-    TC_RETURN_IF_ERROR(c.setOutput(2, zeroPoint));
-  return Status::ok();
-}
-
-/// round((int product) * aScale * bScale / yScale) + yZero, saturated: QLinearMatMul/QLinearConv.
-Expected<Value *> requantize(ConvertContext &c, Value *product, size_t aScale, size_t bScale,
-                             size_t yScale, size_t yZero, int64_t bAxis, size_t rank) {
-  TC_ASSIGN_OR_RETURN(Value * as, c.input(aScale));
-  TC_ASSIGN_OR_RETURN(Value * bs, c.input(bScale));
-  TC_ASSIGN_OR_RETURN(Value * ys, c.input(yScale));
-  TC_ASSIGN_OR_RETURN(as, c.cast(as, DType::F32));
-  TC_ASSIGN_OR_RETURN(bs, c.cast(bs, DType::F32));
-  TC_ASSIGN_OR_RETURN(ys, c.cast(ys, DType::F32));
-  if (bAxis >= 0) {
-    TC_ASSIGN_OR_RETURN(bs, alongAxis(c, bs, bAxis, rank));
-  }
-  TC_ASSIGN_OR_RETURN(Value * y, c.cast(product, DType::F32));
-  TC_ASSIGN_OR_RETURN(Value * factor, binary(c, "aten.mul", as, bs));
-  TC_ASSIGN_OR_RETURN(factor, binary(c, "aten.div", factor, ys));
-  TC_ASSIGN_OR_RETURN(y, binary(c, "aten.mul", y, factor));
-  DType dtype = DType::U8;
-  Value *zeroPoint = nullptr;
-  if (c.hasInput(yZero)) {
-    TC_ASSIGN_OR_RETURN(zeroPoint, c.input(yZero));
-    dtype = zeroPoint->type().dtype;
-    TC_ASSIGN_OR_RETURN(zeroPoint, c.cast(zeroPoint, DType::F32));
-  }
-  return quantize(c, y, zeroPoint, dtype);
-}
-
-Status convertQLinearMatMul(ConvertContext &c) {
-  TC_ASSIGN_OR_RETURN(TensorType aType, c.inputType(0));
-  int64_t rowAxis = aType.rank() >= 2 ? int64_t(aType.rank()) - 2 : -1;
-  TC_ASSIGN_OR_RETURN(Value * a, centered(c, 0, 2, DType::I32, rowAxis, aType.rank()));
-  TC_ASSIGN_OR_RETURN(Value * b, centered(c, 3, 5, DType::I32));
-  TC_ASSIGN_OR_RETURN(Value * product, c.emit("aten.matmul", {a, b}));
-  TC_ASSIGN_OR_RETURN(Value * y, requantize(c, product, 1, 4, 6, 7, -1, 0));
-  return c.setOutput(0, y);
-}
-
-Status convertQLinearConv(ConvertContext &c) {
-  TC_ASSIGN_OR_RETURN(TensorType wType, c.inputType(3));
-  TC_ASSIGN_OR_RETURN(Value * x, centered(c, 0, 2, DType::F64));
-  TC_ASSIGN_OR_RETURN(Value * w, centered(c, 3, 5, DType::F64, 0, wType.rank()));
-  TC_ASSIGN_OR_RETURN(Value * product, integerConv(c, x, w));
-  if (c.hasInput(8)) {
-    TC_ASSIGN_OR_RETURN(Value * bias, c.input(8));
-    TC_ASSIGN_OR_RETURN(bias, c.cast(bias, DType::F64));
-    TC_ASSIGN_OR_RETURN(bias, alongAxis(c, bias, 1, wType.rank()));
-    TC_ASSIGN_OR_RETURN(product, binary(c, "aten.add", product, bias));
-  }
-  TC_ASSIGN_OR_RETURN(Value * y, requantize(c, product, 1, 4, 6, 7, 1, wType.rank()));
   return c.setOutput(0, y);
 }
 
@@ -781,9 +587,16 @@ Status convertResize(ConvertContext &c) {
   if (axes.empty())
     for (size_t d = 0; d < rank; ++d)
       axes.push_back(int64_t(d));
-  for (int64_t &axis : axes)
+  std::vector<bool> seen(rank, false);
+  for (int64_t &axis : axes) {
+    if (axis < -int64_t(rank) || axis >= int64_t(rank))
+      return c.error(strCat("axis ", axis, " is out of range for rank ", rank));
     if (axis < 0)
       axis += int64_t(rank);
+    if (seen[size_t(axis)])
+      return c.error(strCat("axis ", axis, " is listed twice"));
+    seen[size_t(axis)] = true;
+  }
   size_t count = axes.size();
   if (!scales.empty() && scales.size() != count)
     return c.error(strCat("scales has ", scales.size(), " entries for ", count, " axes"));
@@ -811,8 +624,11 @@ Status convertResize(ConvertContext &c) {
         double ratio = double(sizes[i]) / double((*inShape)[size_t(axes[i])]);
         scale = policy == "not_larger" ? std::min(scale, ratio) : std::max(scale, ratio);
       }
-      for (size_t i = 0; i < count; ++i)
-        sizes[i] = int64_t(std::floor(scale * double((*inShape)[size_t(axes[i])]) + 0.5));
+      for (size_t i = 0; i < count; ++i) {
+        TC_ASSIGN_OR_RETURN(
+            sizes[i], c.dimFromDouble(std::floor(scale * double((*inShape)[size_t(axes[i])]) + 0.5),
+                                      "output size"));
+      }
       for (size_t i = 0; i < count; ++i)
         fullScales[size_t(axes[i])] = scale;
     } else {
@@ -826,7 +642,9 @@ Status convertResize(ConvertContext &c) {
       size_t d = size_t(axes[i]);
       fullScales[d] = scales[i];
       double extent = coordinates == "tf_crop_and_resize" ? fullRoi[rank + d] - fullRoi[d] : 1.0;
-      outShape[d] = int64_t(std::floor(double((*inShape)[d]) * extent * scales[i]));
+      TC_ASSIGN_OR_RETURN(
+          outShape[d],
+          c.dimFromDouble(std::floor(double((*inShape)[d]) * extent * scales[i]), "output size"));
     }
   }
   AttrMap attrs;
@@ -844,310 +662,6 @@ Status convertResize(ConvertContext &c) {
   return c.setOutput(0, y);
 }
 
-// ---- Recurrent layers --------------------------------------------------------------------------
-
-enum class CellKind { RNN, GRU, LSTM };
-
-/// Applies ONNX activation `name` (with its alpha/beta where it takes them).
-Expected<Value *> activate(ConvertContext &c, const std::string &name, Value *x, double alpha,
-                           double beta) {
-  DType dtype = x->type().dtype;
-  std::string lower = name;
-  std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
-  if (lower == "sigmoid")
-    return c.emit("aten.sigmoid", {x});
-  if (lower == "tanh")
-    return c.emit("aten.tanh", {x});
-  if (lower == "relu")
-    return c.emit("aten.relu", {x});
-  if (lower == "affine" || lower == "scaledtanh" || lower == "hardsigmoid") {
-    TC_ASSIGN_OR_RETURN(Value * a, c.scalar(alpha, dtype));
-    TC_ASSIGN_OR_RETURN(Value * b, c.scalar(beta, dtype));
-    if (lower == "scaledtanh") {
-      TC_ASSIGN_OR_RETURN(Value * t, binary(c, "aten.mul", x, b));
-      TC_ASSIGN_OR_RETURN(t, c.emit("aten.tanh", {t}));
-      return binary(c, "aten.mul", t, a);
-    }
-    TC_ASSIGN_OR_RETURN(Value * t, binary(c, "aten.mul", x, a));
-    TC_ASSIGN_OR_RETURN(t, binary(c, "aten.add", t, b));
-    if (lower == "affine")
-      return t;
-    AttrMap attrs;
-    attrs.emplace("min", Attribute(0.0));
-    attrs.emplace("max", Attribute(1.0));
-    return c.emit("aten.clamp", {t}, std::move(attrs));
-  }
-  return c.error(strCat("activation '", name, "' is not supported"));
-}
-
-struct RnnSetup {
-  CellKind kind;
-  int64_t hidden = 0, gates = 1, dirs = 1, seq = 0;
-  std::vector<std::string> activations;
-  std::vector<double> alphas, betas;
-  std::optional<double> clip;
-  bool linearBeforeReset = false;
-};
-
-/// Direction `d` of a [dirs, ...] input as [...].
-Expected<Value *> directionOf(ConvertContext &c, Value *value, int64_t d) {
-  TC_ASSIGN_OR_RETURN(Value * part, slice(c, value, 0, d, d + 1));
-  return squeezeDim(c, part, 0);
-}
-
-/// Columns [gate * H, (gate + count) * H) of a [B, G*H] value.
-Expected<Value *> gateSlice(ConvertContext &c, Value *value, int64_t gate, int64_t count,
-                            int64_t hidden) {
-  return slice(c, value, int64_t(value->type().rank()) - 1, gate * hidden, (gate + count) * hidden);
-}
-
-Expected<Value *> act(ConvertContext &c, const RnnSetup &s, size_t index, Value *x) {
-  if (s.clip) {
-    AttrMap attrs;
-    attrs.emplace("min", Attribute(-*s.clip));
-    attrs.emplace("max", Attribute(*s.clip));
-    TC_ASSIGN_OR_RETURN(x, c.emit("aten.clamp", {x}, std::move(attrs)));
-  }
-  double alpha = index < s.alphas.size() ? s.alphas[index] : 0.0;
-  double beta = index < s.betas.size() ? s.betas[index] : 0.0;
-  return activate(c, s.activations[index], x, alpha, beta);
-}
-
-Status convertRecurrent(ConvertContext &c, CellKind kind) {
-  RnnSetup s;
-  s.kind = kind;
-  s.gates = kind == CellKind::RNN ? 1 : kind == CellKind::GRU ? 3 : 4;
-  s.hidden = c.intAttr("hidden_size", 0);
-  std::string direction = c.stringAttr("direction", "forward");
-  s.dirs = direction == "bidirectional" ? 2 : 1;
-  if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
-    return c.error(strCat("unknown direction '", direction, "'"));
-  if (c.hasAttr("clip"))
-    s.clip = c.floatAttr("clip", 0.0);
-  s.linearBeforeReset = c.intAttr("linear_before_reset", 0) != 0;
-  if (c.intAttr("input_forget", 0) != 0)
-    return c.error("input_forget=1 is not supported");
-  int64_t layout = c.intAttr("layout", 0);
-  std::vector<std::string> defaults = kind == CellKind::RNN ? std::vector<std::string>{"Tanh"}
-                                      : kind == CellKind::GRU
-                                          ? std::vector<std::string>{"Sigmoid", "Tanh"}
-                                          : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
-  if (c.hasAttr("activations")) {
-    const ::onnx::AttributeProto *attr = nullptr;
-    for (const ::onnx::AttributeProto &a : c.node().attribute())
-      if (a.name() == "activations")
-        attr = &a;
-    for (const std::string &name : attr->strings())
-      s.activations.push_back(name);
-  } else {
-    for (int64_t d = 0; d < s.dirs; ++d)
-      s.activations.insert(s.activations.end(), defaults.begin(), defaults.end());
-  }
-  size_t perDir = defaults.size();
-  if (s.activations.size() != perDir * size_t(s.dirs))
-    return c.error(
-        strCat("expected ", perDir * size_t(s.dirs), " activations, got ", s.activations.size()));
-  s.alphas = c.floatsAttr("activation_alpha");
-  s.betas = c.floatsAttr("activation_beta");
-
-  TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
-  TC_ASSIGN_OR_RETURN(Value * w, c.input(1));
-  TC_ASSIGN_OR_RETURN(Value * r, c.input(2));
-  if (layout == 1) {
-    TC_ASSIGN_OR_RETURN(x, permute(c, x, Ints{1, 0, 2}));
-  }
-  std::optional<int64_t> seq = x->type().shape[0].constant();
-  if (!seq)
-    return c.error(strCat("needs a static sequence length, got ", x->type().str()));
-  s.seq = *seq;
-  if (s.hidden == 0) {
-    std::optional<int64_t> rows = r->type().shape[2].constant();
-    if (!rows)
-      return c.error("hidden_size is required");
-    s.hidden = *rows;
-  }
-  if (c.hasInput(4)) {
-    TC_ASSIGN_OR_RETURN(Ints lens, c.constantInts(4, "sequence_lens"));
-    for (int64_t len : lens)
-      if (len != s.seq)
-        return c.error("sequence_lens shorter than the sequence are not supported");
-  }
-  DType dtype = x->type().dtype;
-  SymInt batch = x->type().shape[1];
-  int64_t H = s.hidden, G = s.gates;
-  auto initialState = [&](size_t i) -> Expected<Value *> {
-    if (c.hasInput(i)) {
-      TC_ASSIGN_OR_RETURN(Value * v, c.input(i));
-      if (layout == 1) {
-        TC_ASSIGN_OR_RETURN(v, permute(c, v, Ints{1, 0, 2}));
-      }
-      return v;
-    }
-    AttrMap attrs;
-    attrs.emplace("size", Attribute(std::vector<SymInt>{SymInt(s.dirs), batch, SymInt(H)}));
-    attrs.emplace("fill_value", Attribute(0.0));
-    attrs.emplace("dtype", Attribute(dtype));
-    return c.emit("aten.full", {}, std::move(attrs));
-  };
-  TC_ASSIGN_OR_RETURN(Value * h0, initialState(5));
-  Value *c0 = nullptr, *peep = nullptr;
-  if (kind == CellKind::LSTM) {
-    TC_ASSIGN_OR_RETURN(c0, initialState(6));
-    if (c.hasInput(7)) {
-      TC_ASSIGN_OR_RETURN(peep, c.input(7));
-    }
-  }
-  Value *bias = nullptr;
-  if (c.hasInput(3)) {
-    TC_ASSIGN_OR_RETURN(bias, c.input(3));
-  }
-  std::vector<Value *> ys, hs, cs;
-  for (int64_t d = 0; d < s.dirs; ++d) {
-    bool reverse = direction == "reverse" || d == 1;
-    RnnSetup ds = s;
-    ds.activations.assign(s.activations.begin() + int64_t(perDir) * d,
-                          s.activations.begin() + int64_t(perDir) * (d + 1));
-    if (s.alphas.size() >= perDir * size_t(d + 1))
-      ds.alphas.assign(s.alphas.begin() + int64_t(perDir) * d, s.alphas.end());
-    if (s.betas.size() >= perDir * size_t(d + 1))
-      ds.betas.assign(s.betas.begin() + int64_t(perDir) * d, s.betas.end());
-    TC_ASSIGN_OR_RETURN(Value * wd, directionOf(c, w, d));
-    TC_ASSIGN_OR_RETURN(wd, transpose2d(c, wd)); // [I, G*H]
-    TC_ASSIGN_OR_RETURN(Value * rd, directionOf(c, r, d));
-    TC_ASSIGN_OR_RETURN(rd, transpose2d(c, rd)); // [H, G*H]
-    Value *wb = nullptr, *rb = nullptr;
-    if (bias) {
-      TC_ASSIGN_OR_RETURN(Value * bd, directionOf(c, bias, d));
-      TC_ASSIGN_OR_RETURN(wb, slice(c, bd, 0, 0, G * H));
-      TC_ASSIGN_OR_RETURN(rb, slice(c, bd, 0, G * H, 2 * G * H));
-    }
-    Value *pi = nullptr, *po = nullptr, *pf = nullptr;
-    if (peep) {
-      TC_ASSIGN_OR_RETURN(Value * pd, directionOf(c, peep, d));
-      TC_ASSIGN_OR_RETURN(pi, slice(c, pd, 0, 0, H));
-      TC_ASSIGN_OR_RETURN(po, slice(c, pd, 0, H, 2 * H));
-      TC_ASSIGN_OR_RETURN(pf, slice(c, pd, 0, 2 * H, 3 * H));
-    }
-    TC_ASSIGN_OR_RETURN(Value * h, directionOf(c, h0, d));
-    Value *cell = nullptr;
-    if (c0) {
-      TC_ASSIGN_OR_RETURN(cell, directionOf(c, c0, d));
-    }
-    std::vector<Value *> steps(size_t(s.seq), nullptr);
-    for (int64_t i = 0; i < s.seq; ++i) {
-      int64_t t = reverse ? s.seq - 1 - i : i;
-      TC_ASSIGN_OR_RETURN(Value * xt, directionOf(c, x, t)); // dim 0 of [S, B, I]
-      TC_ASSIGN_OR_RETURN(Value * xw, c.emit("aten.mm", {xt, wd}));
-      if (wb) {
-        TC_ASSIGN_OR_RETURN(xw, binary(c, "aten.add", xw, wb));
-      }
-      TC_ASSIGN_OR_RETURN(Value * hr, c.emit("aten.mm", {h, rd}));
-      if (rb) {
-        TC_ASSIGN_OR_RETURN(hr, binary(c, "aten.add", hr, rb));
-      }
-      if (kind == CellKind::RNN) {
-        TC_ASSIGN_OR_RETURN(Value * sum, binary(c, "aten.add", xw, hr));
-        TC_ASSIGN_OR_RETURN(h, act(c, ds, 0, sum));
-      } else if (kind == CellKind::GRU) {
-        TC_ASSIGN_OR_RETURN(Value * xzr, gateSlice(c, xw, 0, 2, H));
-        TC_ASSIGN_OR_RETURN(Value * hzr, gateSlice(c, hr, 0, 2, H));
-        TC_ASSIGN_OR_RETURN(Value * zr, binary(c, "aten.add", xzr, hzr));
-        TC_ASSIGN_OR_RETURN(zr, act(c, ds, 0, zr));
-        TC_ASSIGN_OR_RETURN(Value * z, gateSlice(c, zr, 0, 1, H));
-        TC_ASSIGN_OR_RETURN(Value * rg, gateSlice(c, zr, 1, 1, H));
-        TC_ASSIGN_OR_RETURN(Value * xh, gateSlice(c, xw, 2, 1, H));
-        Value *hh = nullptr;
-        if (s.linearBeforeReset) {
-          TC_ASSIGN_OR_RETURN(Value * hrh, gateSlice(c, hr, 2, 1, H));
-          TC_ASSIGN_OR_RETURN(hh, binary(c, "aten.mul", rg, hrh));
-        } else {
-          TC_ASSIGN_OR_RETURN(Value * rh, binary(c, "aten.mul", rg, h));
-          TC_ASSIGN_OR_RETURN(Value * rdh, gateSlice(c, rd, 2, 1, H));
-          TC_ASSIGN_OR_RETURN(hh, c.emit("aten.mm", {rh, rdh}));
-          if (rb) {
-            TC_ASSIGN_OR_RETURN(Value * rbh, gateSlice(c, rb, 2, 1, H));
-            TC_ASSIGN_OR_RETURN(hh, binary(c, "aten.add", hh, rbh));
-          }
-        }
-        TC_ASSIGN_OR_RETURN(hh, binary(c, "aten.add", xh, hh));
-        TC_ASSIGN_OR_RETURN(hh, act(c, ds, 1, hh));
-        // h = (1 - z) * hh + z * h = hh + z * (h - hh)
-        TC_ASSIGN_OR_RETURN(Value * diff, binary(c, "aten.sub", h, hh));
-        TC_ASSIGN_OR_RETURN(diff, binary(c, "aten.mul", z, diff));
-        TC_ASSIGN_OR_RETURN(h, binary(c, "aten.add", hh, diff));
-      } else {
-        TC_ASSIGN_OR_RETURN(Value * g, binary(c, "aten.add", xw, hr));
-        TC_ASSIGN_OR_RETURN(Value * gi, gateSlice(c, g, 0, 1, H));
-        TC_ASSIGN_OR_RETURN(Value * go, gateSlice(c, g, 1, 1, H));
-        TC_ASSIGN_OR_RETURN(Value * gf, gateSlice(c, g, 2, 1, H));
-        TC_ASSIGN_OR_RETURN(Value * gc, gateSlice(c, g, 3, 1, H));
-        if (pi) {
-          TC_ASSIGN_OR_RETURN(Value * t1, binary(c, "aten.mul", pi, cell));
-          TC_ASSIGN_OR_RETURN(gi, binary(c, "aten.add", gi, t1));
-          TC_ASSIGN_OR_RETURN(Value * t2, binary(c, "aten.mul", pf, cell));
-          TC_ASSIGN_OR_RETURN(gf, binary(c, "aten.add", gf, t2));
-        }
-        TC_ASSIGN_OR_RETURN(Value * ig, act(c, ds, 0, gi));
-        TC_ASSIGN_OR_RETURN(Value * fg, act(c, ds, 0, gf));
-        TC_ASSIGN_OR_RETURN(Value * cg, act(c, ds, 1, gc));
-        TC_ASSIGN_OR_RETURN(Value * keep, binary(c, "aten.mul", fg, cell));
-        TC_ASSIGN_OR_RETURN(Value * write, binary(c, "aten.mul", ig, cg));
-        TC_ASSIGN_OR_RETURN(cell, binary(c, "aten.add", keep, write));
-        if (po) {
-          TC_ASSIGN_OR_RETURN(Value * t3, binary(c, "aten.mul", po, cell));
-          TC_ASSIGN_OR_RETURN(go, binary(c, "aten.add", go, t3));
-        }
-        TC_ASSIGN_OR_RETURN(Value * og, act(c, ds, 0, go));
-        TC_ASSIGN_OR_RETURN(Value * hc, act(c, ds, 2, cell));
-        TC_ASSIGN_OR_RETURN(h, binary(c, "aten.mul", og, hc));
-      }
-      TC_ASSIGN_OR_RETURN(steps[size_t(t)], unsqueezeDim(c, h, 0));
-    }
-    AttrMap catAttrs;
-    catAttrs.emplace("dim", Attribute(int64_t(0)));
-    TC_ASSIGN_OR_RETURN(Value * yd, c.emit("aten.cat", steps, std::move(catAttrs)));
-    TC_ASSIGN_OR_RETURN(yd, unsqueezeDim(c, yd, 1)); // [S, 1, B, H]
-    ys.push_back(yd);
-    TC_ASSIGN_OR_RETURN(Value * hd, unsqueezeDim(c, h, 0));
-    hs.push_back(hd);
-    if (cell) {
-      TC_ASSIGN_OR_RETURN(Value * cd, unsqueezeDim(c, cell, 0));
-      cs.push_back(cd);
-    }
-  }
-  auto concat = [&](std::vector<Value *> parts, int64_t dim) -> Expected<Value *> {
-    if (parts.size() == 1)
-      return parts[0];
-    AttrMap attrs;
-    attrs.emplace("dim", Attribute(dim));
-    return c.emit("aten.cat", std::move(parts), std::move(attrs));
-  };
-  TC_ASSIGN_OR_RETURN(Value * y, concat(ys, 1));
-  TC_ASSIGN_OR_RETURN(Value * yh, concat(hs, 0));
-  Value *yc = nullptr;
-  if (!cs.empty()) {
-    TC_ASSIGN_OR_RETURN(yc, concat(cs, 0));
-  }
-  if (layout == 1) {
-    TC_ASSIGN_OR_RETURN(y, permute(c, y, Ints{2, 0, 1, 3}));
-    TC_ASSIGN_OR_RETURN(yh, permute(c, yh, Ints{1, 0, 2}));
-    if (yc) {
-      TC_ASSIGN_OR_RETURN(yc, permute(c, yc, Ints{1, 0, 2}));
-    }
-  }
-  if (c.hasOutput(0))
-    TC_RETURN_IF_ERROR(c.setOutput(0, y));
-  if (c.hasOutput(1))
-    TC_RETURN_IF_ERROR(c.setOutput(1, yh));
-  if (c.hasOutput(2) && yc)
-    TC_RETURN_IF_ERROR(c.setOutput(2, yc));
-  return Status::ok();
-}
-
-Status convertRNN(ConvertContext &c) { return convertRecurrent(c, CellKind::RNN); }
-Status convertGRU(ConvertContext &c) { return convertRecurrent(c, CellKind::GRU); }
-Status convertLSTM(ConvertContext &c) { return convertRecurrent(c, CellKind::LSTM); }
-
 } // namespace
 
 void addNNConverters(ConverterTable &table) {
@@ -1162,22 +676,12 @@ void addNNConverters(ConverterTable &table) {
   table["PRelu"] = convertPRelu;
   table["Gemm"] = convertGemm;
   table["MatMul"] = convertMatMul;
-  table["MatMulInteger"] = convertMatMulInteger;
-  table["ConvInteger"] = convertConvInteger;
-  table["QuantizeLinear"] = convertQuantizeLinear;
-  table["DequantizeLinear"] = convertDequantizeLinear;
-  table["DynamicQuantizeLinear"] = convertDynamicQuantizeLinear;
-  table["QLinearMatMul"] = convertQLinearMatMul;
-  table["QLinearConv"] = convertQLinearConv;
   table["GatherND"] = convertGatherND;
   table["ScatterElements"] = convertScatterElements;
   table["Scatter"] = convertScatterElements;
   table["ScatterND"] = convertScatterND;
   table["Resize"] = convertResize;
   table["Upsample"] = convertResize;
-  table["RNN"] = convertRNN;
-  table["GRU"] = convertGRU;
-  table["LSTM"] = convertLSTM;
 }
 
 } // namespace tensorc::onnx

@@ -74,7 +74,9 @@ Expected<Value *> reverseDim(ConvertContext &c, Value *x, int64_t dim) {
   if (!size)
     return c.error(
         strCat("reversing symbolic dim ", x->type().shape[size_t(dim)], " is not supported"));
-  Tensor indices = Tensor::zerosUnchecked(DType::I64, {*size});
+  TC_ASSIGN_OR_RETURN(
+      Tensor indices,
+      c.newTensor(DType::I64, {*size}, "the reversed index of dim " + std::to_string(dim)));
   for (int64_t k = 0; k < *size; ++k)
     indices.setInt(k, *size - 1 - k);
   TC_ASSIGN_OR_RETURN(Value * indexValue, c.constant(std::move(indices)));
@@ -328,7 +330,7 @@ Expected<Value *> hardmax(ConvertContext &c, Value *x, int64_t dim) {
   argAttrs.emplace("keepdim", Attribute(true));
   TC_ASSIGN_OR_RETURN(Value * index, c.emit("aten.argmax", {x}, std::move(argAttrs)));
   // Positions 0..n-1 laid along `dim`, compared against the arg max.
-  Tensor positions = Tensor::zerosUnchecked(DType::I64, {*size});
+  TC_ASSIGN_OR_RETURN(Tensor positions, c.newTensor(DType::I64, {*size}, "the position table"));
   for (int64_t k = 0; k < *size; ++k)
     positions.setInt(k, k);
   TC_ASSIGN_OR_RETURN(Value * range, c.constant(std::move(positions)));
@@ -548,11 +550,20 @@ Status convertLRN(ConvertContext &c) {
     return c.error("needs a positive 'size'");
   int64_t size = c.intAttr("size", 1);
   DType dtype = x->type().dtype;
-  int64_t before = (size - 1) / 2, after = size - 1 - before;
+  // Channel c sums the squares of channels [c - before, c + after] that exist: reaching further
+  // than C - 1 either way adds only zeros, so the window is clamped there (a size of 2^16 once
+  // unrolled 2^16 slices). What remains is unrolled, one slice per term, up to a limit.
+  int64_t reach = std::max<int64_t>(*channels - 1, 0);
+  int64_t before = std::min((size - 1) / 2, reach);
+  int64_t after = std::min(size - 1 - (size - 1) / 2, reach);
+  constexpr int64_t kMaxWindowTerms = 1024;
+  if (before + after + 1 > kMaxWindowTerms)
+    return c.error(strCat("a window of ", before + after + 1, " channels is more than the ",
+                          kMaxWindowTerms, " tensorc unrolls"));
   TC_ASSIGN_OR_RETURN(Value * squares, c.emit("aten.mul", {x, x}));
   TC_ASSIGN_OR_RETURN(Value * padded, padZeros(c, squares, 1, before, after));
   Value *window = nullptr;
-  for (int64_t k = 0; k < size; ++k) {
+  for (int64_t k = 0; k <= before + after; ++k) {
     TC_ASSIGN_OR_RETURN(Value * part, sliceDim(c, padded, 1, k, k + *channels));
     if (window) {
       TC_ASSIGN_OR_RETURN(window, c.emit("aten.add", {window, part}));
@@ -754,7 +765,8 @@ Expected<Term> takeDiagonals(ConvertContext &c, Term term, const std::string &eq
                             "' needs equal dims known at import time"));
     std::vector<int64_t> maskShape(shape.size(), 1);
     maskShape[first] = maskShape[second] = *size;
-    Tensor mask = Tensor::zerosUnchecked(term.value->type().dtype, maskShape);
+    TC_ASSIGN_OR_RETURN(Tensor mask,
+                        c.newTensor(term.value->type().dtype, maskShape, "the diagonal mask"));
     int64_t stride = 1;
     for (size_t i = second + 1; i < shape.size(); ++i)
       stride *= maskShape[i];

@@ -1,5 +1,6 @@
 // ONNX converters for constants, shapes and data movement, with import-time shape arithmetic.
 #include "ConvertContext.h"
+#include "ImportState.h"
 #include "OnnxTensor.h"
 #include "tensorc/Support/StrCat.h"
 
@@ -132,8 +133,8 @@ Status convertReshape(ConvertContext &c) {
   for (size_t i = 0; i < shape.size(); ++i)
     if (shape[i] == SymInt(0) && !allowZero) {
       if (i >= type.rank())
-        return c.error(strCat("shape entry ", i, " is 0 (copy) but the input has rank ",
-                              type.rank()));
+        return c.error(
+            strCat("shape entry ", i, " is 0 (copy) but the input has rank ", type.rank()));
       shape[i] = type.shape[i];
     }
   // Shape values reshaped between 0-d and 1-element 1-D stay symbolic.
@@ -143,8 +144,8 @@ Status convertReshape(ConvertContext &c) {
       vector.scalar = true;
       return c.setSymbolicOutput(0, std::move(vector));
     }
-    if (shape.size() == 1 && (shape[0] == SymInt(-1) ||
-                              shape[0] == SymInt(int64_t(vector.elements.size())))) {
+    if (shape.size() == 1 &&
+        (shape[0] == SymInt(-1) || shape[0] == SymInt(int64_t(vector.elements.size())))) {
       vector.scalar = false;
       return c.setSymbolicOutput(0, std::move(vector));
     }
@@ -163,8 +164,8 @@ Status convertFlatten(ConvertContext &c) {
   if (axis < 0)
     axis += int64_t(type.rank());
   if (axis < 0 || axis > int64_t(type.rank()))
-    return c.error(strCat("axis ", c.intAttr("axis", 1), " is out of range for rank ",
-                          type.rank()));
+    return c.error(
+        strCat("axis ", c.intAttr("axis", 1), " is out of range for rank ", type.rank()));
   SymInt outer(1), inner(1);
   for (size_t i = 0; i < type.rank(); ++i)
     (int64_t(i) < axis ? outer : inner) = (int64_t(i) < axis ? outer : inner) * type.shape[i];
@@ -196,9 +197,10 @@ Status convertSqueeze(ConvertContext &c) {
   Ints dims;
   for (int64_t axis : axes) {
     TC_ASSIGN_OR_RETURN(int64_t dim, normalizeAxis(c, axis, input->type().rank()));
-    if (input->type().shape[size_t(dim)] != SymInt(1) && input->type().shape[size_t(dim)].isConstant())
-      return c.error(strCat("cannot squeeze axis ", axis, " of size ",
-                            input->type().shape[size_t(dim)]));
+    if (input->type().shape[size_t(dim)] != SymInt(1) &&
+        input->type().shape[size_t(dim)].isConstant())
+      return c.error(
+          strCat("cannot squeeze axis ", axis, " of size ", input->type().shape[size_t(dim)]));
     dims.push_back(dim);
   }
   AttrMap attrs;
@@ -410,8 +412,8 @@ Status convertSlice(ConvertContext &c) {
     if (!dim) {
       // Symbolic extent: only what torch's slice can express without knowing it.
       if (steps[i] < 0 || starts[i] < 0)
-        return c.error(strCat("slicing symbolic dim ", size,
-                              " needs a non-negative start and step"));
+        return c.error(
+            strCat("slicing symbolic dim ", size, " needs a non-negative start and step"));
       AttrMap attrs;
       attrs.emplace("dim", Attribute(axis));
       attrs.emplace("start", Attribute(starts[i]));
@@ -430,12 +432,14 @@ Status convertSlice(ConvertContext &c) {
       TC_ASSIGN_OR_RETURN(value, c.emit("aten.slice", {value}, std::move(attrs)));
       continue;
     }
-    Ints picked;
-    for (int64_t k = s.start; k > s.end; k += s.step)
-      picked.push_back(k);
-    Tensor indices = Tensor::zerosUnchecked(DType::I64, {int64_t(picked.size())});
-    for (size_t k = 0; k < picked.size(); ++k)
-      indices.setInt(int64_t(k), picked[k]);
+    // start > end and step < 0 here; the count is formed in unsigned arithmetic (no overflow).
+    uint64_t span = uint64_t(s.start) - uint64_t(s.end);
+    uint64_t stride = uint64_t(0) - uint64_t(s.step);
+    int64_t count = int64_t((span + stride - 1) / stride);
+    TC_ASSIGN_OR_RETURN(Tensor indices,
+                        c.newTensor(DType::I64, {count}, "the index of a negative-step slice"));
+    for (int64_t k = 0; k < count; ++k)
+      indices.setInt(k, s.start + k * s.step);
     TC_ASSIGN_OR_RETURN(Value * indexValue, c.constant(std::move(indices)));
     AttrMap attrs;
     attrs.emplace("dim", Attribute(axis));
@@ -457,7 +461,8 @@ Status convertSplit(ConvertContext &c) {
     std::optional<int64_t> dim = input->type().shape[size_t(axis)].constant();
     if (!dim)
       return c.error("splitting a symbolic dim needs explicit sizes");
-    int64_t parts = c.hasAttr("num_outputs") ? c.intAttr("num_outputs", 1) : int64_t(c.numOutputs());
+    int64_t parts =
+        c.hasAttr("num_outputs") ? c.intAttr("num_outputs", 1) : int64_t(c.numOutputs());
     if (parts <= 0)
       return c.error("needs at least one output");
     int64_t chunk = (*dim + parts - 1) / parts; // opset 18: the last part may be smaller
@@ -472,8 +477,8 @@ Status convertSplit(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(std::vector<Value *> parts,
                       c.emitMulti("aten.split_with_sizes", {input}, std::move(attrs)));
   if (parts.size() != c.numOutputs())
-    return c.error(strCat("splits into ", parts.size(), " parts but has ", c.numOutputs(),
-                          " outputs"));
+    return c.error(
+        strCat("splits into ", parts.size(), " parts but has ", c.numOutputs(), " outputs"));
   for (size_t i = 0; i < parts.size(); ++i)
     TC_RETURN_IF_ERROR(c.setOutput(i, parts[i]));
   return Status::ok();
@@ -537,6 +542,8 @@ Status convertRange(ConvertContext &c) {
                         delta = c.constantInput(2);
   if (!start || !limit || !delta)
     return c.error("start, limit and delta must be known at import time");
+  if (start->numel() != 1 || limit->numel() != 1 || delta->numel() != 1)
+    return c.error("start, limit and delta must be scalars");
   DType dtype = start->dtype();
   auto scalarAttr = [&](const Tensor &t) {
     return isFloating(dtype) ? Attribute(t.getDouble(0)) : Attribute(t.getInt(0));
@@ -651,8 +658,9 @@ Status convertDepthToSpace(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Value * input, c.input(0));
   TC_ASSIGN_OR_RETURN(Ints s, staticNCHW(c, input));
   int64_t b = c.intAttr("blocksize", 0);
-  if (b <= 0 || s[1] % (b * b) != 0)
-    return c.error(strCat("blocksize ", b, " does not divide ", s[1], " channels"));
+  // b <= channels / b first: b * b must not overflow.
+  if (b <= 0 || b > s[1] / b || s[1] % (b * b) != 0)
+    return c.error(strCat("blocksize ", b, " squared does not divide ", s[1], " channels"));
   int64_t n = s[0], ch = s[1] / (b * b), h = s[2], w = s[3];
   if (c.stringAttr("mode", "DCR") == "CRD")
     return reshapePermuteReshape(c, input, {n, ch, b, b, h, w}, {0, 1, 4, 2, 5, 3},
@@ -665,7 +673,8 @@ Status convertSpaceToDepth(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Value * input, c.input(0));
   TC_ASSIGN_OR_RETURN(Ints s, staticNCHW(c, input));
   int64_t b = c.intAttr("blocksize", 0);
-  if (b <= 0 || s[2] % b != 0 || s[3] % b != 0)
+  int64_t ignored = 0;
+  if (b <= 0 || s[2] % b != 0 || s[3] % b != 0 || __builtin_mul_overflow(s[1], b * b, &ignored))
     return c.error(strCat("blocksize ", b, " does not divide the spatial dims"));
   int64_t n = s[0], ch = s[1], h = s[2] / b, w = s[3] / b;
   return reshapePermuteReshape(c, input, {n, ch, h, b, w, b}, {0, 3, 5, 1, 2, 4},
@@ -701,7 +710,7 @@ Status convertDropout(ConvertContext &c) {
 /// A static boolean mask over the last two dims: keep (i, j) when `keep(j - i)`.
 template <typename Keep>
 Expected<Value *> diagonalMask(ConvertContext &c, int64_t rows, int64_t cols, Keep keep) {
-  Tensor mask = Tensor::zerosUnchecked(DType::Bool, {rows, cols});
+  TC_ASSIGN_OR_RETURN(Tensor mask, c.newTensor(DType::Bool, {rows, cols}, "the triangle mask"));
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j)
       mask.setInt(i * cols + j, keep(j - i));
@@ -741,10 +750,14 @@ Status convertEyeLike(ConvertContext &c) {
     dtype = *given;
   }
   int64_t k = c.intAttr("k", 0);
-  Tensor eye = Tensor::zerosUnchecked(dtype, *shape);
-  for (int64_t i = 0; i < (*shape)[0]; ++i)
-    if (i + k >= 0 && i + k < (*shape)[1])
-      eye.setInt(i * (*shape)[1] + i + k, 1);
+  TC_ASSIGN_OR_RETURN(Tensor eye, c.newTensor(dtype, *shape, "the identity matrix"));
+  // Row i has its one at column i + k: rows max(0, -k) .. min(rows, cols - k). A k outside
+  // [-rows, cols] places no ones, as the clamped one does, and cannot overflow.
+  int64_t rows = (*shape)[0], cols = (*shape)[1];
+  k = std::clamp(k, -rows, cols);
+  int64_t firstRow = std::max<int64_t>(0, -k), endRow = std::min(rows, cols - k);
+  for (int64_t i = firstRow; i < endRow; ++i)
+    eye.setInt(i * cols + i + k, 1);
   TC_ASSIGN_OR_RETURN(Value * value, c.constant(std::move(eye)));
   return c.setOutput(0, value);
 }
@@ -754,21 +767,42 @@ Status convertOneHot(ConvertContext &c) {
   std::optional<Tensor> depthTensor = c.constantInput(1);
   if (!depthTensor || depthTensor->numel() != 1)
     return c.error("depth must be a scalar known at import time");
-  int64_t depth = int64_t(depthTensor->getDouble(0));
+  // A float depth is truncated (ONNX allows any numeric type); one outside int64 is an error.
+  int64_t depth = 0;
+  if (isIntegral(depthTensor->dtype())) {
+    depth = depthTensor->getInt(0);
+  } else {
+    double value = depthTensor->getDouble(0);
+    if (!(value >= 1 && value < 0x1p63))
+      return c.error(strCat("depth must be a positive integer, got ", value));
+    depth = int64_t(value);
+  }
+  if (depth < 1)
+    return c.error(strCat("depth must be a positive integer, got ", depth));
   TC_ASSIGN_OR_RETURN(Value * values, c.input(2));
   size_t outRank = indices->type().rank() + 1;
   TC_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(c, c.intAttr("axis", -1), outRank));
+  Shape resultShape = indices->type().shape;
+  resultShape.insert(resultShape.begin() + axis, SymInt(depth));
+  TensorType resultType(values->type().dtype, resultShape);
+  if (Status fits = checkStaticSize(resultType, strCat("with depth ", depth, " the result")); !fits)
+    return c.error(fits.message());
   TC_ASSIGN_OR_RETURN(indices, wrapIndices(c, indices, SymInt(depth)));
   AttrMap unsqueeze;
   unsqueeze.emplace("dim", Attribute(axis));
   TC_ASSIGN_OR_RETURN(Value * expanded, c.emit("aten.unsqueeze", {indices}, std::move(unsqueeze)));
-  // classes: [depth] viewed so that it runs along `axis`.
-  Tensor classes = Tensor::zerosUnchecked(DType::I64, {depth});
-  for (int64_t i = 0; i < depth; ++i)
-    classes.setInt(i, i);
-  Ints classShape(outRank, 1);
-  classShape[size_t(axis)] = depth;
-  TC_ASSIGN_OR_RETURN(Value * classValue, c.constant(classes.reshaped(classShape)));
+  // classes: 0..depth-1 along `axis`, computed (folded only when small) rather than stored.
+  AttrMap range;
+  range.emplace("start", Attribute(int64_t(0)));
+  range.emplace("end", Attribute(depth));
+  range.emplace("step", Attribute(int64_t(1)));
+  range.emplace("dtype", Attribute(DType::I64));
+  TC_ASSIGN_OR_RETURN(Value * classes, c.emit("aten.arange", {}, std::move(range)));
+  std::vector<SymInt> classShape(outRank, SymInt(1));
+  classShape[size_t(axis)] = SymInt(depth);
+  AttrMap view;
+  view.emplace("shape", Attribute(std::move(classShape)));
+  TC_ASSIGN_OR_RETURN(Value * classValue, c.emit("aten.reshape", {classes}, std::move(view)));
   TC_ASSIGN_OR_RETURN(Value * hot, c.emit("aten.eq", {expanded, classValue}));
   AttrMap sizes;
   sizes.emplace("split_sizes", intsAttr(Ints{1, 1}));

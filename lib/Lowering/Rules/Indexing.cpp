@@ -1,6 +1,7 @@
 // Gathers (index_select, embedding, gather): pointwise values whose load position along one dim
-// comes from an index tensor at run time; the other indexing ops have no generated kernel yet.
-#include "Rules.h"
+// comes from an index tensor at run time; gather_nd, scatter_nd (IndexingNd.cpp) and resize
+// (Resize.cpp) are registered here; scatter has no generated kernel yet.
+#include "Sampling.h"
 
 namespace tensorc::loop {
 
@@ -104,8 +105,10 @@ void addIndexingRules(RuleTable &table) {
   table.add({OpId::IndexSelect}, lowerIndexSelect);
   table.add({OpId::Embedding}, lowerEmbedding);
   table.add({OpId::Gather}, lowerGatherElements);
-  table.fallback({OpId::GatherNd, OpId::Scatter, OpId::ScatterNd, OpId::Resize},
-                 "no lowering rule yet");
+  table.add({OpId::GatherNd}, lowerGatherNd);
+  table.add({OpId::ScatterNd}, lowerScatterNd);
+  table.add({OpId::Resize}, lowerResize);
+  table.fallback({OpId::Scatter}, "no lowering rule yet");
 }
 
 } // namespace tensorc::loop

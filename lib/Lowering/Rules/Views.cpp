@@ -1,6 +1,7 @@
 // Views and data movement: a view maps its output index to its input's (no data moves, no
-// kernel); split's results are views at offsets; cat selects among its inputs per element.
-#include "Rules.h"
+// kernel); split's results are views at offsets; cat selects among its inputs per element; pad
+// (Pad.cpp) remaps its output index into its input's.
+#include "Sampling.h"
 
 #include <algorithm>
 
@@ -165,10 +166,86 @@ Status lowerSplit(LowerContext &context, const Node &node) {
 /// More inputs than this and every element's selects and loads would cost more than a copy.
 constexpr size_t kMaxInlineCatParts = 16;
 
-/// cat as a pointwise select over the inputs' ranges along `dim`. A select computes both sides,
-/// so each input is read at its index wrapped into its own range (equal to `i - start` where it
-/// is chosen, in bounds everywhere else). Static sizes along `dim` only; else the reference
-/// kernel.
+/// One input of a cat: its loader and its range [start, start + size) along the cat dim.
+struct CatPart {
+  Loader load;
+  int64_t start, size;
+};
+
+/// The parts as one pointwise loader: a chain of selects over the parts' ranges along `dim`. A
+/// select computes both sides, so each part is read at its index wrapped into its own range
+/// (equal to `i - start` where it is chosen, in bounds everywhere else).
+Loader selectAmong(std::vector<CatPart> parts, size_t dim, DType dtype) {
+  return [parts, dim, dtype](const Index &index) {
+    const SymInt &at = index[dim];
+    ExprRef result;
+    for (size_t k = parts.size(); k-- > 0;) {
+      const CatPart &part = parts[k];
+      Index mapped = index;
+      // (at + shift) mod size == at - start where at is in the part; shift >= 0 keeps it so
+      // under any remainder convention.
+      int64_t shift = (part.size - part.start % part.size) % part.size;
+      mapped[dim] = parts.size() == 1 ? at : SymInt::mod(at + SymInt(shift), part.size);
+      ExprRef value = makeCast(part.load(mapped), dtype);
+      if (!result) {
+        result = value;
+        continue;
+      }
+      ExprRef inside = makeBinary(BinaryOp::Lt, makeIndex(at, DType::I64),
+                                  makeIntConstant(part.start + part.size, DType::I64));
+      result = makeSelect(inside, value, result);
+    }
+    return result;
+  };
+}
+
+/// A cat of many parts: runs of kMaxInlineCatParts consecutive parts are each copied into a
+/// buffer by one pointwise kernel (a slice of the result), until few enough parts remain for
+/// one select chain; every element then computes a bounded number of loads.
+std::vector<CatPart> groupCatParts(LowerContext &context, const Node &node,
+                                   std::vector<CatPart> parts, size_t dim) {
+  const TensorType &outType = node.output()->type();
+  while (parts.size() > kMaxInlineCatParts) {
+    std::vector<CatPart> grouped;
+    for (size_t first = 0; first < parts.size(); first += kMaxInlineCatParts) {
+      size_t end = std::min(parts.size(), first + kMaxInlineCatParts);
+      if (end - first == 1) {
+        grouped.push_back(parts[first]);
+        continue;
+      }
+      int64_t start = parts[first].start;
+      std::vector<CatPart> members(parts.begin() + long(first), parts.begin() + long(end));
+      for (CatPart &member : members)
+        member.start -= start;
+      int64_t size = members.back().start + members.back().size;
+      std::vector<SymInt> shape = outType.shape;
+      shape[dim] = SymInt(size);
+      std::string name = context.uniqueBufferName(node.output()->name() + "_part");
+      int id =
+          context.addBuffer(name, Buffer::Kind::Intermediate, TensorType(outType.dtype, shape));
+      LoopNode loop;
+      loop.kind = LoopNode::Kind::Pointwise;
+      loop.name = name;
+      loop.output = id;
+      Index index;
+      loop.ranges = rangesWithoutUnitDims(shape, index);
+      loop.body =
+          context.simplifyBody(selectAmong(members, dim, outType.dtype)(index), loop.ranges, {});
+      loop.origins = context.mergedOrigins(node);
+      context.addNode(std::move(loop));
+      DType dtype = outType.dtype;
+      Loader load = [id, dtype, shape](const Index &at) {
+        return makeLoad(id, dtype, flatten(at, shape));
+      };
+      grouped.push_back({load, start, size});
+    }
+    parts = std::move(grouped);
+  }
+  return parts;
+}
+
+/// cat as a pointwise select over the inputs' ranges along `dim` (grouped into copies first when
+/// there are many). Static sizes along `dim` only; else the reference kernel.
 Status lowerCat(LowerContext &context, const Node &node) {
   const TensorType &outType = node.output()->type();
   if (outType.rank() == 0)
@@ -178,11 +255,7 @@ Status lowerCat(LowerContext &context, const Node &node) {
     dim += int64_t(outType.rank());
   if (dim < 0 || dim >= int64_t(outType.rank()))
     return context.fallback(node, "a cat along a dim the result does not have");
-  struct Part {
-    Loader load;
-    int64_t start, size;
-  };
-  std::vector<Part> parts;
+  std::vector<CatPart> parts;
   int64_t start = 0;
   for (const Value *input : node.inputs()) {
     const std::vector<SymInt> &shape = input->type().shape;
@@ -205,32 +278,15 @@ Status lowerCat(LowerContext &context, const Node &node) {
   }
   if (parts.empty())
     return context.fallback(node, "no input with elements");
-  if (parts.size() > kMaxInlineCatParts)
-    return context.fallback(node, "more than 16 inputs");
-  DType dtype = outType.dtype;
-  Loader load = [parts, dim, dtype](const Index &index) {
-    const SymInt &at = index[size_t(dim)];
-    ExprRef result;
-    for (size_t k = parts.size(); k-- > 0;) {
-      const Part &part = parts[k];
-      Index mapped = index;
-      // (at + shift) mod size == at - start where at is in the part; shift >= 0 keeps it so
-      // under any remainder convention.
-      int64_t shift = (part.size - part.start % part.size) % part.size;
-      mapped[size_t(dim)] = parts.size() == 1 ? at : SymInt::mod(at + SymInt(shift), part.size);
-      ExprRef value = makeCast(part.load(mapped), dtype);
-      if (!result) {
-        result = value;
-        continue;
-      }
-      ExprRef inside = makeBinary(BinaryOp::Lt, makeIndex(at, DType::I64),
-                                  makeIntConstant(part.start + part.size, DType::I64));
-      result = makeSelect(inside, value, result);
-    }
-    return result;
-  };
-  context.setPointwise(node.output(), load, context.inputCost(node) + int(parts.size()),
-                       context.inputsReadTemplate(node), context.mergedOrigins(node));
+  int cost = context.inputCost(node) + int(parts.size());
+  bool readsTemplate = context.inputsReadTemplate(node);
+  if (parts.size() > kMaxInlineCatParts) {
+    parts = groupCatParts(context, node, std::move(parts), size_t(dim));
+    cost = int(parts.size());
+    readsTemplate = false;
+  }
+  context.setPointwise(node.output(), selectAmong(std::move(parts), size_t(dim), outType.dtype),
+                       cost, readsTemplate, context.mergedOrigins(node));
   return Status::ok();
 }
 
@@ -245,7 +301,7 @@ void addViewRules(RuleTable &table) {
   table.add({OpId::Split}, lowerSplit);
   table.add({OpId::Cat}, lowerCat);
   table.fallback({OpId::Transpose, OpId::T}, "decomposed before lowering; this case was not");
-  table.fallback({OpId::Pad}, "no lowering rule yet");
+  table.add({OpId::Pad}, lowerPad);
 }
 
 } // namespace tensorc::loop

@@ -8,6 +8,8 @@
 #include "tensorc/Support/Status.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tensorc::cpu {
 
@@ -16,6 +18,10 @@ struct CodegenOptions {
   std::string linker;
   /// Directory for temporary objects; empty = the system temp dir. Removed afterwards.
   std::string tempDir;
+  /// Read-only data the shared object exports besides the kernels, as NUL-terminated strings
+  /// (name, text): a bundle's kernel signature table, which the runtime checks its manifest
+  /// against (bundle::kKernelSignatureSymbol).
+  std::vector<std::pair<std::string, std::string>> dataSymbols;
 };
 
 struct CompiledKernels {

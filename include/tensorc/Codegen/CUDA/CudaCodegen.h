@@ -46,7 +46,32 @@ struct CompileOptions {
   /// Directory caching compiled outputs by content hash; empty = $TENSORC_CACHE_DIR, else
   /// ~/.cache/tensorc; "-" disables the cache.
   std::string cacheDir;
+  /// CPU seconds one NVRTC compilation may use before compileSource gives up with an error
+  /// naming the largest kernel (NVRTC cannot be interrupted: its thread is left to the process's
+  /// exit). 0: no limit.
+  double timeoutSeconds = 900;
+  /// What each kernel computes ("fused nodes a, b, c"), by kernel name: errors about a kernel
+  /// name it with this.
+  std::map<std::string, std::string> kernelNotes;
 };
+
+/// The deepest nesting of parentheses and brackets in `source` (comments and literals skipped):
+/// what NVRTC's recursive descent follows. Rendered kernels keep it far below
+/// kMaxExpressionDepth.
+int expressionDepth(const std::string &source);
+
+/// Sources nested deeper than this are refused before NVRTC sees them: NVRTC recurses once per
+/// level and overflows its stack on expressions thousands deep.
+constexpr int kMaxExpressionDepth = 200;
+
+/// The kernels of a rendered source, in source order: name, first and last line (1-based), and
+/// their text's bytes [begin, end).
+struct SourceKernel {
+  std::string name;
+  size_t firstLine = 0, lastLine = 0;
+  size_t begin = 0, end = 0;
+};
+std::vector<SourceKernel> sourceKernels(const std::string &source);
 
 struct CompiledModule {
   std::map<std::string, std::string> cubins; // by arch ("sm_90") -> cubin bytes
@@ -55,7 +80,9 @@ struct CompiledModule {
   bool fromCache = false;
 };
 
-/// Compiles `source` with NVRTC (no GPU needed). Errors carry NVRTC's log. Archs must be
+/// Compiles `source` with NVRTC (no GPU needed) on a thread with a large stack. Errors name the
+/// kernel at fault (the one NVRTC's log points at, or the one too deeply nested; the largest on
+/// a timeout) and carry NVRTC's log; NVRTC's failures never crash the caller. Archs must be
 /// sm_<major><minor> names NVRTC supports.
 Expected<CompiledModule> compileSource(const std::string &source, const std::string &name,
                                        const CompileOptions &options);

@@ -14,6 +14,10 @@ struct ImportOptions {
   /// match the declaration) instead of a user input. Shape-like inputs (Reshape's target, Tile's
   /// repeats...) must be known when compiling ahead of time.
   std::map<std::string, Tensor> specializedInputs;
+  /// The most bytes a tensor computed at import time may take (a converter's mask or identity
+  /// matrix); 0 = TENSORC_MAX_TENSOR_BYTES or kDefaultMaxTensorBytes (Support/Limits.h).
+  /// Constant folding is separately limited to small results, decided before evaluating.
+  int64_t maxTensorBytes = 0;
 };
 
 /// Imports the model at `path`. Initializers become parameters (weights); Constant nodes and
@@ -25,6 +29,10 @@ struct ImportOptions {
 Expected<Graph> importOnnxFile(const std::string &path, const OpRegistry &registry,
                                const ImportOptions &options = {});
 
+/// The same for a serialized ModelProto in memory; external data is read from `modelDir`.
+/// Errors do not name a file (importOnnxFile prefixes the path).
+Expected<Graph> importOnnxBytes(const std::string &bytes, const std::string &modelDir,
+                                const OpRegistry &registry, const ImportOptions &options = {});
 /// Names of the model's graph inputs that are not initializers, in order (what the user feeds).
 Expected<std::vector<std::string>> listOnnxInputs(const std::string &path);
 

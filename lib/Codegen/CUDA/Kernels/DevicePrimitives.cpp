@@ -204,6 +204,14 @@ TC_DEVICE void tk_raster(long long t, long long tilesM, long long tilesN, long l
   tm = first + (t % inGroup) % size;
   tn = (t % inGroup) / size;
 }
+// The same in 32 bits (a 64-bit division is a subroutine of ~70 instructions; the Hopper kernel's
+// producer runs this before its first copy).
+TC_DEVICE void tk_raster(unsigned t, unsigned tilesM, unsigned tilesN, unsigned &tm, unsigned &tn) {
+  const unsigned inGroup = 8u * tilesN, first = (t / inGroup) * 8u, rest = t % inGroup;
+  const unsigned size = tilesM - first < 8u ? tilesM - first : 8u;
+  tm = first + rest % size;
+  tn = rest / size;
+}
 )";
 }
 

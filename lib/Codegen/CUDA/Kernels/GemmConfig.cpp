@@ -39,51 +39,68 @@ std::vector<Tile> candidates(int64_t m, MathMode math) {
   return fit;
 }
 
+/// Costs of the Hopper kernel's small-problem model, fitted to run 2 on an H100 (NOTES.md in
+/// bench/cuda_kernels): a block takes its operands into shared memory at about 55 GB/s however
+/// deep its ring, so a kernel of few, short K loops is as fast as its busiest SM's bytes; a
+/// split-K cluster adds about 2.5 us (2 CTAs) or 3.5 us (4 CTAs) of launch, barrier and
+/// reduction time; clusters of 5 to 8 measured 1.5-2x slower than 4 (they pack badly into the
+/// GPCs), 3 is not a divisor of the GPCs' SM counts either.
+constexpr double kSmIngestBytesPerUs = 55e3;
+constexpr double kClusterUs[] = {0.0, 0.0, 2.5, 0.0, 3.5};
+constexpr double kSmFlopsPerUs = 5e6; // f16 wgmma per SM with two consumer warpgroups
+
 /// The Hopper kernel's configuration (rules in KernelLibrary.h).
-GemmConfig chooseWgmmaConfig(int64_t m, int64_t n, int64_t k, int64_t batch, MathMode math,
-                             const GpuInfo &gpu) {
+GemmConfig chooseWgmmaConfig(int64_t m, int64_t n, int64_t k, int64_t batch, ElemType type,
+                             MathMode math, const GpuInfo &gpu) {
   GemmConfig c;
   c.kernel = GemmKernel::Wgmma;
   c.warpsM = c.warpsN = 0;
   c.bk = math == MathMode::TF32 ? 32 : 64;
   int64_t slices = ceilDiv(k, c.bk);
   auto tiles = [&](int bm, int bn) { return batch * ceilDiv(m, bm) * ceilDiv(n, bn); };
-  // Split K while a quarter of the SMs would idle, each part at least 2 K slices deep.
-  auto split = [&](int bm, int bn) {
-    int parts = 1;
-    while (tiles(bm, bn) * parts * 4 < int64_t(gpu.sms) * 3 && parts < 8 &&
-           slices / (parts + 1) >= 2)
-      ++parts;
-    return parts;
-  };
-  // Tiles by preference: the first whose blocks (with split-K) fill three quarters of the SMs,
-  // else the one giving the most blocks. 256 columns only for big problems (128 accumulators
-  // a thread); 128 rows only when M needs them.
   struct Tile {
-    int bm, bn;
+    int bm, bn, split;
   };
-  const Tile order[] = {{128, 256}, {128, 128}, {128, 64}, {64, 128}, {64, 64}, {64, 32}};
-  std::vector<Tile> all;
-  for (const Tile &t : order)
-    if ((t.bm == 64 || m > 64) && (t.bn < 256 || m > 1024))
-      all.push_back(t);
-  Tile chosen = all.front();
-  int64_t best = -1;
-  for (const Tile &t : all) {
-    if (t.bn > 64 && t.bn >= 2 * n) // mostly empty columns
-      continue;
-    int64_t blocks = tiles(t.bm, t.bn) * split(t.bm, t.bn);
-    if (blocks * 4 >= int64_t(gpu.sms) * 3) {
+  // Big problems: the first of 128x256 (M > 1024), 128x128 whose tiles alone give every SM a
+  // block, unsplit (compute-bound: wide tiles multiply at the highest rate per byte).
+  Tile chosen{0, 0, 1};
+  for (Tile t : {Tile{128, 256, 1}, Tile{128, 128, 1}})
+    if ((t.bn < 256 || m > 1024) && !(t.bn >= 2 * n) && tiles(t.bm, t.bn) >= gpu.sms) {
       chosen = t;
       break;
     }
-    if (blocks > best)
-      best = blocks, chosen = t;
+  if (!chosen.bm) {
+    // Small problems (latency-bound, run 2): the cheapest of 64/128 x 128/64/32 tiles split 1, 2
+    // or 4 ways under a model: the busiest SM's operand bytes at kSmIngestBytesPerUs, or its
+    // FLOPs, or all the DRAM traffic at 3 TB/s, whichever is longest, plus the cluster's cost.
+    // Ties go to the earlier candidate (64-row tiles first: one consumer warpgroup, measured
+    // faster than 128x64 at equal bytes).
+    int elem = type == ElemType::F32 ? 4 : 2;
+    double flopsPerUs = kSmFlopsPerUs / (math == MathMode::TF32 ? 2 : 1);
+    double dramUs = double(batch) * (m * k + n * k + m * n) * elem / 3e6;
+    double best = 0;
+    for (int bm : {64, 128})
+      for (int bn : {128, 64, 32})
+        for (int split : {1, 2, 4}) {
+          if ((bm == 128 && m <= 64) || (bn > 64 && bn >= 2 * n) ||
+              (split > 1 && slices / split < 2))
+            continue;
+          int64_t units = tiles(bm, bn) * split, perSm = ceilDiv(units, gpu.sms);
+          int64_t perPart = ceilDiv(slices, split);
+          double bytes = double(perSm) * perPart * (bm + bn) * 128;
+          double flops = double(perSm) * 2.0 * bm * bn * perPart * c.bk;
+          double us = std::max({bytes / kSmIngestBytesPerUs,
+                                flops / (flopsPerUs * (bm == 128 ? 1.0 : 0.6)), dramUs}) +
+                      kClusterUs[split];
+          if (!chosen.bm || us < best)
+            best = us, chosen = {bm, bn, split};
+        }
   }
-  c.bm = chosen.bm, c.bn = chosen.bn, c.splitK = split(c.bm, c.bn);
+  c.bm = chosen.bm, c.bn = chosen.bn, c.splitK = chosen.split;
   // Stages: what fits beside the epilogue's staging tile, no more than a part's K slices + 1
-  // (the next unit's first slice), 2..6. Passes of 64 columns (32 when that leaves fewer than
-  // 4 stages); a split-K cluster stages its whole tile.
+  // (the next unit's first slice), 2..8: a short K loop has every load in flight at once. Passes
+  // of 64 columns (32 when that leaves fewer than 4 stages); a split-K cluster stages its whole
+  // tile.
   int stageBytes = (c.bm + c.bn) * 128, reserve = 1024 + 128;
   int64_t perPart = ceilDiv(slices, c.splitK);
   auto fit = [&](int epi) {
@@ -92,7 +109,9 @@ GemmConfig chooseWgmmaConfig(int64_t m, int64_t n, int64_t k, int64_t batch, Mat
   c.epilogueCols = c.splitK > 1 ? c.bn : std::min(c.bn, 64);
   if (c.splitK == 1 && fit(c.epilogueCols) < 4 && c.bn > 32)
     c.epilogueCols = 32;
-  c.stages = int(std::clamp<int64_t>(std::min<int64_t>(fit(c.epilogueCols), perPart + 1), 2, 6));
+  int maxStages = c.bn == 256 ? 6 : 8;
+  c.stages =
+      int(std::clamp<int64_t>(std::min<int64_t>(fit(c.epilogueCols), perPart + 1), 2, maxStages));
   int smem = c.stages * stageBytes + c.bm * (c.epilogueCols + 8) * 4 + reserve;
   int perSm = std::max(1, std::min((228 * 1024) / (smem + 1024), 2048 / (128 * (c.bm / 64 + 1))));
   c.gridLimit = gpu.sms * perSm;
@@ -107,7 +126,7 @@ GemmConfig chooseGemmConfig(int64_t m, int64_t n, int64_t k, int64_t batch, Elem
   batch = std::max<int64_t>(batch, 1);
   if (gpu.sm90a && tmaOperands && m > 16 && math != MathMode::SimtF32 &&
       (math == MathMode::TF32) == (type == ElemType::F32))
-    return chooseWgmmaConfig(m, n, k, batch, math, gpu);
+    return chooseWgmmaConfig(m, n, k, batch, type, math, gpu);
   std::vector<Tile> tiles = candidates(m, math);
   // 128x256 only when it still gives two waves: its 128 accumulators per thread allow one block
   // per SM.

@@ -223,13 +223,15 @@ struct GpuInfo {
 /// The configuration for a batch x (M x N x K) problem, deterministic in its inputs. With
 /// `gpu.sm90a`, f16/bf16/TF32 math, M > 16 and `tmaOperands` (both operands K-major with 16-byte
 /// aligned rows, so TMA can load them) it is a GemmKernel::Wgmma configuration:
-///  - tiles: the first of 128x256 (M > 1024), 128x128, 128x64 (M > 64), 64x128, 64x64, 64x32
-///    whose blocks, split-K included, fill three quarters of the SMs, else the one giving the
-///    most blocks (tiles over twice N skipped);
-///  - split-K (a cluster of up to 8) while the blocks leave a quarter of the SMs idle, each part
-///    at least 2 K slices deep;
-///  - stages: as many as fit beside the epilogue's staging (at most 6, at most a part's slices
-///    + 1), the grid persistent (blocks that fit on the SMs at once).
+///  - big problems: the first of 128x256 (M > 1024), 128x128 whose tiles alone give every SM a
+///    block, unsplit;
+///  - small problems (fewer tiles): the cheapest of 64/128 x 128/64/32 tiles split 1, 2 or 4
+///    ways (a thread-block cluster), under a model fitted to run 2 (bench/cuda_kernels/NOTES.md):
+///    the busiest SM's operand bytes at ~55 GB/s, its FLOPs or all the DRAM traffic, whichever
+///    is longest, plus ~2.5 us (2) / 3.5 us (4) per cluster; 128-row tiles only when M > 64,
+///    tiles over twice N skipped, each part at least 2 K slices deep;
+///  - stages: as many as fit beside the epilogue's staging (at most 8, 6 for 256 columns; at
+///    most a part's slices + 1), the grid persistent (blocks that fit on the SMs at once).
 /// Otherwise a GemmKernel::MmaSync configuration:
 ///  1. Tile: M > 64 takes the first of 128x256 (which needs two waves: its 128 accumulators per
 ///     thread leave one block per SM), 128x128, 128x64, 64x128, 64x64 (SIMT: 128x128, 128x64,

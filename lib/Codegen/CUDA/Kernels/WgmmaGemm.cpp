@@ -73,8 +73,10 @@ TC_DEVICE void tk_gemm_wg(const TkTensorMap *mapA, const TkTensorMap *mapB, long
     tk_cluster_sync(); // the barriers are initialized before any CTA of the cluster arrives on them
   else
     __syncthreads();
-  const long long tilesM = (M + BM - 1) / BM, tilesN = (N + BN - 1) / BN, tiles = tilesM * tilesN;
-  const long long KT = (K + BK - 1) / BK, units = batches * tiles * SPLITK;
+  // Tile and unit indices in 32 bits (cheap divisions; a problem of 2^32 tiles is not a GEMM).
+  const unsigned tilesM = (unsigned)((M + BM - 1) / BM), tilesN = (unsigned)((N + BN - 1) / BN);
+  const unsigned tiles = tilesM * tilesN, KT = (unsigned)((K + BK - 1) / BK);
+  const unsigned units = (unsigned)batches * tiles * SPLITK;
 
   if (tid < 128) { // the producer warpgroup: one thread issues every copy
     if (C::REGS)
@@ -84,13 +86,12 @@ TC_DEVICE void tk_gemm_wg(const TkTensorMap *mapA, const TkTensorMap *mapB, long
       tk_prefetch_tmap(mapB);
       int stage = 0;
       unsigned phase = 0;
-      for (long long unit = blockIdx.x; unit < units; unit += gridDim.x) {
-        const int split = (int)(unit % SPLITK);
-        const long long tileId = unit / SPLITK, batch = tileId / tiles;
-        long long tm, tn;
+      for (unsigned unit = blockIdx.x; unit < units; unit += gridDim.x) {
+        const unsigned split = unit % SPLITK, tileId = unit / SPLITK, batch = tileId / tiles;
+        unsigned tm, tn;
         tk_raster(tileId % tiles, tilesM, tilesN, tm, tn);
-        const long long kbeg = KT * split / SPLITK, kend = KT * (split + 1) / SPLITK;
-        for (long long kt = kbeg; kt < kend; ++kt) {
+        const unsigned kbeg = KT * split / SPLITK, kend = KT * (split + 1) / SPLITK;
+        for (unsigned kt = kbeg; kt < kend; ++kt) {
           tk_mbar_wait(bars + 8 * (STAGES + stage), phase ^ 1u);
           const unsigned full = bars + 8 * stage, slot = base + stage * C::STAGE_BYTES;
           tk_mbar_expect_tx(full, C::STAGE_BYTES);
@@ -114,18 +115,18 @@ TC_DEVICE void tk_gemm_wg(const TkTensorMap *mapA, const TkTensorMap *mapB, long
   int stage = 0;
   unsigned phase = 0, epiPhase = 0;
   float acc[BN / 2];
-  for (long long unit = blockIdx.x; unit < units; unit += gridDim.x) {
-    const int split = (int)(unit % SPLITK);
-    const long long tileId = unit / SPLITK, batch = tileId / tiles;
-    long long tm, tn;
+  for (unsigned unit = blockIdx.x; unit < units; unit += gridDim.x) {
+    const unsigned split = unit % SPLITK, tileId = unit / SPLITK;
+    const long long batch = tileId / tiles;
+    unsigned tm, tn;
     tk_raster(tileId % tiles, tilesM, tilesN, tm, tn);
-    const long long m0 = tm * BM, n0 = tn * BN;
-    const long long kbeg = KT * split / SPLITK, kend = KT * (split + 1) / SPLITK;
+    const long long m0 = (long long)tm * BM, n0 = (long long)tn * BN;
+    const unsigned kbeg = KT * split / SPLITK, kend = KT * (split + 1) / SPLITK;
     #pragma unroll
     for (int i = 0; i < BN / 2; ++i)
       acc[i] = 0.0f;
     int held = 0; // the slot whose wgmma group may still be in flight
-    for (long long kt = kbeg; kt < kend; ++kt) {
+    for (unsigned kt = kbeg; kt < kend; ++kt) {
       tk_mbar_wait(bars + 8 * stage, phase);
       const unsigned slot = base + stage * C::STAGE_BYTES, a = slot + cw * 64 * 128, b = slot + C::A_BYTES;
       tk_wgmma_fence();

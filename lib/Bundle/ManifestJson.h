@@ -1,0 +1,175 @@
+// Internal to lib/Bundle: reading typed JSON fields with errors that name their manifest path
+// ("launches[3].args[1]: ..."), and writing size expressions as JSON.
+#pragma once
+
+#include "tensorc/Bundle/Manifest.h"
+#include "tensorc/Support/StrCat.h"
+
+#include <string>
+#include <vector>
+
+namespace tensorc::bundle {
+
+/// A size expression as JSON: plain integers stay JSON integers, anything else keeps its text.
+inline Json exprJson(const SizeExpr &expr) {
+  std::optional<int64_t> value = expr.constantValue();
+  if (value && (expr.text().empty() || expr.text() == std::to_string(*value)))
+    return Json(*value);
+  return Json(expr.text());
+}
+
+inline Json exprListJson(const std::vector<SizeExpr> &exprs) {
+  Json list = Json::array();
+  for (const SizeExpr &expr : exprs)
+    list.push(exprJson(expr));
+  return list;
+}
+
+inline const char *kindName(Json::Kind kind) {
+  switch (kind) {
+  case Json::Kind::Null:
+    return "null";
+  case Json::Kind::Bool:
+    return "a boolean";
+  case Json::Kind::Int:
+    return "an integer";
+  case Json::Kind::Float:
+    return "a number";
+  case Json::Kind::String:
+    return "a string";
+  case Json::Kind::Array:
+    return "an array";
+  case Json::Kind::Object:
+    return "an object";
+  }
+  return "?";
+}
+
+inline std::string fieldPath(const std::string &parent, const std::string &key) {
+  return parent.empty() ? key : parent + "." + key;
+}
+inline std::string indexPath(const std::string &parent, size_t index) {
+  return strCat(parent, "[", index, "]");
+}
+
+/// Reads typed fields of one JSON object; every error names the field's path.
+class ObjectReader {
+public:
+  static Expected<ObjectReader> open(const Json &json, std::string path) {
+    if (!json.isObject())
+      return makeError(path.empty() ? "manifest" : path, ": expected an object, got ",
+                       kindName(json.kind()));
+    return ObjectReader(json, std::move(path));
+  }
+
+  std::string path(const std::string &key) const { return fieldPath(path_, key); }
+
+  /// The member `key` of `kind`; nullptr when absent and optional.
+  Expected<const Json *> get(const std::string &key, Json::Kind kind, bool required = true) const {
+    const Json *value = json_->find(key);
+    if (!value) {
+      if (required)
+        return makeError(path(key), ": missing");
+      return static_cast<const Json *>(nullptr);
+    }
+    if (value->kind() != kind)
+      return makeError(path(key), ": expected ", kindName(kind), ", got ", kindName(value->kind()));
+    return value;
+  }
+
+  Expected<std::string> string(const std::string &key, bool required = true) const {
+    TC_ASSIGN_OR_RETURN(const Json *value, get(key, Json::Kind::String, required));
+    return value ? value->asString() : std::string();
+  }
+  Expected<int64_t> integer(const std::string &key, bool required = true,
+                            int64_t fallback = 0) const {
+    TC_ASSIGN_OR_RETURN(const Json *value, get(key, Json::Kind::Int, required));
+    return value ? value->asInt() : fallback;
+  }
+  Expected<bool> boolean(const std::string &key, bool required = true,
+                         bool fallback = false) const {
+    TC_ASSIGN_OR_RETURN(const Json *value, get(key, Json::Kind::Bool, required));
+    return value ? value->asBool() : fallback;
+  }
+  Expected<DType> dtype(const std::string &key) const {
+    TC_ASSIGN_OR_RETURN(std::string name, string(key));
+    std::optional<DType> dtype = parseDType(name);
+    if (!dtype)
+      return makeError(path(key), ": unknown dtype '", name, "'");
+    return *dtype;
+  }
+  Expected<SizeExpr> expr(const std::string &key, bool required = true) const {
+    const Json *value = json_->find(key);
+    if (!value && !required)
+      return SizeExpr();
+    if (!value)
+      return makeError(path(key), ": missing");
+    return parseExpr(*value, path(key));
+  }
+  Expected<std::vector<SizeExpr>> exprList(const std::string &key) const {
+    TC_ASSIGN_OR_RETURN(const Json *list, get(key, Json::Kind::Array));
+    std::vector<SizeExpr> exprs;
+    for (size_t i = 0; i < list->items().size(); ++i) {
+      TC_ASSIGN_OR_RETURN(SizeExpr expr, parseExpr(list->items()[i], indexPath(path(key), i)));
+      exprs.push_back(std::move(expr));
+    }
+    return exprs;
+  }
+  Expected<std::vector<std::string>> stringList(const std::string &key, bool required) const {
+    TC_ASSIGN_OR_RETURN(const Json *list, get(key, Json::Kind::Array, required));
+    std::vector<std::string> strings;
+    if (!list)
+      return strings;
+    for (size_t i = 0; i < list->items().size(); ++i) {
+      const Json &item = list->items()[i];
+      if (!item.isString())
+        return makeError(indexPath(path(key), i), ": expected a string, got ",
+                         kindName(item.kind()));
+      strings.push_back(item.asString());
+    }
+    return strings;
+  }
+
+  static Expected<SizeExpr> parseExpr(const Json &value, const std::string &path) {
+    if (value.isInt())
+      return SizeExpr::constant(value.asInt());
+    if (!value.isString())
+      return makeError(path, ": expected an integer or a size expression string, got ",
+                       kindName(value.kind()));
+    Expected<SizeExpr> expr = SizeExpr::parse(value.asString());
+    if (!expr)
+      return makeError(path, ": ", expr.error().message());
+    return expr;
+  }
+
+private:
+  ObjectReader(const Json &json, std::string path) : json_(&json), path_(std::move(path)) {}
+  const Json *json_;
+  std::string path_;
+};
+
+/// Calls `read(item, path)` for each element of the array `key`.
+template <typename T, typename ReadFn>
+Expected<std::vector<T>> readList(const ObjectReader &reader, const std::string &key, bool required,
+                                  ReadFn read) {
+  TC_ASSIGN_OR_RETURN(const Json *list, reader.get(key, Json::Kind::Array, required));
+  std::vector<T> result;
+  if (!list)
+    return result;
+  for (size_t i = 0; i < list->items().size(); ++i) {
+    TC_ASSIGN_OR_RETURN(ObjectReader item,
+                        ObjectReader::open(list->items()[i], indexPath(reader.path(key), i)));
+    TC_ASSIGN_OR_RETURN(T value, read(item));
+    result.push_back(std::move(value));
+  }
+  return result;
+}
+
+/// Checks everything the runtime relies on (ManifestValidate.cpp); Manifest::fromJson calls it.
+Status validateManifest(const Manifest &manifest);
+
+/// Bundle files must stay inside the bundle: a relative path without a `..` component. `path`
+/// names the field in the error.
+Status checkBundlePath(const std::string &path, const std::string &file);
+
+} // namespace tensorc::bundle

@@ -1,0 +1,235 @@
+// Reading manifest.json: every field typed and checked, errors naming its path in the manifest.
+#include "ManifestJson.h"
+
+namespace tensorc::bundle {
+
+namespace {
+
+Expected<TensorDesc> readTensor(const ObjectReader &reader) {
+  TensorDesc tensor;
+  TC_ASSIGN_OR_RETURN(tensor.name, reader.string("name"));
+  TC_ASSIGN_OR_RETURN(tensor.dtype, reader.dtype("dtype"));
+  TC_ASSIGN_OR_RETURN(tensor.shape, reader.exprList("shape"));
+  return tensor;
+}
+
+Expected<BufferDesc> readBuffer(const ObjectReader &reader) {
+  BufferDesc buffer;
+  TC_ASSIGN_OR_RETURN(buffer.id, reader.integer("id"));
+  TC_ASSIGN_OR_RETURN(buffer.name, reader.string("name"));
+  TC_ASSIGN_OR_RETURN(std::string kind, reader.string("kind"));
+  if (kind == "input")
+    buffer.kind = BufferKind::Input;
+  else if (kind == "output")
+    buffer.kind = BufferKind::Output;
+  else if (kind == "weight")
+    buffer.kind = BufferKind::Weight;
+  else if (kind == "arena")
+    buffer.kind = BufferKind::Arena;
+  else
+    return makeError(reader.path("kind"), ": unknown buffer kind '", kind,
+                     "' (expected input, output, weight or arena)");
+  TC_ASSIGN_OR_RETURN(buffer.dtype, reader.dtype("dtype"));
+  TC_ASSIGN_OR_RETURN(buffer.shape, reader.exprList("shape"));
+  switch (buffer.kind) {
+  case BufferKind::Input:
+  case BufferKind::Output: {
+    TC_ASSIGN_OR_RETURN(buffer.index, reader.integer("index"));
+    break;
+  }
+  case BufferKind::Weight: {
+    TC_ASSIGN_OR_RETURN(buffer.weight, reader.string("weight"));
+    if (buffer.weight.empty())
+      return makeError(reader.path("weight"), ": empty weight name");
+    break;
+  }
+  case BufferKind::Arena: {
+    TC_ASSIGN_OR_RETURN(buffer.offset, reader.expr("offset"));
+    break;
+  }
+  }
+  return buffer;
+}
+
+Expected<Launch> readLaunch(const ObjectReader &reader) {
+  Launch launch;
+  TC_ASSIGN_OR_RETURN(std::string kind, reader.string("kind"));
+  if (kind == "kernel")
+    launch.kind = LaunchKind::Kernel;
+  else if (kind == "extern")
+    launch.kind = LaunchKind::Extern;
+  else if (kind == "copy")
+    launch.kind = LaunchKind::Copy;
+  else
+    return makeError(reader.path("kind"), ": unknown launch kind '", kind,
+                     "' (expected kernel, extern or copy)");
+  TC_ASSIGN_OR_RETURN(launch.name, reader.string("name"));
+  TC_ASSIGN_OR_RETURN(const Json *args, reader.get("args", Json::Kind::Array));
+  for (size_t i = 0; i < args->items().size(); ++i) {
+    if (!args->items()[i].isInt())
+      return makeError(indexPath(reader.path("args"), i), ": expected an integer, got ",
+                       kindName(args->items()[i].kind()));
+    launch.args.push_back(args->items()[i].asInt());
+  }
+  switch (launch.kind) {
+  case LaunchKind::Kernel: {
+    if (launch.name.empty())
+      return makeError(reader.path("name"), ": empty kernel symbol");
+    TC_ASSIGN_OR_RETURN(launch.range, reader.expr("range"));
+    TC_ASSIGN_OR_RETURN(launch.grain, reader.integer("grain", false, 1));
+    if (launch.grain < 1)
+      return makeError(reader.path("grain"), ": must be at least 1, got ", launch.grain);
+    TC_ASSIGN_OR_RETURN(launch.cudaBlock, reader.integer("cuda_block", false, 0));
+    if (launch.cudaBlock < 0 || launch.cudaBlock > 1024)
+      return makeError(reader.path("cuda_block"), ": must be 0 to 1024 threads, got ",
+                       launch.cudaBlock);
+    if (launch.cudaBlock > 0) {
+      TC_ASSIGN_OR_RETURN(launch.cudaGrid, reader.expr("cuda_grid"));
+      // Up to the largest opt-in dynamic shared memory of any GPU so far (227 KB, sm_90).
+      TC_ASSIGN_OR_RETURN(launch.cudaSharedBytes, reader.integer("cuda_smem", false, 0));
+      if (launch.cudaSharedBytes < 0 || launch.cudaSharedBytes > 227 * 1024)
+        return makeError(reader.path("cuda_smem"), ": must be 0 to 232448 bytes, got ",
+                         launch.cudaSharedBytes);
+    } else {
+      launch.cudaGrid = SizeExpr::constant(0);
+    }
+    break;
+  }
+  case LaunchKind::Extern: {
+    TC_ASSIGN_OR_RETURN(launch.graph, reader.string("graph"));
+    if (launch.graph.empty())
+      return makeError(reader.path("graph"), ": empty graph");
+    break;
+  }
+  case LaunchKind::Copy:
+    if (launch.args.size() != 2)
+      return makeError(reader.path("args"), ": a copy takes 2 buffers, got ", launch.args.size());
+    break;
+  }
+  return launch;
+}
+
+Expected<CudaImage> readCudaImage(const ObjectReader &reader) {
+  CudaImage image;
+  TC_ASSIGN_OR_RETURN(image.arch, reader.string("arch"));
+  if (image.arch.size() < 5 || image.arch.compare(0, 3, "sm_") != 0 ||
+      image.arch.find_first_not_of("0123456789", 3) != std::string::npos)
+    return makeError(reader.path("arch"), ": '", image.arch, "' is not an sm_<NN> arch");
+  TC_ASSIGN_OR_RETURN(image.file, reader.string("file"));
+  TC_RETURN_IF_ERROR(checkBundlePath(reader.path("file"), image.file));
+  TC_ASSIGN_OR_RETURN(std::string kind, reader.string("kind"));
+  if (kind != "cubin" && kind != "ptx")
+    return makeError(reader.path("kind"), ": unknown image kind '", kind,
+                     "' (expected cubin or ptx)");
+  image.ptx = kind == "ptx";
+  return image;
+}
+
+Expected<CpuVariant> readCpuVariant(const ObjectReader &reader) {
+  CpuVariant variant;
+  TC_ASSIGN_OR_RETURN(variant.name, reader.string("name"));
+  if (variant.name.empty())
+    return makeError(reader.path("name"), ": empty variant name");
+  TC_ASSIGN_OR_RETURN(variant.arch, reader.string("arch"));
+  if (variant.arch != "x86_64" && variant.arch != "aarch64")
+    return makeError(reader.path("arch"), ": unknown arch '", variant.arch,
+                     "' (expected x86_64 or aarch64)");
+  TC_ASSIGN_OR_RETURN(variant.file, reader.string("file"));
+  TC_RETURN_IF_ERROR(checkBundlePath(reader.path("file"), variant.file));
+  TC_ASSIGN_OR_RETURN(variant.requires_, reader.stringList("requires", false));
+  TC_ASSIGN_OR_RETURN(variant.priority, reader.integer("priority", false, 0));
+  return variant;
+}
+
+Expected<BundleFile> readBundleFile(const ObjectReader &reader) {
+  BundleFile file;
+  TC_ASSIGN_OR_RETURN(file.path, reader.string("path"));
+  TC_RETURN_IF_ERROR(checkBundlePath(reader.path("path"), file.path));
+  TC_ASSIGN_OR_RETURN(file.sha256, reader.string("sha256"));
+  bool hex = file.sha256.size() == 64;
+  for (char c : file.sha256)
+    hex = hex && ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'));
+  if (!hex)
+    return makeError(reader.path("sha256"), ": '", file.sha256,
+                     "' is not a SHA-256 digest (64 lowercase hex digits)");
+  return file;
+}
+
+Expected<Manifest::Guard> readGuard(const ObjectReader &reader) {
+  Manifest::Guard guard;
+  TC_ASSIGN_OR_RETURN(guard.lhs, reader.expr("lhs"));
+  TC_ASSIGN_OR_RETURN(guard.rhs, reader.expr("rhs"));
+  TC_ASSIGN_OR_RETURN(guard.message, reader.string("message"));
+  return guard;
+}
+
+} // namespace
+
+Status checkBundlePath(const std::string &path, const std::string &file) {
+  bool escapes = file.empty() || file.front() == '/';
+  for (size_t start = 0; !escapes && start <= file.size();) {
+    size_t end = file.find('/', start);
+    if (end == std::string::npos)
+      end = file.size();
+    escapes = file.compare(start, end - start, "..") == 0;
+    start = end + 1;
+  }
+  if (escapes)
+    return makeError(path, ": '", file, "' is not a relative path inside the bundle");
+  return Status::ok();
+}
+
+Expected<Manifest> Manifest::fromJson(const Json &json) {
+  TC_ASSIGN_OR_RETURN(ObjectReader reader, ObjectReader::open(json, ""));
+  Manifest manifest;
+  // The version comes first: a newer format may change every other field.
+  TC_ASSIGN_OR_RETURN(manifest.formatVersion, reader.integer("format_version"));
+  if (manifest.formatVersion != kFormatVersion)
+    return makeError("bundle format version ", manifest.formatVersion, ", this runtime reads ",
+                     kFormatVersion);
+  TC_ASSIGN_OR_RETURN(manifest.tensorcVersion, reader.string("tensorc_version", false));
+  TC_ASSIGN_OR_RETURN(manifest.sourceHash, reader.string("source_hash", false));
+  TC_ASSIGN_OR_RETURN(manifest.model, reader.string("model", false));
+  TC_ASSIGN_OR_RETURN(manifest.symbols, reader.stringList("symbols", true));
+  TC_ASSIGN_OR_RETURN(manifest.inputs, readList<TensorDesc>(reader, "inputs", true, readTensor));
+  TC_ASSIGN_OR_RETURN(manifest.outputs, readList<TensorDesc>(reader, "outputs", true, readTensor));
+  TC_ASSIGN_OR_RETURN(manifest.buffers, readList<BufferDesc>(reader, "buffers", true, readBuffer));
+  TC_ASSIGN_OR_RETURN(manifest.arenaBytes, reader.expr("arena_bytes"));
+  TC_ASSIGN_OR_RETURN(manifest.peakBytes, reader.integer("peak_bytes", false, 0));
+  TC_ASSIGN_OR_RETURN(manifest.launches, readList<Launch>(reader, "launches", true, readLaunch));
+  TC_ASSIGN_OR_RETURN(manifest.cpu, readList<CpuVariant>(reader, "cpu", true, readCpuVariant));
+  TC_ASSIGN_OR_RETURN(manifest.cuda, readList<CudaImage>(reader, "cuda", false, readCudaImage));
+  TC_ASSIGN_OR_RETURN(manifest.cudaGraphs, reader.boolean("cuda_graphs", false, false));
+  TC_ASSIGN_OR_RETURN(manifest.guards, readList<Guard>(reader, "guards", false, readGuard));
+  TC_ASSIGN_OR_RETURN(manifest.files, readList<BundleFile>(reader, "files", true, readBundleFile));
+  TC_ASSIGN_OR_RETURN(const Json *training, reader.get("training", Json::Kind::Object, false));
+  if (training) {
+    TC_ASSIGN_OR_RETURN(ObjectReader info, ObjectReader::open(*training, "training"));
+    TrainingInfo parsed;
+    TC_ASSIGN_OR_RETURN(parsed.optimizer, info.string("optimizer"));
+    TC_ASSIGN_OR_RETURN(parsed.loss, info.string("loss"));
+    TC_ASSIGN_OR_RETURN(parsed.data, info.stringList("data", true));
+    TC_ASSIGN_OR_RETURN(
+        parsed.state,
+        readList<TrainingInfo::State>(
+            info, "state", true, [](const ObjectReader &item) -> Expected<TrainingInfo::State> {
+              TrainingInfo::State state;
+              TC_ASSIGN_OR_RETURN(state.input, item.string("input"));
+              TC_ASSIGN_OR_RETURN(state.output, item.string("output"));
+              TC_ASSIGN_OR_RETURN(state.init, item.string("init", false));
+              return state;
+            }));
+    manifest.training = std::move(parsed);
+  }
+  TC_RETURN_IF_ERROR(validateManifest(manifest));
+  return manifest;
+}
+
+const BundleFile *Manifest::findFile(const std::string &path) const {
+  for (const BundleFile &file : files)
+    if (file.path == path)
+      return &file;
+  return nullptr;
+}
+
+} // namespace tensorc::bundle

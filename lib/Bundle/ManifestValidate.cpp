@@ -1,0 +1,204 @@
+// Cross-field checks of a manifest: what the runtime indexes must exist and agree.
+#include "ManifestJson.h"
+
+#include <cctype>
+#include <map>
+#include <set>
+
+namespace tensorc::bundle {
+
+namespace {
+
+bool isIdentifier(const std::string &name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])))
+    return false;
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+      return false;
+  return true;
+}
+
+/// Every input is data or state exactly once; state pairs match in dtype and shape.
+Status validateTraining(const Manifest &manifest, const TrainingInfo &training) {
+  auto find = [](const std::vector<TensorDesc> &list,
+                 const std::string &name) -> const TensorDesc * {
+    for (const TensorDesc &desc : list)
+      if (desc.name == name)
+        return &desc;
+    return nullptr;
+  };
+  if (training.optimizer != "sgd" && training.optimizer != "adamw" && training.optimizer != "none")
+    return makeError("training.optimizer: unknown optimizer '", training.optimizer, "'");
+  if (manifest.outputs.empty() || manifest.outputs[0].name != training.loss)
+    return makeError("training.loss: '", training.loss, "' is not the first output");
+  std::map<std::string, int> uses;
+  for (size_t i = 0; i < training.data.size(); ++i) {
+    if (!find(manifest.inputs, training.data[i]))
+      return makeError(indexPath("training.data", i), ": no input '", training.data[i], "'");
+    ++uses[training.data[i]];
+  }
+  for (size_t i = 0; i < training.state.size(); ++i) {
+    const TrainingInfo::State &state = training.state[i];
+    std::string path = indexPath("training.state", i);
+    const TensorDesc *in = find(manifest.inputs, state.input);
+    if (in && state.output.empty()) { // state no step updates (gradient-only bundles)
+      ++uses[state.input];
+      continue;
+    }
+    const TensorDesc *out = find(manifest.outputs, state.output);
+    if (!in || !out)
+      return makeError(path, ": no ", in ? "output '" : "input '", in ? state.output : state.input,
+                       "'");
+    bool sameShape = in->shape.size() == out->shape.size();
+    for (size_t d = 0; sameShape && d < in->shape.size(); ++d)
+      sameShape = in->shape[d].text() == out->shape[d].text();
+    if (in->dtype != out->dtype || !sameShape)
+      return makeError(path, ": input '", state.input, "' and output '", state.output,
+                       "' differ in dtype or shape");
+    ++uses[state.input];
+  }
+  for (const TensorDesc &input : manifest.inputs)
+    if (uses[input.name] != 1)
+      return makeError("training: input '", input.name, "' must be listed once in data or state, ",
+                       "found ", uses[input.name]);
+  return Status::ok();
+}
+
+} // namespace
+
+Status validateManifest(const Manifest &manifest) {
+  std::set<std::string> declared;
+  for (size_t i = 0; i < manifest.symbols.size(); ++i) {
+    const std::string &symbol = manifest.symbols[i];
+    if (!isIdentifier(symbol))
+      return makeError(indexPath("symbols", i), ": '", symbol, "' is not an identifier");
+    if (!declared.insert(symbol).second)
+      return makeError(indexPath("symbols", i), ": duplicate symbol '", symbol, "'");
+  }
+  auto checkExpr = [&](const SizeExpr &expr, const std::string &path) -> Status {
+    std::set<std::string> used;
+    expr.collectSymbols(used);
+    for (const std::string &symbol : used)
+      if (!declared.count(symbol))
+        return makeError(path, ": '", expr.text(), "' uses undeclared symbol '", symbol, "'");
+    return Status::ok();
+  };
+  auto checkShape = [&](const std::vector<SizeExpr> &shape, const std::string &path) -> Status {
+    for (size_t d = 0; d < shape.size(); ++d) {
+      TC_RETURN_IF_ERROR(checkExpr(shape[d], indexPath(path, d)));
+    }
+    return Status::ok();
+  };
+  auto checkTensors = [&](const std::vector<TensorDesc> &tensors,
+                          const std::string &field) -> Status {
+    std::set<std::string> names;
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      std::string path = indexPath(field, i);
+      if (tensors[i].name.empty())
+        return makeError(path, ".name: empty");
+      if (!names.insert(tensors[i].name).second)
+        return makeError(path, ".name: duplicate name '", tensors[i].name, "'");
+      TC_RETURN_IF_ERROR(checkShape(tensors[i].shape, path + ".shape"));
+    }
+    return Status::ok();
+  };
+  TC_RETURN_IF_ERROR(checkTensors(manifest.inputs, "inputs"));
+  TC_RETURN_IF_ERROR(checkTensors(manifest.outputs, "outputs"));
+
+  std::vector<int> inputUses(manifest.inputs.size()), outputUses(manifest.outputs.size());
+  for (size_t i = 0; i < manifest.buffers.size(); ++i) {
+    const BufferDesc &buffer = manifest.buffers[i];
+    std::string path = indexPath("buffers", i);
+    if (buffer.id != int64_t(i))
+      return makeError(path, ".id: is ", buffer.id, ", expected ", i,
+                       " (buffers are listed densely by id)");
+    TC_RETURN_IF_ERROR(checkShape(buffer.shape, path + ".shape"));
+    if (buffer.kind == BufferKind::Input || buffer.kind == BufferKind::Output) {
+      const auto &tensors = buffer.kind == BufferKind::Input ? manifest.inputs : manifest.outputs;
+      auto &uses = buffer.kind == BufferKind::Input ? inputUses : outputUses;
+      const char *field = buffer.kind == BufferKind::Input ? "inputs" : "outputs";
+      if (buffer.index < 0 || buffer.index >= int64_t(tensors.size()))
+        return makeError(path, ".index: no ", field, "[", buffer.index, "] (there are ",
+                         tensors.size(), ")");
+      const TensorDesc &tensor = tensors[size_t(buffer.index)];
+      if (buffer.dtype != tensor.dtype)
+        return makeError(path, ".dtype: ", dtypeName(buffer.dtype), " but ", field, "[",
+                         buffer.index, "] '", tensor.name, "' is ", dtypeName(tensor.dtype));
+      if (++uses[size_t(buffer.index)] > 1)
+        return makeError(path, ".index: ", field, "[", buffer.index, "] '", tensor.name,
+                         "' already has a buffer");
+    }
+    if (buffer.kind == BufferKind::Arena) {
+      TC_RETURN_IF_ERROR(checkExpr(buffer.offset, path + ".offset"));
+    }
+  }
+  for (size_t i = 0; i < outputUses.size(); ++i)
+    if (outputUses[i] == 0)
+      return makeError(indexPath("outputs", i), ": no buffer holds output '",
+                       manifest.outputs[i].name, "'");
+  TC_RETURN_IF_ERROR(checkExpr(manifest.arenaBytes, "arena_bytes"));
+
+  for (size_t i = 0; i < manifest.launches.size(); ++i) {
+    const Launch &launch = manifest.launches[i];
+    std::string path = indexPath("launches", i);
+    for (size_t a = 0; a < launch.args.size(); ++a)
+      if (launch.args[a] < 0 || launch.args[a] >= int64_t(manifest.buffers.size()))
+        return makeError(indexPath(path + ".args", a), ": no buffer ", launch.args[a]);
+    if (launch.kind == LaunchKind::Kernel) {
+      TC_RETURN_IF_ERROR(checkExpr(launch.range, path + ".range"));
+      TC_RETURN_IF_ERROR(checkExpr(launch.cudaGrid, path + ".cuda_grid"));
+      if (!manifest.cuda.empty() && launch.cudaBlock == 0)
+        return makeError(path, ": kernel '", launch.name,
+                         "' has no cuda_block, but the bundle has CUDA images");
+    }
+    if (launch.kind == LaunchKind::Copy) {
+      const BufferDesc &from = manifest.buffers[size_t(launch.args[0])];
+      const BufferDesc &to = manifest.buffers[size_t(launch.args[1])];
+      if (from.dtype != to.dtype)
+        return makeError(path, ": copy from ", dtypeName(from.dtype), " buffer '", from.name,
+                         "' to ", dtypeName(to.dtype), " buffer '", to.name, "'");
+      if (to.kind == BufferKind::Input || to.kind == BufferKind::Weight)
+        return makeError(indexPath(path + ".args", 1), ": copy into read-only ",
+                         bufferKindName(to.kind), " buffer '", to.name, "'");
+    }
+  }
+
+  std::set<std::string> variantNames;
+  for (size_t i = 0; i < manifest.cpu.size(); ++i)
+    if (!variantNames.insert(manifest.cpu[i].name).second)
+      return makeError(indexPath("cpu", i), ".name: duplicate variant '", manifest.cpu[i].name,
+                       "'");
+  // Every file the runtime may read carries a digest.
+  std::set<std::string> listed;
+  for (size_t i = 0; i < manifest.files.size(); ++i)
+    if (!listed.insert(manifest.files[i].path).second)
+      return makeError(indexPath("files", i), ".path: '", manifest.files[i].path,
+                       "' is listed twice");
+  for (size_t i = 0; i < manifest.cpu.size(); ++i)
+    if (!listed.count(manifest.cpu[i].file))
+      return makeError(indexPath("cpu", i), ".file: '", manifest.cpu[i].file,
+                       "' has no sha256 in files");
+  for (size_t i = 0; i < manifest.cuda.size(); ++i)
+    if (!listed.count(manifest.cuda[i].file))
+      return makeError(indexPath("cuda", i), ".file: '", manifest.cuda[i].file,
+                       "' has no sha256 in files");
+  bool readsWeights = false;
+  for (const BufferDesc &buffer : manifest.buffers)
+    readsWeights |= buffer.kind == BufferKind::Weight;
+  if (manifest.training)
+    for (const TrainingInfo::State &state : manifest.training->state)
+      readsWeights |= !state.init.empty();
+  if (readsWeights && !listed.count("weights.safetensors"))
+    return makeError("files: weights.safetensors has no sha256, but the bundle reads weights");
+  for (size_t i = 0; i < manifest.guards.size(); ++i) {
+    std::string path = indexPath("guards", i);
+    TC_RETURN_IF_ERROR(checkExpr(manifest.guards[i].lhs, path + ".lhs"));
+    TC_RETURN_IF_ERROR(checkExpr(manifest.guards[i].rhs, path + ".rhs"));
+  }
+  if (manifest.training) {
+    TC_RETURN_IF_ERROR(validateTraining(manifest, *manifest.training));
+  }
+  return Status::ok();
+}
+
+} // namespace tensorc::bundle

@@ -1,0 +1,50 @@
+// Helpers shared by the neural-network converters (OnnxOpsNN, OnnxOpsQuantize, OnnxOpsRecurrent):
+// small emitters for views and arithmetic, and ONNX's padding attributes.
+#pragma once
+
+#include "ConvertContext.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace tensorc::onnx::nn {
+
+using Ints = std::vector<int64_t>;
+
+Expected<Value *> binary(ConvertContext &c, const char *op, Value *a, Value *b);
+Expected<Value *> reshape(ConvertContext &c, Value *value, std::vector<SymInt> shape);
+Expected<Value *> permute(ConvertContext &c, Value *value, const Ints &dims);
+Expected<Value *> slice(ConvertContext &c, Value *value, int64_t dim, int64_t start, int64_t end);
+Expected<Value *> squeezeDim(ConvertContext &c, Value *value, int64_t dim);
+Expected<Value *> unsqueezeDim(ConvertContext &c, Value *value, int64_t dim);
+/// [M, N] -> [N, M].
+Expected<Value *> transpose2d(ConvertContext &c, Value *value);
+/// Reshapes a per-channel vector [C] (or a scalar) to broadcast against a rank-`rank` tensor
+/// along `axis` (which must lie in [0, rank)): [1, C, 1, 1].
+Expected<Value *> alongAxis(ConvertContext &c, Value *value, int64_t axis, size_t rank);
+
+/// Per spatial dim begin/end padding, resolved from `pads` or `auto_pad`.
+struct SpatialPads {
+  Ints begin, end;
+  bool symmetric() const { return begin == end; }
+};
+
+/// The node's `pads` or `auto_pad` for a convolution or pooling window over `input`.
+Expected<SpatialPads> resolvePads(ConvertContext &c, const TensorType &input, const Ints &kernel,
+                                  const Ints &strides, const Ints &dilations);
+/// Emits aten.pad of the trailing spatial dims with `value`.
+Expected<Value *> padSpatial(ConvertContext &c, Value *input, const SpatialPads &pads,
+                             double value);
+/// Window attributes (kernel sizes, strides, dilations, pads) are at most this: no model needs
+/// more, and arithmetic on them and on dims (below 2^62) then stays within 64 bits.
+constexpr int64_t kMaxWindowValue = int64_t(1) << 31;
+
+/// The ints attribute `name` of a window: `count` entries (`count` copies of `fill` when absent),
+/// each in [`min`, kMaxWindowValue]; errors name the attribute.
+Expected<Ints> windowList(ConvertContext &c, const char *name, size_t count, int64_t fill,
+                          int64_t min);
+/// kernel_shape: `count` entries in [1, kMaxWindowValue], or `fallback` (the weight's spatial
+/// dims) when absent.
+Expected<Ints> kernelShape(ConvertContext &c, size_t count, const Ints &fallback);
+
+} // namespace tensorc::onnx::nn

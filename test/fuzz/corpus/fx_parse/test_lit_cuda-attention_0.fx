@@ -1,0 +1,24 @@
+# RUN: tensorc inspect %s --stage cuda --target cuda --fuse-attention | FileCheck %s
+# CUDA attention kernels (what `compile --target cuda --fuse-attention` gives NVRTC): f16/bf16
+# heads with head dims multiples of 16 up to 128 on the tensor-core flash kernel, the rest one
+# warp per query row; masks are kernel operands read through broadcast strides.
+
+# f16, head dim 64, sequences not multiples of the 64-row/64-key tiles, an additive [L, S] mask
+# broadcast over batch and heads: the flash device code once, then a block per 64 query rows.
+# CHECK-LABEL: // Flash attention (f16/bf16, mma.sync m16n8k16, sm_80+)
+# CHECK: cp.async.cg.shared.global
+# CHECK: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+# CHECK: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+# CHECK-LABEL: void __launch_bounds__(128) tem_scaled_dot_product_attention_0(const unsigned short *__restrict__ b0, const unsigned short *__restrict__ b1, const unsigned short *__restrict__ b2, const unsigned short *__restrict__ b3, unsigned short *b4)
+# CHECK: const long long L = ((100ll)), S = ((77ll));
+# CHECK: __shared__ __align__(16) unsigned short tc_fa_smem[64 * (72 + 72)];
+# CHECK: const long long qTiles = (L + 63) / 64, total = ((8ll)) * qTiles;
+# CHECK: tc_flash_attention<64, 64, false, 1>(b0 + bi * L * 64ll, b1 + bi * S * 64ll, b2 + bi * S * 64ll, b4 + bi * L * 64ll, b3 + 0ll, ((77ll)), ((1ll)), L, S, row0, 0x1.715476p-3f, tc_fa_smem);
+graph(%q: f16[2, 4, 100, 64], %k: f16[2, 4, 77, 64], %v: f16[2, 4, 77, 64], %m: f16[100, 77]):
+  %kt : f16[2, 4, 64, 77] = call_function[target=aten.transpose](args=(%k, -2, -1))
+  %qk : f16[2, 4, 100, 77] = call_function[target=aten.matmul](args=(%q, %kt))
+  %s : f16[2, 4, 100, 77] = call_function[target=aten.mul](args=(%qk, 0.125))
+  %sm : f16[2, 4, 100, 77] = call_function[target=aten.add](args=(%s, %m))
+  %p : f16[2, 4, 100, 77] = call_function[target=aten.softmax](args=(%sm, -1))
+  %out : f16[2, 4, 100, 64] = call_function[target=aten.matmul](args=(%p, %v))
+  return (%out,)
