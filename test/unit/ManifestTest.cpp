@@ -370,6 +370,10 @@ TEST(KernelSignatures, RejectEveryChangeAKernelCouldOverrunOn) {
   EXPECT_EQ(errorWith([](Manifest &m) { m.launches[0].cudaBlock = 1024; }, true),
             "launches[0] (kernel poi_fused_add_0): cuda_block 1024, but the kernel in "
             "cpu/x86_64.so was compiled for 256 threads");
+  // cudaManifest's kernel takes 98304 bytes of dynamic shared memory: less would fault.
+  EXPECT_EQ(errorWith([](Manifest &m) { m.launches[0].cudaSharedBytes = 1024; }, true),
+            "launches[0] (kernel poi_fused_add_0): cuda_smem 1024, but the kernel in "
+            "cpu/x86_64.so was compiled for 98304 bytes of dynamic shared memory");
   Status garbage = checkKernelSignatures(compiled, "{", "k.so", false);
   ASSERT_FALSE(garbage.isOk());
   EXPECT_EQ(garbage.message().rfind("k.so: its kernel signature table is not valid JSON", 0), 0u)
