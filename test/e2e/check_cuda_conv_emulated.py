@@ -8,7 +8,8 @@ a 7x7 stem over 3 channels, bias + ReLU + residual epilogues, convolution chains
 channels-last) with its weights as constants, compiled with `--target cuda`: the bundle's
 kernels.cu, with the inline PTX replaced by the emulation, is built with the host C++ compiler
 and run with the bundle's (packed) weights; the reference is the interpreter on the f32 model
-with the same values. Prints one line per case and `N passed, M failed`.
+with the same values. Whole models of models/ (convnet.fx: convolution, batch norm, max pool, avg
+pool, linear) run the same way in f32 and f16. Prints one line per case and `N passed, M failed`.
 """
 import argparse
 import json
@@ -101,6 +102,31 @@ def run_case(args, work, name, dtype, case):
     inputs = {"x": emu.round_to(dtype, rng.uniform(-1, 1, (n, c, h, w)).astype(np.float32))}
     if case.get("residual"):
         inputs["r"] = emu.round_to(dtype, rng.uniform(-1, 1, out_shape).astype(np.float32))
+    want_kernel = "tk_depthwise<" if case.get("groups", 1) == c == case["oc"] else "TkConvInput<"
+    return check_bundle(args, folder, dtype, text, reference_text, weights, inputs,
+                        [want_kernel], {}, case.get("blocks", 1 << 30))
+
+
+def run_model_case(args, work, name, dtype, path, input_shapes, symbols, want_kernels):
+    """A model of models/ (FX text, f32, weights beside it) in `dtype`: its parameters and
+    random inputs rounded to `dtype`, the f32 model on the rounded values as the reference."""
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    folder = os.path.join(work, name)
+    os.makedirs(folder, exist_ok=True)
+    reference_text = open(path).read()
+    text = reference_text.replace("f32[", f"{dtype}[")
+    weights = {k: emu.round_to(dtype, v.astype(np.float32)) for k, v in
+               safetensors_np.load(os.path.splitext(path)[0] + ".safetensors").items()}
+    inputs = {k: emu.round_to(dtype, rng.uniform(-1, 1, shape).astype(np.float32))
+              for k, shape in input_shapes.items()}
+    return check_bundle(args, folder, dtype, text, reference_text, weights, inputs, want_kernels,
+                        symbols, 1 << 30)
+
+
+def check_bundle(args, folder, dtype, text, reference_text, weights, inputs, want_kernels,
+                 symbols, blocks):
+    """Compiles `text` (weights in `dtype`) for CUDA, runs its kernels.cu on the emulation and
+    compares its output with the interpreter on `reference_text` (f32, the same values)."""
     for stem, body, wdtype in (("model", text, dtype), ("reference", reference_text, "f32")):
         with open(os.path.join(folder, stem + ".fx"), "w") as f:
             f.write(body)
@@ -113,12 +139,12 @@ def run_case(args, work, name, dtype, case):
         return f"tensorc compile failed: {compiled.stderr.strip()}"
     manifest = json.load(open(os.path.join(bundle, "manifest.json")))
     kernels = open(os.path.join(bundle, "src", "kernels.cu")).read()
-    want_kernel = "tk_depthwise<" if case.get("groups", 1) == c == case["oc"] else "TkConvInput<"
-    if want_kernel not in kernels:
-        return f"the kernel library's {want_kernel[:-1]} was not used"
+    for want_kernel in want_kernels:
+        if want_kernel not in kernels:
+            return f"the kernel library's {want_kernel[:-1]} was not used"
     source = os.path.join(folder, "emulated.cpp")
     with open(source, "w") as f:
-        f.write(emu.emulation_source(kernels, manifest, {}))
+        f.write(emu.emulation_source(kernels, manifest, symbols))
     binary = os.path.join(folder, "emulated")
     built = subprocess.run([args.cxx, "-std=c++17", "-O1", "-w", "-fno-pie", "-no-pie",
                             "-I", HERE, source, "-o", binary], capture_output=True, text=True)
@@ -137,20 +163,22 @@ def run_case(args, work, name, dtype, case):
         if buf["name"] in packed:
             packed[buf["name"]].tofile(path)
         else:  # an original the packed copy replaced: no kernel reads it
-            size = int(np.prod(buf["shape"])) * emu.SIZES[buf["dtype"]]
+            size = int(np.prod([emu.evaluate(d, symbols) for d in buf["shape"]]))
+            size *= emu.SIZES[buf["dtype"]]
             np.zeros(size, np.uint8).tofile(path)
     inputs_file = os.path.join(folder, "inputs.safetensors")
     safetensors_np.save(inputs_file, {k: v.astype(np.float32) for k, v in inputs.items()})
     expected = os.path.join(folder, "expected.safetensors")
+    dims = [f"--dim={k}={v}" for k, v in symbols.items()]
     subprocess.run([args.tensorc, "run", os.path.join(folder, "reference.fx"), "--interp",
-                    "--inputs", inputs_file, "--outputs", expected], check=True,
+                    "--inputs", inputs_file, "--outputs", expected] + dims, check=True,
                    stdout=subprocess.DEVNULL)
     want_values = list(safetensors_np.load(expected).values())
     want = np.asarray(want_values[0], np.float64)
     out = [b for b in manifest["buffers"] if b["kind"] == "output"][0]
     for copies, schedule in (("deferred", "lockstep"), ("eager", "random")):
         mode = f"{copies} copies, {schedule} warps"
-        ran = subprocess.run([binary, folder, str(case.get("blocks", 1 << 30)), copies, schedule],
+        ran = subprocess.run([binary, folder, str(blocks), copies, schedule],
                              capture_output=True, text=True)
         if ran.returncode:
             return f"emulation ({mode}) failed: {ran.stderr.strip()[:2000]}"
@@ -191,6 +219,14 @@ CASES = {
                                                   relu=True, chain=True)),
 }
 
+# Whole models of models/ in f32 and f16: name -> dtype, model, input shapes, shape symbols, the
+# library kernels it must use (generated by models/make_models.py).
+MODELS = os.path.join(os.path.dirname(os.path.dirname(HERE)), "models")
+MODEL_CASES = {
+    "convnet_f32": ("f32", "convnet.fx", {"x": (2, 3, 32, 32)}, {"s0": 2}, ["TkConvInput<"]),
+    "convnet_f16": ("f16", "convnet.fx", {"x": (2, 3, 32, 32)}, {"s0": 2}, ["TkConvInput<"]),
+}
+
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -199,13 +235,18 @@ def main():
     parser.add_argument("--cases", default="", help="comma-separated subset of the cases")
     parser.add_argument("--work", help="keep the cases' files here")
     args = parser.parse_args()
-    names = [n for n in args.cases.split(",") if n] or list(CASES)
+    names = [n for n in args.cases.split(",") if n] or list(CASES) + list(MODEL_CASES)
     failed = 0
     with tempfile.TemporaryDirectory() as tmp:
         work = args.work or tmp
         for name in names:
-            dtype, case = CASES[name]
-            why = run_case(args, work, name, dtype, case)
+            if name in MODEL_CASES:
+                dtype, path, shapes, symbols, want = MODEL_CASES[name]
+                why = run_model_case(args, work, name, dtype, os.path.join(MODELS, path), shapes,
+                                     symbols, want)
+            else:
+                dtype, case = CASES[name]
+                why = run_case(args, work, name, dtype, case)
             print(f"{'FAIL' if why else 'ok'} {name}{': ' + why if why else ''}", flush=True)
             failed += why is not None
     print(f"{len(names) - failed} passed, {failed} failed")
