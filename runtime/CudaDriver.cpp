@@ -48,6 +48,7 @@ Expected<const Driver *> loadDriver() {
   resolve(driver.moduleLoadData, "cuModuleLoadData");
   resolve(driver.moduleUnload, "cuModuleUnload");
   resolve(driver.moduleGetFunction, "cuModuleGetFunction");
+  resolve(driver.funcSetAttribute, "cuFuncSetAttribute");
   resolve(driver.moduleGetGlobal, "cuModuleGetGlobal_v2");
   resolve(driver.memAlloc, "cuMemAlloc_v2");
   resolve(driver.memFree, "cuMemFree_v2");

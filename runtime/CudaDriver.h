@@ -46,6 +46,7 @@ struct Driver {
   Result (*moduleLoadData)(Module *, const void *);
   Result (*moduleUnload)(Module);
   Result (*moduleGetFunction)(Function *, Module, const char *);
+  Result (*funcSetAttribute)(Function, int, int); // cuFuncSetAttribute (CUfunction_attribute)
   Result (*moduleGetGlobal)(DevicePtr *, size_t *, Module, const char *);
   Result (*memAlloc)(DevicePtr *, size_t);
   Result (*memFree)(DevicePtr);

@@ -126,6 +126,13 @@ CudaExecutor::create(const Manifest &manifest, const FileReader &readFile,
     TC_RETURN_IF_ERROR(
         d.check(d.moduleGetFunction(&self->functions_[i], self->module_, launch.name.c_str()),
                 label(manifest, i) + ": kernel not in " + chosen->file));
+    // Dynamic shared memory beyond the default 48 KB is opted into once per function.
+    constexpr int kMaxDynamicShared = 8; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    if (launch.cudaSharedBytes > 48 * 1024)
+      TC_RETURN_IF_ERROR(d.check(
+          d.funcSetAttribute(self->functions_[i], kMaxDynamicShared, int(launch.cudaSharedBytes)),
+          label(manifest, i) + ": " + std::to_string(launch.cudaSharedBytes) +
+              " bytes of dynamic shared memory"));
   }
 
   self->pointers_.assign(manifest.buffers.size(), 0);
@@ -357,10 +364,10 @@ Status CudaExecutor::enqueue(const std::map<std::string, int64_t> &bindings,
       params.clear();
       for (unsigned long long &value : values)
         params.push_back(&value);
-      TC_RETURN_IF_ERROR(d.check(d.launchKernel(functions_[i], unsigned(grid), 1, 1,
-                                                unsigned(launch.cudaBlock), 1, 1, 0, stream_,
-                                                params.data(), nullptr),
-                                 label(m, i)));
+      TC_RETURN_IF_ERROR(d.check(
+          d.launchKernel(functions_[i], unsigned(grid), 1, 1, unsigned(launch.cudaBlock), 1, 1,
+                         unsigned(launch.cudaSharedBytes), stream_, params.data(), nullptr),
+          label(m, i)));
       break;
     }
     case LaunchKind::Extern:

@@ -21,6 +21,7 @@ struct Signature {
   std::vector<std::pair<DType, std::vector<SizeExpr>>> args;
   SizeExpr range;
   int64_t cudaBlock = 0;
+  int64_t cudaSharedBytes = 0;
 };
 
 Expected<Signature> readSignature(const ObjectReader &reader) {
@@ -45,6 +46,7 @@ Expected<Signature> readSignature(const ObjectReader &reader) {
   }
   TC_ASSIGN_OR_RETURN(signature.range, reader.expr("range"));
   TC_ASSIGN_OR_RETURN(signature.cudaBlock, reader.integer("cuda_block", false, 0));
+  TC_ASSIGN_OR_RETURN(signature.cudaSharedBytes, reader.integer("cuda_smem", false, 0));
   return signature;
 }
 
@@ -74,6 +76,8 @@ std::string kernelSignatureTable(const Manifest &manifest) {
     entry["range"] = exprJson(launch.range);
     if (launch.cudaBlock > 0)
       entry["cuda_block"] = launch.cudaBlock;
+    if (launch.cudaSharedBytes > 0)
+      entry["cuda_smem"] = launch.cudaSharedBytes;
     kernels[launch.name] = std::move(entry);
   }
   json["kernels"] = std::move(kernels);
@@ -143,6 +147,11 @@ Status checkKernelSignatures(const Manifest &manifest, std::string_view table,
     if (cuda && signature->cudaBlock != launch.cudaBlock)
       return makeError(label, ": cuda_block ", launch.cudaBlock, ", but the kernel in ", origin,
                        " was compiled for ", signature->cudaBlock, " threads");
+    // Less dynamic shared memory than the kernel indexes faults on the GPU.
+    if (cuda && signature->cudaSharedBytes != launch.cudaSharedBytes)
+      return makeError(label, ": cuda_smem ", launch.cudaSharedBytes, ", but the kernel in ",
+                       origin, " was compiled for ", signature->cudaSharedBytes,
+                       " bytes of dynamic shared memory");
   }
   return Status::ok();
 }

@@ -85,6 +85,11 @@ Expected<Launch> readLaunch(const ObjectReader &reader) {
                        launch.cudaBlock);
     if (launch.cudaBlock > 0) {
       TC_ASSIGN_OR_RETURN(launch.cudaGrid, reader.expr("cuda_grid"));
+      // Up to the largest opt-in dynamic shared memory of any GPU so far (227 KB, sm_90).
+      TC_ASSIGN_OR_RETURN(launch.cudaSharedBytes, reader.integer("cuda_smem", false, 0));
+      if (launch.cudaSharedBytes < 0 || launch.cudaSharedBytes > 227 * 1024)
+        return makeError(reader.path("cuda_smem"), ": must be 0 to 232448 bytes, got ",
+                         launch.cudaSharedBytes);
     } else {
       launch.cudaGrid = SizeExpr::constant(0);
     }

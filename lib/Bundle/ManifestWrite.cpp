@@ -75,6 +75,8 @@ Json Manifest::toJson() const {
       if (launch.cudaBlock > 0) {
         item["cuda_grid"] = exprJson(launch.cudaGrid);
         item["cuda_block"] = launch.cudaBlock;
+        if (launch.cudaSharedBytes > 0)
+          item["cuda_smem"] = launch.cudaSharedBytes;
       }
       break;
     case LaunchKind::Extern:

@@ -493,6 +493,13 @@ private:
       TC_RETURN_IF_ERROR(pairKey("padding", c.padH, c.padW));
       TC_RETURN_IF_ERROR(pairKey("dilation", c.dilationH, c.dilationW));
       TC_RETURN_IF_ERROR(intKeys({{"groups", &c.groups}}));
+      if (isIdent("layout")) {
+        TC_RETURN_IF_ERROR(expectKey("layout"));
+        TC_ASSIGN_OR_RETURN(std::string layout, parseName("a layout (nhwc)"));
+        if (layout != "nhwc")
+          return error(strCat("unknown conv2d layout '", layout, "' (nhwc)"));
+        c.channelsLast = true;
+      }
       TC_RETURN_IF_ERROR(parseNodeSuffix(node));
       TC_RETURN_IF_ERROR(detailLine("input"));
       TC_ASSIGN_OR_RETURN(c.input, parseBufferRef());

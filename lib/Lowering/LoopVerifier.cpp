@@ -380,6 +380,17 @@ private:
       if (c.groups < 1 || c.c % c.groups != 0 || c.oc % c.groups != 0)
         return makeError("conv with ", c.c, " channels, ", c.oc, " outputs and ", c.groups,
                          " groups");
+      if (c.channelsLast) {
+        TC_RETURN_IF_ERROR(
+            checkView(c.weight, {SymInt(c.oc), SymInt(c.kh), SymInt(c.kw), SymInt(c.c / c.groups)},
+                      "conv weight"));
+        if (program_.buffers[size_t(c.input)].shape !=
+                std::vector<SymInt>{c.n, SymInt(c.h), SymInt(c.w), SymInt(c.c)} ||
+            out.shape != std::vector<SymInt>{c.n, SymInt(c.oh), SymInt(c.ow), SymInt(c.oc)})
+          return makeError("channels-last conv input or output shape differs from its "
+                           "parameters (NHWC)");
+        return Status::ok();
+      }
       TC_RETURN_IF_ERROR(
           checkView(c.weight, {SymInt(c.oc), SymInt(c.c / c.groups), SymInt(c.kh), SymInt(c.kw)},
                     "conv weight"));

@@ -103,6 +103,110 @@ int LowerContext::realize(const Value *value) {
   return id;
 }
 
+void LowerContext::materialize(const Value *value) {
+  const Lowered &lowered = values_.at(value);
+  if (lowered.buffer >= 0 || channelsLast_.count(value))
+    return;
+  if (!options_.channelsLastConv || value->type().rank() != 4 || !readsChannelsLast(value)) {
+    realize(value);
+    return;
+  }
+  // A plain view of an NHWC buffer (a convolution's result) is read in place.
+  if (lowered.cost == 0 && lowered.load(loopIndex(4))->kind == ExprKind::Load) {
+    channelsLast_.insert(value);
+    return;
+  }
+  setChannelsLastView(value, realizePermuted(value, {0, 2, 3, 1}, value->name() + "_nhwc"));
+}
+
+int LowerContext::realizePermuted(const Value *value, const std::vector<size_t> &order,
+                                  const std::string &name) {
+  const TensorType &type = value->type();
+  std::vector<SymInt> shape;
+  for (size_t d : order)
+    shape.push_back(type.shape[d]);
+  int id =
+      addBuffer(uniqueBufferName(name), Buffer::Kind::Intermediate, TensorType(type.dtype, shape));
+  LoopNode node;
+  node.kind = LoopNode::Kind::Pointwise;
+  node.name = program_.buffers[size_t(id)].name;
+  node.output = id;
+  Index stored;
+  node.ranges = rangesWithoutUnitDims(shape, stored);
+  Index logical(order.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    logical[order[i]] = stored[i];
+  node.body = simplifyBody(values_.at(value).load(logical), node.ranges, {});
+  node.origins = values_.at(value).buffer >= 0 ? std::vector<std::string>{} : origins_[value];
+  node.origins.push_back("channels_last");
+  addNode(std::move(node));
+  return id;
+}
+
+int LowerContext::channelsLastBuffer(const Value *value) {
+  const std::vector<SymInt> &shape = value->type().shape;
+  std::vector<SymInt> nhwc = {shape[0], shape[2], shape[3], shape[1]};
+  if (std::optional<StridedView> view = viewOf(value)) {
+    std::vector<SymInt> dense = contiguousStrides(nhwc);
+    std::vector<SymInt> want = {dense[0], dense[3], dense[1], dense[2]}; // per [N, C, H, W] dim
+    bool matches =
+        view->offset == SymInt(0) && program_.buffers[size_t(view->buffer)].shape == nhwc;
+    for (size_t d = 0; d < 4 && matches; ++d)
+      matches = isOne(shape[d]) || view->strides[d] == want[d];
+    if (matches)
+      return view->buffer;
+  }
+  if (auto cached = nhwcCopies_.find(value); cached != nhwcCopies_.end())
+    return cached->second;
+  int id = realizePermuted(value, {0, 2, 3, 1}, value->name() + "_nhwc");
+  if (values_.at(value).buffer >= 0)
+    nhwcCopies_[value] = id; // keeps its dense buffer for users that need one
+  else
+    setChannelsLastView(value, id);
+  return id;
+}
+
+void LowerContext::setChannelsLastView(const Value *value, int id) {
+  const Buffer &buffer = program_.buffers[size_t(id)];
+  DType dtype = buffer.dtype;
+  std::vector<SymInt> shape = buffer.shape;
+  Lowered lowered;
+  lowered.load = [id, dtype, shape](const Index &i) {
+    return makeLoad(id, dtype, flatten({i[0], i[2], i[3], i[1]}, shape));
+  };
+  values_[value] = std::move(lowered);
+  origins_[value] = {};
+  channelsLast_.insert(value);
+}
+
+bool LowerContext::readsChannelsLast(const Value *value) {
+  const std::vector<SymInt> &shape = value->type().shape;
+  std::optional<int64_t> c = shape[1].constant(), h = shape[2].constant(), w = shape[3].constant();
+  if (!c || !h || !w || *c <= 1 || *h * *w <= 1)
+    return false;
+  std::map<std::string, int64_t> bounds;
+  for (size_t i = 0; i < 4; ++i)
+    if (auto extent = shape[i].constant())
+      bounds[loopVar(i)] = *extent;
+  std::map<std::string, SymInt> zero;
+  for (size_t i = 0; i < 4; ++i)
+    zero[loopVar(i)] = SymInt(0);
+  bool found = false;
+  forEachExpr(values_.at(value).load(loopIndex(4)), [&](const Expr &expr) {
+    if (found || expr.kind != ExprKind::Load)
+      return;
+    SymInt flat = expr.index.simplify(bounds), base = flat.substitute(zero);
+    auto stride = [&](size_t dim) {
+      std::map<std::string, SymInt> unit = zero;
+      unit[loopVar(dim)] = SymInt(1);
+      return flat.substitute(unit) - base;
+    };
+    found = stride(1) == SymInt(1) && (*w == 1 || stride(3) == SymInt(*c)) &&
+            (*h == 1 || stride(2) == SymInt(*w * *c));
+  });
+  return found;
+}
+
 void LowerContext::addNode(LoopNode node) {
   node.id = int(program_.nodes.size());
   program_.nodes.push_back(std::move(node));
@@ -188,7 +292,7 @@ void LowerContext::setPointwise(const Value *value, Loader load, int cost, bool 
   if ((users > 1 &&
        (cost >= options_.realizeCostThreshold || (readsTemplate && !onlyPointwiseUsers(value)))) ||
       cost >= options_.maxInlineCost)
-    realize(value);
+    materialize(value);
 }
 
 bool LowerContext::onlyPointwiseUsers(const Value *value) const {
@@ -229,7 +333,7 @@ bool LowerContext::inputsReadTemplate(const Node &node) const {
   return false;
 }
 
-StridedView LowerContext::stridedView(const Value *value) {
+std::optional<StridedView> LowerContext::viewOf(const Value *value) {
   size_t rank = value->type().rank();
   Index index = loopIndex(rank);
   std::map<std::string, int64_t> bounds;
@@ -237,24 +341,34 @@ StridedView LowerContext::stridedView(const Value *value) {
     if (auto extent = value->type().shape[i].constant())
       bounds[loopVar(i)] = *extent;
   ExprRef expr = values_.at(value).load(index);
-  if (expr->kind == ExprKind::Load) {
-    SymInt flat = expr->index.simplify(bounds);
-    std::map<std::string, SymInt> zero;
-    for (size_t i = 0; i < rank; ++i)
-      zero[loopVar(i)] = SymInt(0);
-    StridedView view;
-    view.buffer = expr->buffer;
-    view.offset = flat.substitute(zero);
-    SymInt rebuilt = view.offset;
-    for (size_t i = 0; i < rank; ++i) {
-      std::map<std::string, SymInt> unit = zero;
-      unit[loopVar(i)] = SymInt(1);
-      view.strides.push_back(flat.substitute(unit) - view.offset);
-      rebuilt = rebuilt + view.strides.back() * index[i];
-    }
-    if (rebuilt == flat)
-      return view;
+  if (expr->kind != ExprKind::Load)
+    return std::nullopt;
+  SymInt flat = expr->index.simplify(bounds);
+  std::map<std::string, SymInt> zero;
+  for (size_t i = 0; i < rank; ++i)
+    zero[loopVar(i)] = SymInt(0);
+  StridedView view;
+  view.buffer = expr->buffer;
+  view.offset = flat.substitute(zero);
+  SymInt rebuilt = view.offset;
+  for (size_t i = 0; i < rank; ++i) {
+    std::map<std::string, SymInt> unit = zero;
+    unit[loopVar(i)] = SymInt(1);
+    view.strides.push_back(flat.substitute(unit) - view.offset);
+    rebuilt = rebuilt + view.strides.back() * index[i];
   }
+  if (rebuilt != flat)
+    return std::nullopt;
+  return view;
+}
+
+StridedView LowerContext::stridedView(const Value *value) {
+  if (std::optional<StridedView> view = viewOf(value))
+    return *view;
+  materialize(value); // channels-last when its loads are: then a view of that buffer
+  if (channelsLast_.count(value))
+    if (std::optional<StridedView> view = viewOf(value))
+      return *view;
   StridedView view;
   view.buffer = realize(value);
   view.offset = SymInt(0);

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <type_traits>
@@ -76,6 +77,20 @@ public:
   void setBuffer(const Value *value, int id);
   /// Gives `value` a dense buffer, computing it with a pointwise node if it has none.
   int realize(const Value *value);
+  /// Computes `value` into a buffer of the layout its loads suggest (TorchInductor's
+  /// FlexibleLayout): under channelsLastConv, a 4-D value reading a channels-last buffer of its
+  /// shape is stored channels-last ([N, H, W, C]) and stays a view of that buffer (a loader at
+  /// the NHWC address); otherwise realize().
+  void materialize(const Value *value);
+  /// A dense buffer holding `value` with its dims in `order` (the i-th stored dim is the value's
+  /// dim order[i]), written by a pointwise node.
+  int realizePermuted(const Value *value, const std::vector<size_t> &order,
+                      const std::string &name);
+  /// `value` ([N, C, H, W]) as a dense NHWC buffer ([N, H, W, C]): the buffer a channels-last
+  /// view reads, else a copy made once (later users of a computed value read the copy).
+  int channelsLastBuffer(const Value *value);
+  /// `value` is the NHWC buffer `id` ([N, H, W, C] of the value's [N, C, H, W]), read in place.
+  void setChannelsLastView(const Value *value, int id);
   void addNode(LoopNode node);
   /// Adds template `node` writing a new buffer `bufferName` of `type`, which GEMM epilogues may
   /// then read; returns the buffer.
@@ -119,6 +134,11 @@ public:
 
 private:
   bool onlyPointwiseUsers(const Value *value) const;
+  /// Whether `value` (4-D, C > 1, H * W > 1) loads some buffer through NHWC strides of its own
+  /// index: C contiguous, then W, then H.
+  bool readsChannelsLast(const Value *value);
+  /// `value` as a strided view when its loader is one affine Load.
+  std::optional<StridedView> viewOf(const Value *value);
 
   LowerOptions options_;
   std::map<const Value *, std::vector<const Node *>> users_;
@@ -126,6 +146,8 @@ private:
   std::map<const Value *, std::vector<std::string>> origins_;
   std::set<int> templateOutputs_;
   std::map<std::string, int> denseWeights_; // transposed weight copies, by source and strides
+  std::set<const Value *> channelsLast_;    // values that are views of NHWC buffers
+  std::map<const Value *, int> nhwcCopies_; // NHWC copies of values that have a buffer
   LoopProgram program_;
 };
 

@@ -288,6 +288,7 @@ Status describeOutput(const codegen::BackendOutput &output, Manifest &manifest) 
       return makeError("CUDA: kernel ", launch.name, ": ", grid.error().message());
     launch.cudaGrid = std::move(*grid);
     launch.cudaBlock = it->second.block;
+    launch.cudaSharedBytes = it->second.sharedBytes;
   }
   return Status::ok();
 }

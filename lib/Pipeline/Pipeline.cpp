@@ -196,6 +196,7 @@ Status runStages(PipelineState state, const std::string &modelPath, const OpRegi
         lowering.halfPrecisionTemplates = options.gpuOnly;
         lowering.fallback = options.fallback;
         lowering.attentionTemplates = options.gpuOnly;
+        lowering.channelsLastConv = options.gpuOnly;
         TC_ASSIGN_OR_RETURN(lowered.program, loop::lower(graph, lowering));
         return Status::ok();
       },

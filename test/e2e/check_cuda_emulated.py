@@ -115,6 +115,27 @@ def evaluate(dim, symbols):
     return dim if isinstance(dim, int) else int(eval(str(dim), {}, dict(symbols)))
 
 
+# Inline PTX written inside kernels (the mma.sync GEMM template's tensor-core steps and async
+# copies), rewritten as calls to the emulation's versions of the same instructions.
+_PTX_REWRITES = [
+    (re.compile(r'asm volatile\("mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.(b?f16)\.b?f16\.f32 '
+                r'[^"]*"\s*: "\+f"\(([^()]*)\), "\+f"\(([^()]*)\), "\+f"\(([^()]*)\), '
+                r'"\+f"\(([^()]*)\)\s*: "r"\(([^()]*)\), "r"\(([^()]*)\), "r"\(([^()]*)\), '
+                r'"r"\(([^()]*)\), "r"\(([^()]*)\), "r"\(([^()]*)\)\);'),
+     lambda m: ("{ float tc_emu_d[4] = {%s, %s, %s, %s}; const unsigned tc_emu_a[4] = {%s, %s, %s, "
+                "%s}; tc_mma16816<%s>(tc_emu_d, tc_emu_a, %s, %s); %s = tc_emu_d[0]; "
+                "%s = tc_emu_d[1]; %s = tc_emu_d[2]; %s = tc_emu_d[3]; }"
+                % (*m.group(2, 3, 4, 5, 6, 7, 8, 9), "true" if m.group(1) == "bf16" else "false",
+                   *m.group(10, 11, 2, 3, 4, 5)))),
+    (re.compile(r'asm volatile\("cp\.async\.cg\.shared\.global \[%0\], \[%1\], 16;" :: '
+                r'"r"\((\(unsigned\)__cvta_generic_to_shared\(\w+\))\), "l"\((\w+)\)\);'),
+     lambda m: f"tk_cp_async16({m.group(1)}, {m.group(2)}, 16);"),
+    (re.compile(r'asm volatile\("cp\.async\.commit_group;"\);'), lambda m: "tc_cp_async_commit();"),
+    (re.compile(r'asm volatile\("cp\.async\.wait_group (\d+);"\);'),
+     lambda m: f"tc_cp_async_wait<{m.group(1)}>();"),
+]
+
+
 def emulation_source(kernels_cu, manifest, symbols):
     """kernels.cu without inline PTX, plus a main() that runs the launch list on buffer files."""
     lines = kernels_cu.splitlines(keepends=True)
@@ -127,6 +148,8 @@ def emulation_source(kernels_cu, manifest, symbols):
         elif not skipping and not ("asm(" in line and line.startswith("TC_DEVICE")):
             kept.append(line)
     body = "".join(kept)
+    for pattern, replacement in _PTX_REWRITES:
+        body = pattern.sub(replacement, body)
     buffers = manifest["buffers"]
     main = ["int main(int argc, char **argv) {",
             "  (void)argc;",

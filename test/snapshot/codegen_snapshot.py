@@ -116,7 +116,7 @@ def split_cuda(text):
     parts = re.split(r'(?m)^(?=extern "C" __global__)', text)
     entries = {"(prelude)": parts[0]}
     for part in parts[1:]:
-        m = re.search(r"__launch_bounds__\(\d+\) (\w+)\(", part)
+        m = re.search(r"__launch_bounds__\([\d, ]+\)\s+(\w+)\(", part)
         entries[m.group(1) if m else "(unnamed)"] = part
     return entries
 

@@ -262,6 +262,7 @@ Manifest cudaManifest() {
   Manifest m = sampleManifest();
   m.launches[0].cudaGrid = expr("(4*batch + 255)//256");
   m.launches[0].cudaBlock = 256;
+  m.launches[0].cudaSharedBytes = 98304;
   m.cuda = {{"sm_90", "cuda/sm_90.cubin", false}, {"sm_80", "cuda/kernels.ptx", true}};
   m.files.push_back({"cuda/sm_90.cubin", std::string(64, 'd')});
   m.files.push_back({"cuda/kernels.ptx", std::string(64, 'e')});
@@ -285,6 +286,7 @@ TEST(ManifestJson, RoundTripsCudaImagesAndLaunchShapes) {
   EXPECT_EQ(parsed->toJson().dump(2), text);
   EXPECT_EQ(parsed->launches[0].cudaGrid.text(), "(4*batch + 255)//256");
   EXPECT_EQ(parsed->launches[0].cudaBlock, 256);
+  EXPECT_EQ(parsed->launches[0].cudaSharedBytes, 98304);
   ASSERT_EQ(parsed->cuda.size(), 2u);
   EXPECT_FALSE(parsed->cuda[0].ptx);
   EXPECT_TRUE(parsed->cuda[1].ptx);
@@ -303,6 +305,8 @@ TEST(ManifestJson, RejectsBadCudaFields) {
             "cuda[0].file: '../sm_90.cubin' is not a relative path inside the bundle");
   EXPECT_EQ(cudaErrorAfter([](Json &j) { item(j, "launches", 0)["cuda_block"] = 2048; }),
             "launches[0].cuda_block: must be 0 to 1024 threads, got 2048");
+  EXPECT_EQ(cudaErrorAfter([](Json &j) { item(j, "launches", 0)["cuda_smem"] = 300000; }),
+            "launches[0].cuda_smem: must be 0 to 232448 bytes, got 300000");
   EXPECT_EQ(cudaErrorAfter([](Json &j) { item(j, "launches", 0)["cuda_grid"] = "4*n"; }),
             "launches[0].cuda_grid: '4*n' uses undeclared symbol 'n'");
   EXPECT_EQ(cudaErrorAfter([](Json &j) { item(j, "launches", 0)["cuda_block"] = 0; }),
@@ -366,6 +370,10 @@ TEST(KernelSignatures, RejectEveryChangeAKernelCouldOverrunOn) {
   EXPECT_EQ(errorWith([](Manifest &m) { m.launches[0].cudaBlock = 1024; }, true),
             "launches[0] (kernel poi_fused_add_0): cuda_block 1024, but the kernel in "
             "cpu/x86_64.so was compiled for 256 threads");
+  // cudaManifest's kernel takes 98304 bytes of dynamic shared memory: less would fault.
+  EXPECT_EQ(errorWith([](Manifest &m) { m.launches[0].cudaSharedBytes = 1024; }, true),
+            "launches[0] (kernel poi_fused_add_0): cuda_smem 1024, but the kernel in "
+            "cpu/x86_64.so was compiled for 98304 bytes of dynamic shared memory");
   Status garbage = checkKernelSignatures(compiled, "{", "k.so", false);
   ASSERT_FALSE(garbage.isOk());
   EXPECT_EQ(garbage.message().rfind("k.so: its kernel signature table is not valid JSON", 0), 0u)

@@ -91,6 +91,8 @@ struct Launch {
   /// may launch fewer blocks: kernels stride over their work). 0 threads: no CUDA kernel.
   SizeExpr cudaGrid;
   int64_t cudaBlock = 0;
+  /// Dynamic shared memory per block in bytes ("cuda_smem", absent when 0).
+  int64_t cudaSharedBytes = 0;
 };
 
 /// One CUDA module image: a cubin for one architecture, or PTX the driver compiles for newer ones.

@@ -39,10 +39,12 @@ struct KernelImage {
 };
 
 /// How the runtime launches a kernel on a backend with explicit launch shapes (CUDA): `grid`
-/// blocks (an expression over the shape symbols) of `block` threads.
+/// blocks (an expression over the shape symbols) of `block` threads, with `sharedBytes` of
+/// dynamic shared memory per block.
 struct LaunchShape {
   SymInt grid;
   int64_t block = 0;
+  int64_t sharedBytes = 0;
 };
 
 /// What a backend made of a scheduled program.

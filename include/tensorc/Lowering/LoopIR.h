@@ -162,13 +162,21 @@ struct LoopNode {
   // Template (Conv2d): out[n, oc, oh, ow] = sum over (c, kh, kw) of the group's weight times
   // input[n, g*cg + c, oh*stride - pad + kh*dilation, ...] (0 outside), no bias: an implicit GEMM
   // per image and group. Only N may be symbolic; `ranges` is [N, OC, OH, OW].
+  //
+  // Channels-last (`channelsLast`, CUDA): the input buffer is dense [N, H, W, C], the output
+  // buffer dense [N, OH, OW, OC] and `ranges` is [N, OH, OW, OC] (what the buffer holds, so an
+  // epilogue reads it at its own index); `weight` is indexed [OC, KH, KW, C/groups], packed
+  // dense in that order, or for depthwise convolutions (groups == C == OC) as [KH, KW, C].
   struct Conv {
-    int input = -1;     // dense f32 buffer [N, C, H, W]
+    int input = -1;     // dense buffer [N, C, H, W] (channels-last: [N, H, W, C])
     StridedView weight; // [OC, C/groups, KH, KW]; the last three strides flatten to one (K)
     SymInt n;
     int64_t c = 0, h = 0, w = 0, oc = 0, kh = 0, kw = 0, oh = 0, ow = 0;
     int64_t strideH = 1, strideW = 1, padH = 0, padW = 0, dilationH = 1, dilationW = 1;
     int64_t groups = 1;
+    bool channelsLast = false;
+    /// A depthwise convolution: groups == C == OC.
+    bool depthwise() const { return groups == c && oc == c && c > 1; }
   } conv;
 
   // Template (Attention): out[b, i, :] = softmax_j(q[b, i, :] . k[b, j, :] * scale [+ mask]) .

@@ -30,6 +30,11 @@ struct LowerOptions {
   /// aten.scaled_dot_product_attention without a mask, head dims <= 256, becomes an attention
   /// template (CUDA only; otherwise it runs on its reference kernel).
   bool attentionTemplates = false;
+  /// Convolutions become channels-last templates (CUDA only: the kernel library's NHWC
+  /// implicit GEMM and depthwise kernels): f32, and f16/bf16 under halfPrecisionTemplates.
+  /// Pointwise values that read channels-last buffers are stored channels-last too, so a chain
+  /// of convolutions keeps NHWC between them; graph outputs keep their declared layout.
+  bool channelsLastConv = false;
   FallbackPolicy fallback = FallbackPolicy::Allow;
 };
 

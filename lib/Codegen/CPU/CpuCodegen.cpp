@@ -592,6 +592,8 @@ Status KernelEmitter::gemmKernel(const codegen::TemplateKernel &t) {
 // the group's weights (OC/groups x C/groups*KH*KW) times the patch matrix, which packing reads
 // straight from the input through a loader (zero outside it), so no im2col buffer exists.
 Status KernelEmitter::convKernel(const codegen::TemplateKernel &t) {
+  if (t.node->conv.channelsLast)
+    return makeError("kernel ", t.node->name, ": channels-last convolutions are CUDA-only");
   createFunctions();
   const LoopNode &convNode = *t.node;
   const LoopNode *epilogueNode = t.epilogue;

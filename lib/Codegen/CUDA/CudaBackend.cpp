@@ -40,7 +40,7 @@ public:
     TC_ASSIGN_OR_RETURN(cuda::RenderedKernels rendered, cuda::renderKernels(program, schedule));
     BackendOutput output;
     for (auto &[kernel, config] : rendered.configs)
-      output.launches[kernel] = {config.grid, config.block};
+      output.launches[kernel] = {config.grid, config.block, config.sharedBytes};
     if (!context.dataSymbol.empty() && context.dataFor) {
       TC_ASSIGN_OR_RETURN(std::string data, context.dataFor(output.launches));
       rendered.source += deviceConstant(context.dataSymbol, data);

@@ -23,7 +23,7 @@ Status KernelRenderer::gemmKernel(const codegen::TemplateKernel &t) {
 
 Status KernelRenderer::convKernel(const codegen::TemplateKernel &t) {
   start();
-  return finish(renderGemm(t));
+  return finish(t.node->conv.channelsLast ? renderLibraryConv(t) : renderGemm(t));
 }
 
 Status KernelRenderer::attentionKernel(const codegen::TemplateKernel &t) {
@@ -366,7 +366,7 @@ Expected<RenderedKernels> renderKernels(const loop::LoopProgram &program,
                                         const sched::Schedule &schedule) {
   RenderedKernels result;
   std::string kernels;
-  bool flashAttention = false;
+  bool flashAttention = false, kernelLibrary = false;
   loop::LoopProgram legal = codegen::legalize(program, {/*nativeFloatPow=*/true});
   for (const sched::Kernel &kernel : schedule.kernels) {
     if (kernel.kind == sched::Kernel::Kind::Extern)
@@ -377,9 +377,10 @@ Expected<RenderedKernels> renderKernels(const loop::LoopProgram &program,
       return config.takeError().withContext("kernel " + kernel.name);
     result.configs[kernel.name] = std::move(*config);
     flashAttention = flashAttention || renderer.usesFlashAttention;
+    kernelLibrary = kernelLibrary || renderer.usesKernelLibrary;
   }
-  result.source =
-      prelude() + "\n" + (flashAttention ? flashAttentionLibrary() + "\n" : "") + kernels;
+  result.source = prelude() + "\n" + (flashAttention ? flashAttentionLibrary() + "\n" : "") +
+                  (kernelLibrary ? kernels::kernelLibrarySource() + "\n" : "") + kernels;
   return result;
 }
 

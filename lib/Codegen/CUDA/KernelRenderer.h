@@ -5,6 +5,7 @@
 
 #include "ExprRenderer.h"
 #include "FlashAttention.h"
+#include "Kernels/KernelLibrary.h"
 
 #include "tensorc/Codegen/CUDA/CudaCodegen.h"
 #include "tensorc/Codegen/Common/KernelWalker.h"
@@ -52,6 +53,10 @@ public:
   Expected<LaunchConfig> render(std::string &source) {
     TC_RETURN_IF_ERROR(codegen::walkKernel(program, kernel, *this));
     TC_RETURN_IF_ERROR(ex->status());
+    if (!librarySource.empty()) {
+      source += librarySource + "\n";
+      return config;
+    }
     source += strCat("extern \"C\" __global__ void __launch_bounds__(", config.block, ") ",
                      kernel.name, "(", join(params, ", "), ") {\n", text, "}\n\n");
     return config;
@@ -139,6 +144,12 @@ private:
   void storeTile(const LoopNode &node, const LoopNode *epilogue, int out, const std::string &outer,
                  const std::string &inner, const std::string &rowCol);
 
+  /// Channels-last convolutions (CudaConv.cpp): a kernel of the kernel library (implicit GEMM,
+  /// or depthwise), whose epilogue hook stores each output element through the scheduled
+  /// epilogue. Its source replaces the kernel's (librarySource).
+  Expected<LaunchConfig> renderLibraryConv(const codegen::TemplateKernel &t);
+  std::string libraryEpilogue(const codegen::TemplateKernel &t, const kernels::EpilogueSite &site);
+
   /// Declares `tc_mask_base`, the offset of batch entry `bi`'s mask (over the attention's batch
   /// dims, 0 where the mask broadcasts), and returns its name; "0ll" when it broadcasts over all.
   std::string maskBase(const LoopNode::Attention &a, const std::string &bi,
@@ -192,6 +203,8 @@ private:
 public:
   /// Whether the kernel calls the flash-attention device code (flashAttentionLibrary()).
   bool usesFlashAttention = false;
+  /// Whether the kernel calls the kernel library (kernels::kernelLibrarySource()).
+  bool usesKernelLibrary = false;
 
 private:
   const loop::LoopProgram &program;
@@ -201,6 +214,7 @@ private:
   std::unique_ptr<ExprRenderer> ex;
   Scope symbols;
   std::string text;
+  std::string librarySource; // the whole kernel, when the kernel library rendered it
   int64_t blockThreads = 32;
   int counter = 0;
 };

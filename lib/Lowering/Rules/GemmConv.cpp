@@ -47,6 +47,92 @@ Status lowerGemm(LowerContext &context, const Node &node) {
   return Status::ok();
 }
 
+/// Whether `view` is dense over `shape`, size-1 dims aside.
+bool isDense(const StridedView &view, const std::vector<SymInt> &shape) {
+  std::vector<SymInt> dense = contiguousStrides(shape);
+  if (view.offset != SymInt(0))
+    return false;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (!isOne(shape[d]) && view.strides[d] != dense[d])
+      return false;
+  return true;
+}
+
+/// The convolution's weights ([OC, C/groups, KH, KW]) packed for the channels-last kernels: a
+/// constant is packed at compile time ([OC][KH][KW][C/groups], or [KH][KW][C] for depthwise
+/// convolutions), other weights are copied by a pointwise node; the view indexes
+/// [OC, KH, KW, C/groups].
+StridedView packedConvWeight(LowerContext &context, const Value *weight,
+                             const LoopNode::Conv &conv) {
+  StridedView source = context.stridedView(weight);
+  const std::vector<SymInt> &s = source.strides;
+  int64_t cg = conv.c / conv.groups;
+  bool depthwise = conv.depthwise();
+  // Stored order: depthwise [KH, KW, OC] (C/groups is 1), else [OC, KH, KW, C/groups].
+  std::vector<size_t> order =
+      depthwise ? std::vector<size_t>{2, 3, 0, 1} : std::vector<size_t>{0, 2, 3, 1};
+  std::vector<SymInt> dims = {SymInt(conv.oc), SymInt(cg), SymInt(conv.kh), SymInt(conv.kw)};
+  std::vector<SymInt> storedShape, storedStrides;
+  for (size_t d : order) {
+    storedShape.push_back(dims[d]);
+    storedStrides.push_back(s[d]);
+  }
+  if (depthwise) { // the size-1 C/groups dim is not stored
+    storedShape.pop_back();
+    storedStrides.pop_back();
+  }
+  StridedView stored{source.buffer, source.offset, storedStrides};
+  StridedView packed = context.contiguousWeight(stored, storedShape);
+  if (!isDense(packed, storedShape)) {
+    packed.buffer = context.realizePermuted(weight, order, weight->name() + "_packed");
+    packed.offset = SymInt(0);
+  }
+  // The view over [OC, KH, KW, C/groups].
+  StridedView view{packed.buffer, SymInt(0), {}};
+  if (depthwise)
+    view.strides = {SymInt(1), SymInt(conv.kw * conv.oc), SymInt(conv.oc), SymInt(1)};
+  else
+    view.strides = {SymInt(conv.kh * conv.kw * cg), SymInt(conv.kw * cg), SymInt(cg), SymInt(1)};
+  return view;
+}
+
+/// The channels-last form (LowerOptions::channelsLastConv): the input read as a dense NHWC
+/// buffer (a copy when it is not one), packed weights, the result in an NHWC buffer that every
+/// user reads at the NHWC address of its NCHW index; the bias add is computed in f32 and
+/// becomes part of the epilogue like the NCHW form's.
+Status lowerChannelsLast(LowerContext &context, const Node &node, LoopNode loop,
+                         const Value *bias) {
+  LoopNode::Conv &conv = loop.conv;
+  conv.channelsLast = true;
+  conv.input = context.channelsLastBuffer(node.input(0));
+  conv.weight = packedConvWeight(context, node.input(1), conv);
+  const TensorType &outType = node.output()->type();
+  DType dtype = outType.dtype;
+  std::vector<SymInt> nhwc = {conv.n, SymInt(conv.oh), SymInt(conv.ow), SymInt(conv.oc)};
+  // Never the value's own name: realize() gives that to an NCHW copy (a graph output).
+  std::string name = context.uniqueBufferName(node.output()->name() + (bias ? "_nobias" : "_nhwc"));
+  int id = context.addTemplate(std::move(loop), name, TensorType(dtype, nhwc));
+  auto result = [id, dtype, nhwc](const Index &i) {
+    return makeLoad(id, dtype, flatten({i[0], i[2], i[3], i[1]}, nhwc));
+  };
+  std::vector<std::string> origins = {shortName(node.op())};
+  if (!bias) {
+    context.setPointwise(node.output(), result, 0, /*readsTemplate=*/true, origins);
+    return Status::ok();
+  }
+  Loader biasLoad = context.value(bias).load;
+  int cost = 1 + (context.value(bias).buffer >= 0 ? 0 : context.value(bias).cost);
+  context.setPointwise(
+      node.output(),
+      [result, biasLoad, dtype](const Index &i) {
+        ExprRef sum = makeBinary(BinaryOp::Add, makeCast(result(i), DType::F32),
+                                 makeCast(biasLoad({i[1]}), DType::F32));
+        return makeCast(sum, dtype);
+      },
+      cost, /*readsTemplate=*/true, origins);
+  return Status::ok();
+}
+
 /// f32 2-D convolution (not transposed, static channels and spatial sizes) as an implicit-GEMM
 /// template without its bias; the bias add becomes a pointwise value reading the template's
 /// result, so it (and whatever pointwise ops follow) can be fused as the epilogue.
@@ -55,9 +141,16 @@ Status lowerConvolution(LowerContext &context, const Node &node) {
   const TensorType &inType = node.input(0)->type(), &wType = node.input(1)->type();
   AttrReader attrs(node.attrs());
   const Value *bias = node.inputs().size() > 2 ? node.input(2) : nullptr;
-  if (outType.dtype != DType::F32 || inType.dtype != DType::F32 || wType.dtype != DType::F32 ||
-      (bias && bias->type().dtype != DType::F32))
-    return context.fallback(node, "the convolution template is f32 only");
+  DType dtype = outType.dtype;
+  bool channelsLast = context.options().channelsLastConv;
+  bool templated =
+      dtype == DType::F32 || (channelsLast && context.options().halfPrecisionTemplates &&
+                              (dtype == DType::F16 || dtype == DType::BF16));
+  if (!templated || inType.dtype != dtype || wType.dtype != dtype ||
+      (bias && bias->type().dtype != dtype))
+    return context.fallback(node, channelsLast ? "no convolution template for this dtype (f32, "
+                                                 "f16, bf16 of one dtype)"
+                                               : "the convolution template is f32 only");
   if (inType.rank() != 4 || wType.rank() != 4 || outType.rank() != 4)
     return context.fallback(node, "the convolution template is 2-D only");
   if (attrs.getBool("transposed"))
@@ -88,12 +181,6 @@ Status lowerConvolution(LowerContext &context, const Node &node) {
   LoopNode loop;
   loop.templateKind = LoopNode::TemplateKind::Conv2d;
   LoopNode::Conv &conv = loop.conv;
-  conv.input = context.realize(node.input(0));
-  conv.weight = context.stridedView(node.input(1));
-  // The micro-kernel reads a group's weights as an OC x (C/groups*KH*KW) matrix.
-  const std::vector<SymInt> &ws = conv.weight.strides;
-  if (ws[2] != ws[3] * SymInt(w[3]) || ws[1] != ws[2] * SymInt(w[2]))
-    conv.weight = {context.realize(node.input(1)), SymInt(0), contiguousStrides(wType.shape)};
   conv.n = inType.shape[0];
   conv.c = in[0], conv.h = in[1], conv.w = in[2];
   conv.oc = w[0], conv.kh = w[2], conv.kw = w[3];
@@ -103,6 +190,14 @@ Status lowerConvolution(LowerContext &context, const Node &node) {
   conv.dilationH = (*dilation)[0], conv.dilationW = (*dilation)[1];
   conv.groups = groups;
   loop.origins = {shortName(node.op())};
+  if (channelsLast)
+    return lowerChannelsLast(context, node, std::move(loop), bias);
+  conv.input = context.realize(node.input(0));
+  conv.weight = context.stridedView(node.input(1));
+  // The micro-kernel reads a group's weights as an OC x (C/groups*KH*KW) matrix.
+  const std::vector<SymInt> &ws = conv.weight.strides;
+  if (ws[2] != ws[3] * SymInt(w[3]) || ws[1] != ws[2] * SymInt(w[2]))
+    conv.weight = {context.realize(node.input(1)), SymInt(0), contiguousStrides(wType.shape)};
   std::string name = node.output()->name() + (bias ? "_nobias" : "");
   int id = context.addTemplate(std::move(loop), name, outType);
   if (!bias) {

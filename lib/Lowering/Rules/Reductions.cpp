@@ -2,9 +2,51 @@
 // into the body.
 #include "Rules.h"
 
+#include "tensorc/Lowering/ExprVisitor.h"
+
 namespace tensorc::loop {
 
 namespace {
+
+/// Merges adjacent reduction dims r_i, r_(i+1) into one when every index of `body` steps r_i as
+/// r_(i+1) times its extent (an NHWC tensor's H and W reduced as one run of pixels): one loop
+/// with no div/mod to split it (NVRTC 13.0 crashes on such a split with strided loads), and the
+/// same elements in the same order. Applied to CUDA-only compiles (LowerOptions::channelsLastConv).
+ExprRef collapseReductionDims(ExprRef body, std::vector<SymInt> &ranges) {
+  for (size_t i = 0; i + 1 < ranges.size();) {
+    std::optional<int64_t> inner = ranges[i + 1].constant();
+    std::string outerVar = reductionVar(i), innerVar = reductionVar(i + 1);
+    bool mergeable = inner.has_value();
+    forEachExpr(body, [&](const Expr &expr) {
+      if (!mergeable || (expr.kind != ExprKind::Load && expr.kind != ExprKind::IndirectLoad &&
+                         expr.kind != ExprKind::Index))
+        return;
+      SymInt base = expr.index.substitute({{outerVar, SymInt(0)}, {innerVar, SymInt(0)}});
+      SymInt outer = expr.index.substitute({{outerVar, SymInt(1)}, {innerVar, SymInt(0)}}) - base;
+      SymInt step = expr.index.substitute({{outerVar, SymInt(0)}, {innerVar, SymInt(1)}}) - base;
+      SymInt rebuilt = base + outer * SymInt::symbol(outerVar) + step * SymInt::symbol(innerVar);
+      mergeable = rebuilt == expr.index && outer == step * SymInt(*inner);
+    });
+    if (!mergeable) {
+      ++i;
+      continue;
+    }
+    // r_i * inner + r_(i+1) becomes r_i over the product; later dims move down by one.
+    std::map<std::string, SymInt> rename = {{outerVar, SymInt(0)},
+                                            {innerVar, SymInt::symbol(outerVar)}};
+    for (size_t j = i + 2; j < ranges.size(); ++j)
+      rename[reductionVar(j)] = SymInt::symbol(reductionVar(j - 1));
+    body = mutateWith(body, [&](const ExprRef &expr) {
+      if (expr->kind != ExprKind::Load && expr->kind != ExprKind::IndirectLoad &&
+          expr->kind != ExprKind::Index)
+        return expr;
+      return withIndex(expr, expr->index.substitute(rename));
+    });
+    ranges[i] = ranges[i] * ranges[i + 1];
+    ranges.erase(ranges.begin() + std::ptrdiff_t(i + 1));
+  }
+  return body;
+}
 
 constexpr std::pair<OpId, ReduceOp> kReductions[] = {
     {OpId::Sum, ReduceOp::Sum},  {OpId::Prod, ReduceOp::Prod},     {OpId::Amax, ReduceOp::Max},
@@ -62,6 +104,13 @@ Status lowerReduction(LowerContext &context, const Node &node) {
       (op == ReduceOp::ArgMax || op == ReduceOp::ArgMin) ? input->type().dtype : outType.dtype;
   ExprRef body = makeCast(context.value(input).load(inIndex), bodyType);
   loop.body = context.simplifyBody(body, loop.ranges, loop.reductionRanges);
+  if (context.options().channelsLastConv && op != ReduceOp::ArgMax && op != ReduceOp::ArgMin) {
+    // On simplified indices: views (a flatten, then a split) fold back to plain strides first.
+    size_t dims = loop.reductionRanges.size();
+    loop.body = collapseReductionDims(loop.body, loop.reductionRanges);
+    if (loop.reductionRanges.size() != dims)
+      loop.body = context.simplifyBody(loop.body, loop.ranges, loop.reductionRanges);
+  }
   loop.origins = context.mergedOrigins(node);
   int id = context.addBuffer(node.output()->name(), Buffer::Kind::Intermediate, outType);
   loop.output = id;

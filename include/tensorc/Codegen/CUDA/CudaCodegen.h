@@ -21,6 +21,9 @@ namespace tensorc::cuda {
 struct LaunchConfig {
   SymInt grid;
   int64_t block = 0;
+  /// Dynamic shared memory per block in bytes (kernel-library kernels); over 48 KB the runtime
+  /// raises the function's CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES first.
+  int64_t sharedBytes = 0;
 };
 
 struct RenderedKernels {

@@ -163,15 +163,17 @@ KernelSource renderDepthwise(const DepthwiseSpec &spec, std::string &error) {
     k.params.push_back(p);
   for (const std::string &p : s.scalarParams)
     k.params.push_back(p);
+  if (!s.params.empty())
+    k.params = s.params;
   std::string config =
       strCat("TkDwConfig<", type, ", ", s.kh, ", ", s.kw, ", ", s.strideH, ", ", s.strideW, ", ",
              s.dilationH, ", ", s.dilationW, ", ", s.tileH, ", ", s.tileW, ", ", s.channelsPerBlock,
              ", ", s.rowsPerThread, ", ", vector ? "true" : "false", ">");
-  std::string body =
-      strCat("  TK_DYNAMIC_SMEM(tk_smem);\n", "  const long long tk_batches = (", s.batch, ");\n",
-             "  tk_depthwise<", config, ">(input, weight, tk_batches, ", s.h, ", ", s.w, ", ", s.c,
-             ", ", s.oh(), ", ", s.ow(), ", ", s.padH, ", ", s.padW, ", tk_smem,\n",
-             detail::epilogueLambdas(s.epilogue, vec, "tk_b", "tk_c", "      ", true), ");\n");
+  std::string body = strCat(
+      "  TK_DYNAMIC_SMEM(tk_smem);\n", "  const long long tk_batches = (", s.batch, ");\n",
+      "  tk_depthwise<", config, ">(", s.inputExpr, ", ", s.weightExpr, ", tk_batches, ", s.h, ", ",
+      s.w, ", ", s.c, ", ", s.oh(), ", ", s.ow(), ", ", s.padH, ", ", s.padW, ", tk_smem,\n",
+      detail::epilogueLambdas(s.epilogue, vec, "tk_b", "tk_c", "      ", true), ");\n");
   k.source = detail::wrapKernel(k, body);
   k.units = strCat("(", s.batch, ") * ", (s.oh() + s.tileH - 1) / s.tileH, " * ",
                    (s.ow() + s.tileW - 1) / s.tileW, " * ",

@@ -65,21 +65,27 @@ KernelSource renderConv(const ConvSpec &s, std::string &error) {
     kernel.params.push_back(p);
   for (const std::string &p : s.scalarParams)
     kernel.params.push_back(p);
+  if (!s.params.empty()) {
+    if (s.config.splitK > 1)
+      return fail("split-K needs the library's parameter list (its workspaces)");
+    kernel.params = s.params;
+  }
   bool split = s.config.splitK > 1;
   const char *v = vector ? "true" : "false";
-  std::string body = strCat(
-      "  TK_DYNAMIC_SMEM(tk_smem);\n", "  const long long tk_M = ", pixels, ";\n",
-      "  const TkConvInput<", t, ", ", s.kh, ", ", s.kw, ", ", cg, ", ", s.strideH, ", ", s.strideW,
-      ", ", s.dilationH, ", ", s.dilationW, ", ", v, "> tk_a{input, tk_M, ", s.h, ", ", s.w, ", ",
-      s.c, ", ", s.oh(), ", ", s.ow(), ", ", s.padH, ", ", s.padW, "};\n", "  const TkMatrix<", t,
-      ", true, ", v, "> tk_b{weight, ", k, "ll, ", int64_t(ocg) * k, "ll, ", ocg, "ll, ", k,
-      "ll};\n", "  ", detail::gemmTemplateCall(s.config, s.type, s.math), "(tk_a, tk_b, tk_M, ",
-      ocg, "ll, ", k, "ll, ", s.groups, "ll, ", split ? "tk_partials" : "nullptr", ", ",
-      split ? "tk_counters" : "nullptr", ", tk_smem,\n",
-      detail::epilogueLambdas(s.epilogue, s.math == MathMode::SimtF32 ? 4 : 8, "0ll",
-                              strCat("(tk_b * ", ocg, "ll + tk_c)"), "      ",
-                              s.groups == 1 || ocg % vec == 0),
-      ");\n");
+  std::string body =
+      strCat("  TK_DYNAMIC_SMEM(tk_smem);\n", "  const long long tk_M = ", pixels, ";\n",
+             "  const TkConvInput<", t, ", ", s.kh, ", ", s.kw, ", ", cg, ", ", s.strideH, ", ",
+             s.strideW, ", ", s.dilationH, ", ", s.dilationW, ", ", v, "> tk_a{", s.inputExpr,
+             ", tk_M, ", s.h, ", ", s.w, ", ", s.c, ", ", s.oh(), ", ", s.ow(), ", ", s.padH, ", ",
+             s.padW, "};\n", "  const TkMatrix<", t, ", true, ", v, "> tk_b{", s.weightExpr, ", ",
+             k, "ll, ", int64_t(ocg) * k, "ll, ", ocg, "ll, ", k, "ll};\n", "  ",
+             detail::gemmTemplateCall(s.config, s.type, s.math), "(tk_a, tk_b, tk_M, ", ocg, "ll, ",
+             k, "ll, ", s.groups, "ll, ", split ? "tk_partials" : "nullptr", ", ",
+             split ? "tk_counters" : "nullptr", ", tk_smem,\n",
+             detail::epilogueLambdas(s.epilogue, s.math == MathMode::SimtF32 ? 4 : 8, "0ll",
+                                     strCat("(tk_b * ", ocg, "ll + tk_c)"), "      ",
+                                     s.groups == 1 || ocg % vec == 0),
+             ");\n");
   kernel.source = detail::wrapKernel(kernel, body);
   return kernel;
 }

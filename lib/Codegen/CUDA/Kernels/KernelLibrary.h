@@ -137,6 +137,11 @@ struct ConvSpec {
   /// The input pointer is 16-byte aligned (so are the weights): with C / groups a multiple of
   /// 16 bytes' elements, patches move as 16-byte vectors; otherwise element by element.
   bool aligned16 = true;
+  /// A caller with its own kernel signature (the CUDA renderer passes its buffers in its order):
+  /// every parameter declaration, replacing the default list (then no split-K), and the C
+  /// expressions of the operands' pointers in terms of them.
+  std::vector<std::string> params;
+  std::string inputExpr = "input", weightExpr = "weight";
 
   int oh() const { return (h + 2 * padH - dilationH * (kh - 1) - 1) / strideH + 1; }
   int ow() const { return (w + 2 * padW - dilationW * (kw - 1) - 1) / strideW + 1; }
@@ -157,6 +162,9 @@ struct DepthwiseSpec {
   std::vector<std::string> scalarParams;
   Epilogue epilogue;
   bool aligned16 = true; // input and weights 16-byte aligned; vectors need C % vector == 0 too
+  /// As ConvSpec's: the caller's whole parameter list and its operand pointer expressions.
+  std::vector<std::string> params;
+  std::string inputExpr = "input", weightExpr = "weight";
 
   int oh() const { return (h + 2 * padH - dilationH * (kh - 1) - 1) / strideH + 1; }
   int ow() const { return (w + 2 * padW - dilationW * (kw - 1) - 1) / strideW + 1; }
