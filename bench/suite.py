@@ -27,6 +27,9 @@ def torchvision_model(name, **kwargs):
     def build(torch):
         import torchvision
         module = getattr(torchvision.models, name)(weights=None, **kwargs)
+        for layer in module.modules():  # ViT's head starts at zero: every logit would be 0
+            if isinstance(layer, torch.nn.Linear) and not layer.weight.any():
+                torch.nn.init.normal_(layer.weight, std=0.02)
         calibrate_batch_norm(torch, module)
         return module, {"x": torch.randn(BATCH, 3, IMAGE, IMAGE)}
     return build
