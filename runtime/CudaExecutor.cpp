@@ -123,9 +123,10 @@ CudaExecutor::create(const Manifest &manifest, const FileReader &readFile,
     const Launch &launch = manifest.launches[i];
     if (launch.kind != LaunchKind::Kernel)
       continue;
-    TC_RETURN_IF_ERROR(
-        d.check(d.moduleGetFunction(&self->functions_[i], self->module_, launch.name.c_str()),
-                label(manifest, i) + ": kernel not in " + chosen->file));
+    TC_RETURN_IF_ERROR(d.check(
+        d.moduleGetFunction(&self->functions_[i], self->module_,
+                            (launch.cudaSymbol.empty() ? launch.name : launch.cudaSymbol).c_str()),
+        label(manifest, i) + ": kernel not in " + chosen->file));
   }
 
   self->pointers_.assign(manifest.buffers.size(), 0);

@@ -85,6 +85,7 @@ Expected<Launch> readLaunch(const ObjectReader &reader) {
                        launch.cudaBlock);
     if (launch.cudaBlock > 0) {
       TC_ASSIGN_OR_RETURN(launch.cudaGrid, reader.expr("cuda_grid"));
+      TC_ASSIGN_OR_RETURN(launch.cudaSymbol, reader.string("cuda_symbol", false));
     } else {
       launch.cudaGrid = SizeExpr::constant(0);
     }

@@ -75,6 +75,8 @@ Json Manifest::toJson() const {
       if (launch.cudaBlock > 0) {
         item["cuda_grid"] = exprJson(launch.cudaGrid);
         item["cuda_block"] = launch.cudaBlock;
+        if (!launch.cudaSymbol.empty())
+          item["cuda_symbol"] = launch.cudaSymbol;
       }
       break;
     case LaunchKind::Extern:

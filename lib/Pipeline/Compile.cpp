@@ -7,6 +7,7 @@
 #include "tensorc/Bundle/LaunchCosts.h"
 #include "tensorc/Bundle/Manifest.h"
 #include "tensorc/Codegen/Backend.h"
+#include "tensorc/Pipeline/CompileCache.h"
 #include "tensorc/Pipeline/ModelLibrary.h"
 #include "tensorc/Pipeline/Pipeline.h"
 #include "tensorc/Scheduler/KernelCost.h"
@@ -14,6 +15,7 @@
 #include "tensorc/Support/Safetensors.h"
 #include "tensorc/Support/Sha256.h"
 #include "tensorc/Support/StrCat.h"
+#include "tensorc/Support/Timing.h"
 
 #include <algorithm>
 #include <atomic>
@@ -38,24 +40,6 @@ using bundle::Launch;
 using bundle::LaunchKind;
 using bundle::Manifest;
 using bundle::SizeExpr;
-
-Expected<std::string> hashFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return makeError(path, ": cannot read");
-  // FNV-1a over the bytes: identifies the source, not a security property.
-  uint64_t hash = 1469598103934665603ull;
-  char chunk[1 << 16];
-  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
-    for (std::streamsize i = 0; i < in.gcount(); ++i)
-      hash = (hash ^ uint8_t(chunk[i])) * 1099511628211ull;
-    if (!in)
-      break;
-  }
-  char text[32];
-  std::snprintf(text, sizeof text, "fnv1a64:%016llx", static_cast<unsigned long long>(hash));
-  return std::string(text);
-}
 
 Expected<SizeExpr> sizeExpr(const SymInt &value) { return SizeExpr::parse(value.str()); }
 
@@ -230,21 +214,6 @@ Expected<bundle::LaunchCosts> launchCosts(const loop::LoopProgram &program,
   return costs;
 }
 
-/// `--emit=so`: the files a bundle needs at run time (not src/) in one library with the runtime,
-/// linked inside `staging` and renamed into place.
-Status writeModelLibrary(bundle::StagingArea &staging, std::string_view manifestText,
-                         std::string_view weightBytes,
-                         const std::vector<codegen::BundleFile> &files) {
-  std::vector<cpu::EmbedFile> embedded = {{"manifest.json", manifestText, 1},
-                                          {"weights.safetensors", weightBytes, 64}};
-  for (const codegen::BundleFile &file : files)
-    if (file.path.rfind("src/", 0) != 0)
-      embedded.push_back({file.path, file.bytes, 1});
-  TC_ASSIGN_OR_RETURN(std::string scratch, staging.scratchDir());
-  TC_RETURN_IF_ERROR(linkModelLibrary(embedded, staging.dir() + "/model.so", "", scratch));
-  return staging.commit("model.so");
-}
-
 /// Reads a file the compile wrote (into the staging area) back.
 Expected<std::string> readBack(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
@@ -252,6 +221,26 @@ Expected<std::string> readBack(const std::string &path) {
   if (in.bad() || !in.is_open())
     return makeError(path, ": cannot read back what was written");
   return bytes;
+}
+
+/// `--emit=so`: the files a bundle needs at run time (not src/) in one library with the runtime,
+/// linked inside `staging` and renamed into place.
+Status writeModelLibrary(bundle::StagingArea &staging, std::string_view manifestText,
+                         std::string_view weightBytes,
+                         const std::vector<codegen::BundleFile> &files,
+                         std::vector<codegen::BundleFile> *written) {
+  std::vector<cpu::EmbedFile> embedded = {{"manifest.json", manifestText, 1},
+                                          {"weights.safetensors", weightBytes, 64}};
+  for (const codegen::BundleFile &file : files)
+    if (file.path.rfind("src/", 0) != 0)
+      embedded.push_back({file.path, file.bytes, 1});
+  TC_ASSIGN_OR_RETURN(std::string scratch, staging.scratchDir());
+  TC_RETURN_IF_ERROR(linkModelLibrary(embedded, staging.dir() + "/model.so", "", scratch));
+  if (written) {
+    TC_ASSIGN_OR_RETURN(std::string library, readBack(staging.dir() + "/model.so"));
+    written->push_back({"model.so", std::move(library)});
+  }
+  return staging.commit("model.so");
 }
 
 /// The manifest entries for what a backend made: its kernel images and launch shapes.
@@ -288,6 +277,7 @@ Status describeOutput(const codegen::BackendOutput &output, Manifest &manifest) 
       return makeError("CUDA: kernel ", launch.name, ": ", grid.error().message());
     launch.cudaGrid = std::move(*grid);
     launch.cudaBlock = it->second.block;
+    launch.cudaSymbol = it->second.symbol;
   }
   return Status::ok();
 }
@@ -302,6 +292,7 @@ createBackends(const TargetSet &targets, const CompileOptions &options) {
     cpu.variants = options.variants;
     cpu.linker = options.linker;
     cpu.quiet = options.quiet;
+    cpu.jobs = options.jobs;
     TC_ASSIGN_OR_RETURN(backends.emplace_back(), codegen::createCpuBackend(cpu));
   }
   if (targets.cuda) {
@@ -309,6 +300,7 @@ createBackends(const TargetSet &targets, const CompileOptions &options) {
     cuda.archs = options.cudaArchs;
     cuda.cacheDir = options.cacheDir;
     cuda.quiet = options.quiet;
+    cuda.jobs = options.jobs;
     TC_ASSIGN_OR_RETURN(backends.emplace_back(), codegen::createCudaBackend(cuda));
   }
   if (options.emit == CompileOptions::Emit::SharedObject) {
@@ -335,17 +327,13 @@ bundle::TrainingInfo trainingInfo(const autodiff::TrainingSignature &signature) 
   return info;
 }
 
-Expected<CompileSummary> compileModel(const std::string &modelPath, const OpRegistry &registry,
-                                      const CompileOptions &options) {
-  TC_ASSIGN_OR_RETURN(Graph graph, importModel(modelPath, registry));
-  TC_ASSIGN_OR_RETURN(std::string hash, hashFile(modelPath));
-  return compileGraph(std::move(graph), registry, options,
-                      std::filesystem::path(modelPath).filename().string(), hash);
-}
+namespace {
 
-Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
-                                      const CompileOptions &options, const std::string &modelName,
-                                      const std::string &sourceHash) {
+Expected<CompileSummary> compileGraphWriting(Graph graph, const OpRegistry &registry,
+                                             const CompileOptions &options,
+                                             const std::string &modelName,
+                                             const std::string &sourceHash,
+                                             std::vector<codegen::BundleFile> *written) {
   const std::string &modelPath = modelName; // for messages
   TC_ASSIGN_OR_RETURN(TargetSet targets, parseTargets(options.target));
   TC_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<codegen::Backend>> backends,
@@ -360,6 +348,7 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
   TC_ASSIGN_OR_RETURN(PipelineOptions pipeline, pipelineOptionsFor(targets, options.fuseAttention,
                                                                    options.train.has_value()));
   pipeline.timeStages = options.timeStages;
+  pipeline.onStageStart = options.progress;
   pipeline.train = options.train;
   pipeline.fallback = options.fallback.value_or(targets.cuda ? loop::FallbackPolicy::Error
                                                              : loop::FallbackPolicy::Allow);
@@ -381,6 +370,7 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
     log::info(strCat("fallbacks (run by the runtime's reference kernels): ",
                      join(lowered.program.fallbacks, ", ")));
 
+  timing::Scope manifestTime("manifest");
   Expected<Manifest> manifestOr = buildManifest(lowered.program, lowered.schedule, graph);
   if (!manifestOr)
     return makeError(modelPath, ": ", manifestOr.error().message());
@@ -390,6 +380,7 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
   if (options.train)
     manifest.training = trainingInfo(training);
   manifest.cudaGraphs = targets.cuda && options.cudaGraphs;
+  manifestTime.stop();
 
   // Code generation: each target's backend on the schedule.
   std::vector<codegen::BundleFile> files;
@@ -399,8 +390,10 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
   codegen::CompileContext context;
   context.tempDir = scratchDir;
   context.dataSymbol = bundle::kKernelSignatureSymbol;
-  context.dataFor = [&manifest](const std::map<std::string, codegen::LaunchShape> &launches)
-      -> Expected<std::string> {
+  context.progress = options.progress;
+  context.dataFor =
+      [&manifest](
+          const std::map<std::string, codegen::LaunchShape> &launches) -> Expected<std::string> {
     Manifest shaped = manifest;
     codegen::BackendOutput shapes;
     shapes.launches = launches;
@@ -408,6 +401,7 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
     return bundle::kernelSignatureTable(shaped);
   };
   for (const std::unique_ptr<codegen::Backend> &backend : backends) {
+    timing::Scope backendTime(strCat("codegen ", backend->name()));
     Expected<codegen::BackendOutput> output =
         backend->compile(lowered.program, lowered.schedule, context);
     if (!output)
@@ -421,6 +415,9 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
     std::move(output->files.begin(), output->files.end(), std::back_inserter(files));
   }
 
+  if (options.progress)
+    options.progress("writing the bundle");
+  timing::Scope writeTime("write bundle");
   std::vector<std::pair<std::string, Tensor>> weights(lowered.program.weights.begin(),
                                                       lowered.program.weights.end());
   // A training bundle's parameters start from the model's values (manifest training.state).
@@ -433,9 +430,15 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
   std::string weightsPath =
       (options.emit == CompileOptions::Emit::SharedObject ? scratchDir : staging->dir()) +
       "/weights.safetensors";
+  timing::Scope weightsTime("  write weights");
   TC_RETURN_IF_ERROR(writeSafetensors(weightsPath, weights));
+  weightsTime.stop();
+  timing::Scope readTime("  read weights back");
   TC_ASSIGN_OR_RETURN(std::string weightBytes, readBack(weightsPath));
+  readTime.stop();
+  timing::Scope digestTime("  weights sha256");
   record("weights.safetensors", weightBytes);
+  digestTime.stop();
   for (const codegen::BundleFile &file : files)
     if (file.path.rfind("src/", 0) != 0)
       record(file.path, file.bytes);
@@ -447,8 +450,9 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
   if (!costs)
     return makeError(modelPath, ": ", costs.error().message());
   if (options.emit == CompileOptions::Emit::SharedObject) {
-    if (Status written = writeModelLibrary(*staging, manifestText, weightBytes, files); !written)
-      return makeError(modelPath, ": ", written.message());
+    if (Status library = writeModelLibrary(*staging, manifestText, weightBytes, files, written);
+        !library)
+      return makeError(modelPath, ": ", library.message());
   } else {
     const std::string &dir = staging->dir();
     files.push_back({"src/lower.txt", loop::printProgram(lowered.program)});
@@ -459,6 +463,11 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
     // The manifest goes last: a directory with one is complete.
     TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/manifest.json", manifestText));
     TC_RETURN_IF_ERROR(staging->commit());
+    if (written) {
+      *written = std::move(files);
+      written->push_back({"weights.safetensors", std::move(weightBytes)});
+      written->push_back({"manifest.json", std::move(manifestText)});
+    }
   }
 
   summary.kernels = lowered.schedule.kernels.size();
@@ -469,6 +478,46 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
   if (targets.cuda)
     summary.cudaArchs = options.cudaArchs;
   return summary;
+}
+
+} // namespace
+
+Expected<CompileSummary> compileModel(const std::string &modelPath, const OpRegistry &registry,
+                                      const CompileOptions &options) {
+  // TENSORC_INJECT_BUG changes the kernels behind the options' back: never cached.
+  std::string cacheDir = std::getenv("TENSORC_INJECT_BUG") ? "" : compileCacheDir(options);
+  timing::Scope keyTime("cache key");
+  TC_ASSIGN_OR_RETURN(CompileCacheKey key, compileCacheKey(modelPath, options));
+  keyTime.stop();
+  if (!cacheDir.empty()) {
+    timing::Scope lookupTime("cache lookup");
+    TC_ASSIGN_OR_RETURN(std::optional<CompileSummary> cached,
+                        restoreFromCache(cacheDir, key.key, options));
+    if (cached)
+      return std::move(*cached);
+  }
+  if (options.progress)
+    options.progress("import");
+  timing::Scope importTime("stage import");
+  TC_ASSIGN_OR_RETURN(Graph graph, importModel(modelPath, registry));
+  importTime.stop();
+  std::vector<codegen::BundleFile> written;
+  TC_ASSIGN_OR_RETURN(CompileSummary summary,
+                      compileGraphWriting(std::move(graph), registry, options,
+                                          std::filesystem::path(modelPath).filename().string(),
+                                          "tc128:" + key.modelHash,
+                                          cacheDir.empty() ? nullptr : &written));
+  if (!cacheDir.empty()) {
+    timing::Scope storeTime("cache store");
+    storeInCache(cacheDir, key.key, written, summary);
+  }
+  return summary;
+}
+
+Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
+                                      const CompileOptions &options, const std::string &modelName,
+                                      const std::string &sourceHash) {
+  return compileGraphWriting(std::move(graph), registry, options, modelName, sourceHash, nullptr);
 }
 
 } // namespace tensorc

@@ -91,6 +91,9 @@ struct Launch {
   /// may launch fewer blocks: kernels stride over their work). 0 threads: no CUDA kernel.
   SizeExpr cudaGrid;
   int64_t cudaBlock = 0;
+  /// Kernel, CUDA: the function to launch when it is another kernel's (identical kernels are
+  /// compiled once); empty: `name`.
+  std::string cudaSymbol;
 };
 
 /// One CUDA module image: a cubin for one architecture, or PTX the driver compiles for newer ones.

@@ -1,0 +1,44 @@
+// The compile cache: finished bundles stored by a hash of everything that decides their bytes, so
+// a repeated compile copies the bundle instead of compiling (`$TENSORC_CACHE_DIR`, --no-cache).
+#pragma once
+
+#include "tensorc/Codegen/Backend.h"
+#include "tensorc/Pipeline/Compile.h"
+#include "tensorc/Support/Status.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tensorc {
+
+/// The directory the caches live in: options.cacheDir, else $TENSORC_CACHE_DIR, else
+/// ~/.cache/tensorc; "" when caching is off (cacheDir "-", or no home).
+std::string compileCacheDir(const CompileOptions &options);
+
+/// The cache key of compiling `modelPath` with `options`: a hash of tensorc's version, the model's
+/// file name and bytes, its weight files (an .fx model's side .safetensors, an ONNX model's
+/// external data files), every option that changes the output (not -j, -q or the output path)
+/// and the environment variables that do (TENSORC_LD_LLD, TENSORC_CXX). `modelHash` is the
+/// model file's own ContentHash (the manifest's source hash). Errors name an unreadable file.
+struct CompileCacheKey {
+  std::string key, modelHash;
+};
+Expected<CompileCacheKey> compileCacheKey(const std::string &modelPath,
+                                          const CompileOptions &options);
+
+/// On a hit, writes the cached bundle to options.outDir (through a staging area, as compile
+/// does) and returns what compile returned for it; nullopt on a miss. An entry that is
+/// unreadable or does not match its checksums is a miss with a warning (and is replaced by the
+/// next store).
+Expected<std::optional<CompileSummary>> restoreFromCache(const std::string &cacheDir,
+                                                         const std::string &key,
+                                                         const CompileOptions &options);
+
+/// Stores a compile's output (`files`, at their paths relative to the output: a bundle's files,
+/// or "model.so") under `key`. Best effort: failures only warn. Concurrent stores of one key
+/// each write a complete entry and one of them stays.
+void storeInCache(const std::string &cacheDir, const std::string &key,
+                  const std::vector<codegen::BundleFile> &files, const CompileSummary &summary);
+
+} // namespace tensorc
