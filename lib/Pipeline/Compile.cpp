@@ -12,6 +12,7 @@
 #include "tensorc/Pipeline/Pipeline.h"
 #include "tensorc/Scheduler/KernelCost.h"
 #include "tensorc/Support/Log.h"
+#include "tensorc/Support/MappedFile.h"
 #include "tensorc/Support/Safetensors.h"
 #include "tensorc/Support/Sha256.h"
 #include "tensorc/Support/StrCat.h"
@@ -214,21 +215,11 @@ Expected<bundle::LaunchCosts> launchCosts(const loop::LoopProgram &program,
   return costs;
 }
 
-/// Reads a file the compile wrote (into the staging area) back.
-Expected<std::string> readBack(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad() || !in.is_open())
-    return makeError(path, ": cannot read back what was written");
-  return bytes;
-}
-
 /// `--emit=so`: the files a bundle needs at run time (not src/) in one library with the runtime,
 /// linked inside `staging` and renamed into place.
 Status writeModelLibrary(bundle::StagingArea &staging, std::string_view manifestText,
                          std::string_view weightBytes,
-                         const std::vector<codegen::BundleFile> &files,
-                         std::vector<codegen::BundleFile> *written) {
+                         const std::vector<codegen::BundleFile> &files) {
   std::vector<cpu::EmbedFile> embedded = {{"manifest.json", manifestText, 1},
                                           {"weights.safetensors", weightBytes, 64}};
   for (const codegen::BundleFile &file : files)
@@ -236,10 +227,6 @@ Status writeModelLibrary(bundle::StagingArea &staging, std::string_view manifest
       embedded.push_back({file.path, file.bytes, 1});
   TC_ASSIGN_OR_RETURN(std::string scratch, staging.scratchDir());
   TC_RETURN_IF_ERROR(linkModelLibrary(embedded, staging.dir() + "/model.so", "", scratch));
-  if (written) {
-    TC_ASSIGN_OR_RETURN(std::string library, readBack(staging.dir() + "/model.so"));
-    written->push_back({"model.so", std::move(library)});
-  }
   return staging.commit("model.so");
 }
 
@@ -327,13 +314,9 @@ bundle::TrainingInfo trainingInfo(const autodiff::TrainingSignature &signature) 
   return info;
 }
 
-namespace {
-
-Expected<CompileSummary> compileGraphWriting(Graph graph, const OpRegistry &registry,
-                                             const CompileOptions &options,
-                                             const std::string &modelName,
-                                             const std::string &sourceHash,
-                                             std::vector<codegen::BundleFile> *written) {
+Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
+                                      const CompileOptions &options, const std::string &modelName,
+                                      const std::string &sourceHash) {
   const std::string &modelPath = modelName; // for messages
   TC_ASSIGN_OR_RETURN(TargetSet targets, parseTargets(options.target));
   TC_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<codegen::Backend>> backends,
@@ -433,9 +416,8 @@ Expected<CompileSummary> compileGraphWriting(Graph graph, const OpRegistry &regi
   timing::Scope weightsTime("  write weights");
   TC_RETURN_IF_ERROR(writeSafetensors(weightsPath, weights));
   weightsTime.stop();
-  timing::Scope readTime("  read weights back");
-  TC_ASSIGN_OR_RETURN(std::string weightBytes, readBack(weightsPath));
-  readTime.stop();
+  TC_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> weightFile, MappedFile::open(weightsPath));
+  std::string_view weightBytes = weightFile->bytes();
   timing::Scope digestTime("  weights sha256");
   record("weights.safetensors", weightBytes);
   digestTime.stop();
@@ -450,8 +432,7 @@ Expected<CompileSummary> compileGraphWriting(Graph graph, const OpRegistry &regi
   if (!costs)
     return makeError(modelPath, ": ", costs.error().message());
   if (options.emit == CompileOptions::Emit::SharedObject) {
-    if (Status library = writeModelLibrary(*staging, manifestText, weightBytes, files, written);
-        !library)
+    if (Status library = writeModelLibrary(*staging, manifestText, weightBytes, files); !library)
       return makeError(modelPath, ": ", library.message());
   } else {
     const std::string &dir = staging->dir();
@@ -463,24 +444,18 @@ Expected<CompileSummary> compileGraphWriting(Graph graph, const OpRegistry &regi
     // The manifest goes last: a directory with one is complete.
     TC_RETURN_IF_ERROR(bundle::writeFile(dir + "/manifest.json", manifestText));
     TC_RETURN_IF_ERROR(staging->commit());
-    if (written) {
-      *written = std::move(files);
-      written->push_back({"weights.safetensors", std::move(weightBytes)});
-      written->push_back({"manifest.json", std::move(manifestText)});
-    }
   }
 
   summary.kernels = lowered.schedule.kernels.size();
   for (const sched::Kernel &kernel : lowered.schedule.kernels)
     summary.generatedKernels += kernel.kind != sched::Kernel::Kind::Extern;
   summary.fallbacks = lowered.program.fallbacks.size();
+  summary.fallbackOps.assign(lowered.program.fallbacks.begin(), lowered.program.fallbacks.end());
   summary.peakBytes = lowered.schedule.plan.peakBytes;
   if (targets.cuda)
     summary.cudaArchs = options.cudaArchs;
   return summary;
 }
-
-} // namespace
 
 Expected<CompileSummary> compileModel(const std::string &modelPath, const OpRegistry &registry,
                                       const CompileOptions &options) {
@@ -489,35 +464,34 @@ Expected<CompileSummary> compileModel(const std::string &modelPath, const OpRegi
   timing::Scope keyTime("cache key");
   TC_ASSIGN_OR_RETURN(CompileCacheKey key, compileCacheKey(modelPath, options));
   keyTime.stop();
+  if (key.key.empty())
+    cacheDir.clear();
   if (!cacheDir.empty()) {
     timing::Scope lookupTime("cache lookup");
     TC_ASSIGN_OR_RETURN(std::optional<CompileSummary> cached,
                         restoreFromCache(cacheDir, key.key, options));
-    if (cached)
+    if (cached) {
+      // What compiling would have said.
+      if (!cached->fallbackOps.empty() && !options.quiet)
+        log::info(strCat("fallbacks (run by the runtime's reference kernels): ",
+                         join(cached->fallbackOps, ", ")));
       return std::move(*cached);
+    }
   }
   if (options.progress)
     options.progress("import");
   timing::Scope importTime("stage import");
   TC_ASSIGN_OR_RETURN(Graph graph, importModel(modelPath, registry));
   importTime.stop();
-  std::vector<codegen::BundleFile> written;
   TC_ASSIGN_OR_RETURN(CompileSummary summary,
-                      compileGraphWriting(std::move(graph), registry, options,
-                                          std::filesystem::path(modelPath).filename().string(),
-                                          "tc128:" + key.modelHash,
-                                          cacheDir.empty() ? nullptr : &written));
+                      compileGraph(std::move(graph), registry, options,
+                                   std::filesystem::path(modelPath).filename().string(),
+                                   "tc128:" + key.modelHash));
   if (!cacheDir.empty()) {
     timing::Scope storeTime("cache store");
-    storeInCache(cacheDir, key.key, written, summary);
+    storeInCache(cacheDir, key.key, options, summary);
   }
   return summary;
-}
-
-Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
-                                      const CompileOptions &options, const std::string &modelName,
-                                      const std::string &sourceHash) {
-  return compileGraphWriting(std::move(graph), registry, options, modelName, sourceHash, nullptr);
 }
 
 } // namespace tensorc

@@ -7,8 +7,10 @@
 #include "tensorc/Support/ContentHash.h"
 #include "tensorc/Support/Json.h"
 #include "tensorc/Support/Log.h"
+#include "tensorc/Support/MappedFile.h"
 #include "tensorc/Support/StrCat.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -33,43 +35,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kEntryFormat = 1;
-
-/// A read-only mapping of a whole file (empty files map to nothing).
-class MappedFile {
-public:
-  static Expected<std::unique_ptr<MappedFile>> open(const std::string &path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-      return makeError(path, ": cannot read: ", std::strerror(errno));
-    struct stat info {};
-    if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-      ::close(fd);
-      return makeError(path, ": not a regular file");
-    }
-    auto file = std::unique_ptr<MappedFile>(new MappedFile());
-    file->size_ = size_t(info.st_size);
-    if (file->size_) {
-      void *data = ::mmap(nullptr, file->size_, PROT_READ, MAP_PRIVATE, fd, 0);
-      if (data == MAP_FAILED) {
-        ::close(fd);
-        return makeError(path, ": cannot map: ", std::strerror(errno));
-      }
-      file->data_ = static_cast<const char *>(data);
-    }
-    ::close(fd);
-    return file;
-  }
-  ~MappedFile() {
-    if (data_)
-      ::munmap(const_cast<char *>(data_), size_);
-  }
-  std::string_view bytes() const { return {data_ ? data_ : "", size_}; }
-
-private:
-  MappedFile() = default;
-  const char *data_ = nullptr;
-  size_t size_ = 0;
-};
 
 /// The external data files an ONNX model names: the values of its StringStringEntryProto
 /// entries {key: "location", value: FILE}, found in the serialized bytes without parsing the
@@ -111,6 +76,16 @@ std::set<std::string> onnxExternalFiles(std::string_view bytes) {
   return files;
 }
 
+/// This build of tensorc: the running executable's bytes (the compiler is linked into it), so
+/// that builds of different sources with one version number never share entries.
+std::string buildIdentity() {
+  static const std::string identity = [] {
+    Expected<std::unique_ptr<MappedFile>> self = MappedFile::open("/proc/self/exe");
+    return self ? contentHashHex((*self)->bytes()) : std::string();
+  }();
+  return identity;
+}
+
 std::string joinList(const std::vector<std::string> &items) { return join(items, ","); }
 
 /// Every option that changes what compile writes, one line each.
@@ -142,28 +117,16 @@ std::string describeOptions(const CompileOptions &options) {
   return out.str();
 }
 
-Expected<std::string> readWhole(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return makeError(path, ": cannot read");
-  std::string bytes;
-  in.seekg(0, std::ios::end);
-  std::streamoff size = in.tellg();
-  in.seekg(0, std::ios::beg);
-  if (size < 0)
-    return makeError(path, ": cannot read");
-  bytes.resize(size_t(size));
-  in.read(bytes.data(), size);
-  if (!in || in.gcount() != size)
-    return makeError(path, ": short read");
-  return bytes;
+/// Copies `from` to `to` (in the kernel where it can). Not a hard link: a bundle changed in
+/// place (tools that patch a file) must not change the cache, nor the cache a bundle.
+Status copyFile(const fs::path &from, const fs::path &to) {
+  std::error_code error;
+  fs::create_directories(to.parent_path(), error);
+  fs::copy_file(from, to, fs::copy_options::overwrite_existing, error);
+  if (error)
+    return makeError("cannot copy ", from.string(), " to ", to.string(), ": ", error.message());
+  return Status::ok();
 }
-
-/// A checked entry: its files' bytes and the summary, or an error saying what is wrong with it.
-struct Entry {
-  std::vector<codegen::BundleFile> files;
-  CompileSummary summary;
-};
 
 std::vector<std::string> stringList(const Json *json) {
   std::vector<std::string> items;
@@ -174,9 +137,17 @@ std::vector<std::string> stringList(const Json *json) {
   return items;
 }
 
+/// A checked entry: its files (bundle-relative path, file in the entry) and the summary.
+struct Entry {
+  std::vector<std::pair<std::string, fs::path>> files;
+  CompileSummary summary;
+};
+
+/// Reads and checks the entry in `dir`: every file there, of the size and hash its index says.
 Expected<Entry> readEntry(const fs::path &dir, const std::string &key) {
-  TC_ASSIGN_OR_RETURN(std::string indexText, readWhole((dir / "index.json").string()));
-  TC_ASSIGN_OR_RETURN(Json index, Json::parse(indexText));
+  TC_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> indexFile,
+                      MappedFile::open((dir / "index.json").string()));
+  TC_ASSIGN_OR_RETURN(Json index, Json::parse(indexFile->bytes()));
   const Json *format = index.find("format"), *entryKey = index.find("key"),
              *files = index.find("files"), *summary = index.find("summary");
   if (!format || !format->isInt() || format->asInt() != kEntryFormat || !entryKey ||
@@ -192,10 +163,12 @@ Expected<Entry> readEntry(const fs::path &dir, const std::string &key) {
     const std::string &relative = path->asString();
     if (relative.empty() || relative[0] == '/' || relative.find("..") != std::string::npos)
       return makeError("index.json: files[", i, "] has a bad path");
-    TC_ASSIGN_OR_RETURN(std::string bytes, readWhole((dir / strCat("f", i)).string()));
-    if (int64_t(bytes.size()) != size->asInt() || contentHashHex(bytes) != hash->asString())
+    fs::path stored = dir / strCat("f", i);
+    TC_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> bytes, MappedFile::open(stored.string()));
+    if (int64_t(bytes->bytes().size()) != size->asInt() ||
+        contentHashHex(bytes->bytes()) != hash->asString())
       return makeError(relative, " does not match its checksum");
-    entry.files.push_back({relative, std::move(bytes)});
+    entry.files.emplace_back(relative, stored);
   }
   auto integer = [&](const char *name) -> int64_t {
     const Json *value = summary->find(name);
@@ -205,6 +178,7 @@ Expected<Entry> readEntry(const fs::path &dir, const std::string &key) {
   entry.summary.generatedKernels = size_t(integer("generated_kernels"));
   entry.summary.fallbacks = size_t(integer("fallbacks"));
   entry.summary.peakBytes = integer("peak_bytes");
+  entry.summary.fallbackOps = stringList(summary->find("fallback_ops"));
   entry.summary.variants = stringList(summary->find("variants"));
   entry.summary.cudaArchs = stringList(summary->find("cuda_archs"));
   entry.summary.fromCache = true;
@@ -218,6 +192,27 @@ Status writeBytes(const fs::path &path, std::string_view bytes) {
   if (!out)
     return makeError(path.string(), ": cannot write");
   return Status::ok();
+}
+
+/// The files of a written compile output, bundle-relative and sorted (a library: "model.so").
+Expected<std::vector<std::pair<std::string, fs::path>>> outputFiles(const CompileOptions &options) {
+  std::vector<std::pair<std::string, fs::path>> files;
+  fs::path out(options.outDir);
+  if (options.emit == CompileOptions::Emit::SharedObject) {
+    files.emplace_back("model.so", out);
+    return files;
+  }
+  std::error_code error;
+  for (fs::recursive_directory_iterator it(out, error), end; !error && it != end;
+       it.increment(error)) {
+    if (it->is_symlink() || !it->is_regular_file())
+      continue;
+    files.emplace_back(fs::relative(it->path(), out).generic_string(), it->path());
+  }
+  if (error)
+    return makeError(out.string(), ": ", error.message());
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 } // namespace
@@ -242,6 +237,7 @@ Expected<CompileCacheKey> compileCacheKey(const std::string &modelPath,
   fs::path path(modelPath);
   ContentHash key;
   key.field(strCat("tensorc ", TENSORC_VERSION, " compile cache ", kEntryFormat));
+  key.field(buildIdentity());
   key.field(path.filename().string());
   key.field(result.modelHash);
   // The files the model's weights come from, by name and content.
@@ -260,7 +256,7 @@ Expected<CompileCacheKey> compileCacheKey(const std::string &modelPath,
     key.field(contentHashHex(file->bytes()));
   }
   key.field(describeOptions(options));
-  result.key = key.hex();
+  result.key = buildIdentity().empty() ? "" : key.hex();
   return result;
 }
 
@@ -283,18 +279,16 @@ Expected<std::optional<CompileSummary>> restoreFromCache(const std::string &cach
       bundle::StagingArea::create(options.outDir, library ? bundle::StagingArea::Kind::File
                                                           : bundle::StagingArea::Kind::Directory));
   // The manifest last, as compile writes it: a directory with one is complete.
-  for (const codegen::BundleFile &file : entry->files)
-    if (file.path != "manifest.json")
-      TC_RETURN_IF_ERROR(bundle::writeFile(staging->dir() + "/" + file.path, file.bytes));
-  for (const codegen::BundleFile &file : entry->files)
-    if (file.path == "manifest.json")
-      TC_RETURN_IF_ERROR(bundle::writeFile(staging->dir() + "/" + file.path, file.bytes));
+  std::stable_partition(entry->files.begin(), entry->files.end(),
+                        [](const auto &file) { return file.first != "manifest.json"; });
+  for (const auto &[relative, stored] : entry->files)
+    TC_RETURN_IF_ERROR(copyFile(stored, fs::path(staging->dir()) / relative));
   TC_RETURN_IF_ERROR(library ? staging->commit("model.so") : staging->commit());
   return std::optional<CompileSummary>(std::move(entry->summary));
 }
 
 void storeInCache(const std::string &cacheDir, const std::string &key,
-                  const std::vector<codegen::BundleFile> &files, const CompileSummary &summary) {
+                  const CompileOptions &options, const CompileSummary &summary) {
   static std::atomic<int> counter{0};
   fs::path bundles = fs::path(cacheDir) / "bundles";
   fs::path temp = bundles / strCat(".tmp-", key, "-", ::getpid(), "-", counter++);
@@ -304,6 +298,9 @@ void storeInCache(const std::string &cacheDir, const std::string &key,
     log::warn(strCat("cannot store the compile in the cache ", cacheDir, ": ", why));
     fs::remove_all(temp, error);
   };
+  Expected<std::vector<std::pair<std::string, fs::path>>> files = outputFiles(options);
+  if (!files)
+    return fail(files.error().message());
   fs::create_directories(temp, error);
   if (error)
     return fail(error.message());
@@ -311,13 +308,18 @@ void storeInCache(const std::string &cacheDir, const std::string &key,
   index["format"] = kEntryFormat;
   index["key"] = key;
   Json list = Json::array();
-  for (size_t i = 0; i < files.size(); ++i) {
-    if (Status written = writeBytes(temp / strCat("f", i), files[i].bytes); !written)
-      return fail(written.message());
+  for (size_t i = 0; i < files->size(); ++i) {
+    const auto &[relative, path] = (*files)[i];
+    fs::path stored = temp / strCat("f", i);
+    if (Status copied = copyFile(path, stored); !copied)
+      return fail(copied.message());
+    Expected<std::unique_ptr<MappedFile>> bytes = MappedFile::open(stored.string());
+    if (!bytes)
+      return fail(bytes.error().message());
     Json file = Json::object();
-    file["path"] = files[i].path;
-    file["size"] = int64_t(files[i].bytes.size());
-    file["hash"] = contentHashHex(files[i].bytes);
+    file["path"] = relative;
+    file["size"] = int64_t((*bytes)->bytes().size());
+    file["hash"] = contentHashHex((*bytes)->bytes());
     list.push(std::move(file));
   }
   index["files"] = std::move(list);
@@ -332,6 +334,10 @@ void storeInCache(const std::string &cacheDir, const std::string &key,
   for (const std::string &arch : summary.cudaArchs)
     archs.push(arch);
   info["variants"] = std::move(variants);
+  Json fallbackOps = Json::array();
+  for (const std::string &op : summary.fallbackOps)
+    fallbackOps.push(op);
+  info["fallback_ops"] = std::move(fallbackOps);
   info["cuda_archs"] = std::move(archs);
   index["summary"] = std::move(info);
   // index.json last: an entry without one is incomplete (readEntry refuses it).

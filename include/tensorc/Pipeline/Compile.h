@@ -66,6 +66,7 @@ struct CompileSummary {
   size_t kernels = 0;
   size_t generatedKernels = 0; // kernels with generated code (the rest are fallbacks)
   size_t fallbacks = 0;
+  std::vector<std::string> fallbackOps; // the op types run on reference kernels
   int64_t peakBytes = 0;
   std::vector<std::string> variants;
   std::vector<std::string> cudaArchs; // cubins emitted (empty without the CUDA target)

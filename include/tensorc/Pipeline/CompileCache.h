@@ -2,13 +2,11 @@
 // a repeated compile copies the bundle instead of compiling (`$TENSORC_CACHE_DIR`, --no-cache).
 #pragma once
 
-#include "tensorc/Codegen/Backend.h"
 #include "tensorc/Pipeline/Compile.h"
 #include "tensorc/Support/Status.h"
 
 #include <optional>
 #include <string>
-#include <vector>
 
 namespace tensorc {
 
@@ -17,10 +15,11 @@ namespace tensorc {
 std::string compileCacheDir(const CompileOptions &options);
 
 /// The cache key of compiling `modelPath` with `options`: a hash of tensorc's version, the model's
-/// file name and bytes, its weight files (an .fx model's side .safetensors, an ONNX model's
-/// external data files), every option that changes the output (not -j, -q or the output path)
-/// and the environment variables that do (TENSORC_LD_LLD, TENSORC_CXX). `modelHash` is the
-/// model file's own ContentHash (the manifest's source hash). Errors name an unreadable file.
+/// file name and bytes, this build (the executable's bytes), its weight files (an .fx model's side
+/// .safetensors, an ONNX model's external data files), every option that changes the output (not
+/// -j, -q or the output path) and the environment variables that do (TENSORC_LD_LLD, TENSORC_CXX).
+/// `modelHash` is the model file's own ContentHash (the manifest's source hash); `key` is empty (no
+/// caching) when this build cannot identify itself. Errors name an unreadable file.
 struct CompileCacheKey {
   std::string key, modelHash;
 };
@@ -35,10 +34,10 @@ Expected<std::optional<CompileSummary>> restoreFromCache(const std::string &cach
                                                          const std::string &key,
                                                          const CompileOptions &options);
 
-/// Stores a compile's output (`files`, at their paths relative to the output: a bundle's files,
-/// or "model.so") under `key`. Best effort: failures only warn. Concurrent stores of one key
-/// each write a complete entry and one of them stays.
+/// Stores the compile output just written to options.outDir (a bundle's files, or the model
+/// library) under `key` (copies). Best effort: failures only warn. Concurrent stores of one key
+/// each build a complete entry; one of them stays.
 void storeInCache(const std::string &cacheDir, const std::string &key,
-                  const std::vector<codegen::BundleFile> &files, const CompileSummary &summary);
+                  const CompileOptions &options, const CompileSummary &summary);
 
 } // namespace tensorc

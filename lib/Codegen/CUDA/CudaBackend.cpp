@@ -55,9 +55,9 @@ size_t kernelEnd(const std::string &source, size_t begin) {
   return std::string::npos;
 }
 
-/// A kernel's text with its own name replaced by one placeholder and its buffer parameters
-/// (b<id>) renumbered in order of appearance (literals kept): kernels with equal canonical text
-/// are the same function of their arguments.
+/// A kernel's text with its own name replaced by one placeholder and the buffer ids in the names
+/// the renderer derives from them (b<id>, in<id>) renumbered in order of appearance (literals
+/// kept): kernels with equal canonical text are the same function of their arguments.
 std::string canonicalKernel(std::string_view text, const std::string &name) {
   std::string out;
   std::map<std::string, std::string, std::less<>> buffers;
@@ -77,16 +77,19 @@ std::string canonicalKernel(std::string_view text, const std::string &name) {
       while (j < text.size() && identifierChar(text[j]))
         ++j;
       std::string_view word = text.substr(i, j - i);
-      bool buffer = word.size() > 1 && word[0] == 'b' &&
-                    std::all_of(word.begin() + 1, word.end(),
+      // Names the renderer derives from buffer ids: parameters b<id>, vector loads in<id>.
+      size_t digits = word.find_first_of("0123456789");
+      std::string_view prefix = word.substr(0, digits == std::string_view::npos ? 0 : digits);
+      bool buffer = (prefix == "b" || prefix == "in") &&
+                    std::all_of(word.begin() + long(digits), word.end(),
                                 [](char d) { return std::isdigit(static_cast<unsigned char>(d)); });
       if (word == name) {
         out += "@kernel";
       } else if (buffer) {
-        auto [it, inserted] = buffers.emplace(word, "");
+        auto [it, inserted] = buffers.emplace(word.substr(digits), "");
         if (inserted)
-          it->second = strCat("@b", buffers.size());
-        out += it->second;
+          it->second = strCat(buffers.size());
+        out += strCat(prefix, "@", it->second);
       } else {
         out.append(word);
       }
