@@ -73,8 +73,7 @@ CudaExecutor::create(const Manifest &manifest, const FileReader &readFile,
   const bundle::CudaImage *chosen = nullptr;
   for (const bundle::CudaImage &image : manifest.cuda) {
     int arch = archNumber(image.arch);
-    bool fits = image.ptx ? arch <= deviceArch
-                          : arch / 10 == major && arch % 10 <= minor;
+    bool fits = image.ptx ? arch <= deviceArch : arch / 10 == major && arch % 10 <= minor;
     if (!fits)
       continue;
     // Prefer cubins, then the newest arch.
@@ -89,8 +88,8 @@ CudaExecutor::create(const Manifest &manifest, const FileReader &readFile,
     return makeError("bundle built for ", join(built, ", "), "; device ", options.device, " (",
                      name, ") is ", deviceArchName);
   }
-  self->description_ = strCat(name, " (", deviceArchName, ", ", chosen->ptx ? "PTX " : "cubin ",
-                              chosen->arch, ")");
+  self->description_ =
+      strCat(name, " (", deviceArchName, ", ", chosen->ptx ? "PTX " : "cubin ", chosen->arch, ")");
 
   TC_RETURN_IF_ERROR(
       d.check(d.primaryCtxRetain(&self->context_, self->device_), "cuDevicePrimaryCtxRetain"));
@@ -123,9 +122,10 @@ CudaExecutor::create(const Manifest &manifest, const FileReader &readFile,
     const Launch &launch = manifest.launches[i];
     if (launch.kind != LaunchKind::Kernel)
       continue;
-    TC_RETURN_IF_ERROR(
-        d.check(d.moduleGetFunction(&self->functions_[i], self->module_, launch.name.c_str()),
-                label(manifest, i) + ": kernel not in " + chosen->file));
+    TC_RETURN_IF_ERROR(d.check(
+        d.moduleGetFunction(&self->functions_[i], self->module_,
+                            (launch.cudaSymbol.empty() ? launch.name : launch.cudaSymbol).c_str()),
+        label(manifest, i) + ": kernel not in " + chosen->file));
     // Dynamic shared memory beyond the default 48 KB is opted into once per function.
     constexpr int kMaxDynamicShared = 8; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
     if (launch.cudaSharedBytes > 48 * 1024)
@@ -149,10 +149,10 @@ CudaExecutor::create(const Manifest &manifest, const FileReader &readFile,
     TC_RETURN_IF_ERROR(self->ensure(self->pointers_[size_t(buffer.id)],
                                     self->capacities_[size_t(buffer.id)], bytes, what));
     if (bytes)
-      TC_RETURN_IF_ERROR(d.check(d.memcpyHtoDAsync(self->pointers_[size_t(buffer.id)],
-                                                   weights[size_t(buffer.id)], bytes,
-                                                   self->stream_),
-                                 "uploading " + what));
+      TC_RETURN_IF_ERROR(
+          d.check(d.memcpyHtoDAsync(self->pointers_[size_t(buffer.id)], weights[size_t(buffer.id)],
+                                    bytes, self->stream_),
+                  "uploading " + what));
   }
   TC_RETURN_IF_ERROR(d.check(d.streamSynchronize(self->stream_), "uploading weights"));
   return self;
@@ -233,9 +233,9 @@ Status CudaExecutor::runExtern(size_t index, const std::map<std::string, int64_t
     size_t id = size_t(launch.args[a]);
     TC_ASSIGN_OR_RETURN(Tensor host, Tensor::zeros(manifest_->buffers[id].dtype, shapes[id]));
     if (host.nbytes())
-      TC_RETURN_IF_ERROR(d.check(
-          d.memcpyDtoHAsync(host.mutableData(), pointers_[id], host.nbytes(), stream_),
-          label(*manifest_, index) + ": reading operands"));
+      TC_RETURN_IF_ERROR(
+          d.check(d.memcpyDtoHAsync(host.mutableData(), pointers_[id], host.nbytes(), stream_),
+                  label(*manifest_, index) + ": reading operands"));
     inputs.push_back(std::move(host));
   }
   TC_RETURN_IF_ERROR(d.check(d.streamSynchronize(stream_), label(*manifest_, index)));
@@ -248,12 +248,12 @@ Status CudaExecutor::runExtern(size_t index, const std::map<std::string, int64_t
     const BufferDesc &buffer = manifest_->buffers[id];
     if (result.dtype() != buffer.dtype || result.shape() != shapes[id])
       return makeError(label(*manifest_, index), ": result ", r, " is ",
-                       describeShape(result.dtype(), result.shape()), ", but buffer '",
-                       buffer.name, "' is ", describeShape(buffer.dtype, shapes[id]));
+                       describeShape(result.dtype(), result.shape()), ", but buffer '", buffer.name,
+                       "' is ", describeShape(buffer.dtype, shapes[id]));
     if (result.nbytes())
-      TC_RETURN_IF_ERROR(d.check(d.memcpyHtoDAsync(pointers_[id], result.data(),
-                                                   result.nbytes(), stream_),
-                                 label(*manifest_, index) + ": writing results"));
+      TC_RETURN_IF_ERROR(
+          d.check(d.memcpyHtoDAsync(pointers_[id], result.data(), result.nbytes(), stream_),
+                  label(*manifest_, index) + ": writing results"));
     // The host tensor must outlive the copy.
     TC_RETURN_IF_ERROR(d.check(d.streamSynchronize(stream_), label(*manifest_, index)));
   }
@@ -354,7 +354,7 @@ Status CudaExecutor::enqueue(const std::map<std::string, int64_t> &bindings,
     case LaunchKind::Kernel: {
       TC_ASSIGN_OR_RETURN(int64_t grid, launch.cudaGrid.evaluate(bindings));
       if (grid <= 0)
-        break; // nothing to do for empty tensors
+        break;                                          // nothing to do for empty tensors
       grid = std::min<int64_t>(grid, int64_t(1) << 30); // kernels stride over their work
       values.clear();
       for (int64_t arg : launch.args)

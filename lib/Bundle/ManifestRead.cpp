@@ -90,6 +90,7 @@ Expected<Launch> readLaunch(const ObjectReader &reader) {
       if (launch.cudaSharedBytes < 0 || launch.cudaSharedBytes > 227 * 1024)
         return makeError(reader.path("cuda_smem"), ": must be 0 to 232448 bytes, got ",
                          launch.cudaSharedBytes);
+      TC_ASSIGN_OR_RETURN(launch.cudaSymbol, reader.string("cuda_symbol", false));
     } else {
       launch.cudaGrid = SizeExpr::constant(0);
     }

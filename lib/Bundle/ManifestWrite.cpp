@@ -77,6 +77,8 @@ Json Manifest::toJson() const {
         item["cuda_block"] = launch.cudaBlock;
         if (launch.cudaSharedBytes > 0)
           item["cuda_smem"] = launch.cudaSharedBytes;
+        if (!launch.cudaSymbol.empty())
+          item["cuda_symbol"] = launch.cudaSymbol;
       }
       break;
     case LaunchKind::Extern:

@@ -7,13 +7,16 @@
 #include "tensorc/Bundle/LaunchCosts.h"
 #include "tensorc/Bundle/Manifest.h"
 #include "tensorc/Codegen/Backend.h"
+#include "tensorc/Pipeline/CompileCache.h"
 #include "tensorc/Pipeline/ModelLibrary.h"
 #include "tensorc/Pipeline/Pipeline.h"
 #include "tensorc/Scheduler/KernelCost.h"
 #include "tensorc/Support/Log.h"
+#include "tensorc/Support/MappedFile.h"
 #include "tensorc/Support/Safetensors.h"
 #include "tensorc/Support/Sha256.h"
 #include "tensorc/Support/StrCat.h"
+#include "tensorc/Support/Timing.h"
 
 #include <algorithm>
 #include <atomic>
@@ -38,24 +41,6 @@ using bundle::Launch;
 using bundle::LaunchKind;
 using bundle::Manifest;
 using bundle::SizeExpr;
-
-Expected<std::string> hashFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return makeError(path, ": cannot read");
-  // FNV-1a over the bytes: identifies the source, not a security property.
-  uint64_t hash = 1469598103934665603ull;
-  char chunk[1 << 16];
-  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
-    for (std::streamsize i = 0; i < in.gcount(); ++i)
-      hash = (hash ^ uint8_t(chunk[i])) * 1099511628211ull;
-    if (!in)
-      break;
-  }
-  char text[32];
-  std::snprintf(text, sizeof text, "fnv1a64:%016llx", static_cast<unsigned long long>(hash));
-  return std::string(text);
-}
 
 Expected<SizeExpr> sizeExpr(const SymInt &value) { return SizeExpr::parse(value.str()); }
 
@@ -245,15 +230,6 @@ Status writeModelLibrary(bundle::StagingArea &staging, std::string_view manifest
   return staging.commit("model.so");
 }
 
-/// Reads a file the compile wrote (into the staging area) back.
-Expected<std::string> readBack(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad() || !in.is_open())
-    return makeError(path, ": cannot read back what was written");
-  return bytes;
-}
-
 /// The manifest entries for what a backend made: its kernel images and launch shapes.
 Status describeOutput(const codegen::BackendOutput &output, Manifest &manifest) {
   for (const codegen::KernelImage &image : output.images) {
@@ -289,6 +265,7 @@ Status describeOutput(const codegen::BackendOutput &output, Manifest &manifest) 
     launch.cudaGrid = std::move(*grid);
     launch.cudaBlock = it->second.block;
     launch.cudaSharedBytes = it->second.sharedBytes;
+    launch.cudaSymbol = it->second.symbol;
   }
   return Status::ok();
 }
@@ -303,6 +280,7 @@ createBackends(const TargetSet &targets, const CompileOptions &options) {
     cpu.variants = options.variants;
     cpu.linker = options.linker;
     cpu.quiet = options.quiet;
+    cpu.jobs = options.jobs;
     TC_ASSIGN_OR_RETURN(backends.emplace_back(), codegen::createCpuBackend(cpu));
   }
   if (targets.cuda) {
@@ -310,6 +288,7 @@ createBackends(const TargetSet &targets, const CompileOptions &options) {
     cuda.archs = options.cudaArchs;
     cuda.cacheDir = options.cacheDir;
     cuda.quiet = options.quiet;
+    cuda.jobs = options.jobs;
     TC_ASSIGN_OR_RETURN(backends.emplace_back(), codegen::createCudaBackend(cuda));
   }
   if (options.emit == CompileOptions::Emit::SharedObject) {
@@ -336,14 +315,6 @@ bundle::TrainingInfo trainingInfo(const autodiff::TrainingSignature &signature) 
   return info;
 }
 
-Expected<CompileSummary> compileModel(const std::string &modelPath, const OpRegistry &registry,
-                                      const CompileOptions &options) {
-  TC_ASSIGN_OR_RETURN(Graph graph, importModel(modelPath, registry));
-  TC_ASSIGN_OR_RETURN(std::string hash, hashFile(modelPath));
-  return compileGraph(std::move(graph), registry, options,
-                      std::filesystem::path(modelPath).filename().string(), hash);
-}
-
 Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
                                       const CompileOptions &options, const std::string &modelName,
                                       const std::string &sourceHash) {
@@ -361,6 +332,7 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
   TC_ASSIGN_OR_RETURN(PipelineOptions pipeline, pipelineOptionsFor(targets, options.fuseAttention,
                                                                    options.train.has_value()));
   pipeline.timeStages = options.timeStages;
+  pipeline.onStageStart = options.progress;
   pipeline.train = options.train;
   pipeline.fallback = options.fallback.value_or(targets.cuda ? loop::FallbackPolicy::Error
                                                              : loop::FallbackPolicy::Allow);
@@ -382,6 +354,7 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
     log::info(strCat("fallbacks (run by the runtime's reference kernels): ",
                      join(lowered.program.fallbacks, ", ")));
 
+  timing::Scope manifestTime("manifest");
   Expected<Manifest> manifestOr = buildManifest(lowered.program, lowered.schedule, graph);
   if (!manifestOr)
     return makeError(modelPath, ": ", manifestOr.error().message());
@@ -391,6 +364,7 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
   if (options.train)
     manifest.training = trainingInfo(training);
   manifest.cudaGraphs = targets.cuda && options.cudaGraphs;
+  manifestTime.stop();
 
   // Code generation: each target's backend on the schedule.
   std::vector<codegen::BundleFile> files;
@@ -400,8 +374,10 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
   codegen::CompileContext context;
   context.tempDir = scratchDir;
   context.dataSymbol = bundle::kKernelSignatureSymbol;
-  context.dataFor = [&manifest](const std::map<std::string, codegen::LaunchShape> &launches)
-      -> Expected<std::string> {
+  context.progress = options.progress;
+  context.dataFor =
+      [&manifest](
+          const std::map<std::string, codegen::LaunchShape> &launches) -> Expected<std::string> {
     Manifest shaped = manifest;
     codegen::BackendOutput shapes;
     shapes.launches = launches;
@@ -409,6 +385,7 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
     return bundle::kernelSignatureTable(shaped);
   };
   for (const std::unique_ptr<codegen::Backend> &backend : backends) {
+    timing::Scope backendTime(strCat("codegen ", backend->name()));
     Expected<codegen::BackendOutput> output =
         backend->compile(lowered.program, lowered.schedule, context);
     if (!output)
@@ -422,6 +399,9 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
     std::move(output->files.begin(), output->files.end(), std::back_inserter(files));
   }
 
+  if (options.progress)
+    options.progress("writing the bundle");
+  timing::Scope writeTime("write bundle");
   std::vector<std::pair<std::string, Tensor>> weights(lowered.program.weights.begin(),
                                                       lowered.program.weights.end());
   // A training bundle's parameters start from the model's values (manifest training.state).
@@ -434,9 +414,14 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
   std::string weightsPath =
       (options.emit == CompileOptions::Emit::SharedObject ? scratchDir : staging->dir()) +
       "/weights.safetensors";
+  timing::Scope weightsTime("  write weights");
   TC_RETURN_IF_ERROR(writeSafetensors(weightsPath, weights));
-  TC_ASSIGN_OR_RETURN(std::string weightBytes, readBack(weightsPath));
+  weightsTime.stop();
+  TC_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> weightFile, MappedFile::open(weightsPath));
+  std::string_view weightBytes = weightFile->bytes();
+  timing::Scope digestTime("  weights sha256");
   record("weights.safetensors", weightBytes);
+  digestTime.stop();
   for (const codegen::BundleFile &file : files)
     if (file.path.rfind("src/", 0) != 0)
       record(file.path, file.bytes);
@@ -448,8 +433,8 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
   if (!costs)
     return makeError(modelPath, ": ", costs.error().message());
   if (options.emit == CompileOptions::Emit::SharedObject) {
-    if (Status written = writeModelLibrary(*staging, manifestText, weightBytes, files); !written)
-      return makeError(modelPath, ": ", written.message());
+    if (Status library = writeModelLibrary(*staging, manifestText, weightBytes, files); !library)
+      return makeError(modelPath, ": ", library.message());
   } else {
     const std::string &dir = staging->dir();
     files.push_back({"src/lower.txt", loop::printProgram(lowered.program)});
@@ -466,9 +451,47 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
   for (const sched::Kernel &kernel : lowered.schedule.kernels)
     summary.generatedKernels += kernel.kind != sched::Kernel::Kind::Extern;
   summary.fallbacks = lowered.program.fallbacks.size();
+  summary.fallbackOps.assign(lowered.program.fallbacks.begin(), lowered.program.fallbacks.end());
   summary.peakBytes = lowered.schedule.plan.peakBytes;
   if (targets.cuda)
     summary.cudaArchs = options.cudaArchs;
+  return summary;
+}
+
+Expected<CompileSummary> compileModel(const std::string &modelPath, const OpRegistry &registry,
+                                      const CompileOptions &options) {
+  // TENSORC_INJECT_BUG changes the kernels behind the options' back: never cached.
+  std::string cacheDir = std::getenv("TENSORC_INJECT_BUG") ? "" : compileCacheDir(options);
+  timing::Scope keyTime("cache key");
+  TC_ASSIGN_OR_RETURN(CompileCacheKey key, compileCacheKey(modelPath, options));
+  keyTime.stop();
+  if (key.key.empty())
+    cacheDir.clear();
+  if (!cacheDir.empty()) {
+    timing::Scope lookupTime("cache lookup");
+    TC_ASSIGN_OR_RETURN(std::optional<CompileSummary> cached,
+                        restoreFromCache(cacheDir, key.key, options));
+    if (cached) {
+      // What compiling would have said.
+      if (!cached->fallbackOps.empty() && !options.quiet)
+        log::info(strCat("fallbacks (run by the runtime's reference kernels): ",
+                         join(cached->fallbackOps, ", ")));
+      return std::move(*cached);
+    }
+  }
+  if (options.progress)
+    options.progress("import");
+  timing::Scope importTime("stage import");
+  TC_ASSIGN_OR_RETURN(Graph graph, importModel(modelPath, registry));
+  importTime.stop();
+  TC_ASSIGN_OR_RETURN(CompileSummary summary,
+                      compileGraph(std::move(graph), registry, options,
+                                   std::filesystem::path(modelPath).filename().string(),
+                                   "tc128:" + key.modelHash));
+  if (!cacheDir.empty()) {
+    timing::Scope storeTime("cache store");
+    storeInCache(cacheDir, key.key, options, summary);
+  }
   return summary;
 }
 

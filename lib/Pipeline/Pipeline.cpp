@@ -9,6 +9,7 @@
 #include "tensorc/Lowering/Lower.h"
 #include "tensorc/Support/Log.h"
 #include "tensorc/Support/StrCat.h"
+#include "tensorc/Support/Timing.h"
 #include "tensorc/Transforms/PassRegistry.h"
 
 #include <algorithm>
@@ -95,12 +96,15 @@ private:
   }
 
   Status timed(const std::string &stage, const std::function<Status()> &fn) {
+    if (options_.onStageStart)
+      options_.onStageStart(stage);
     auto start = std::chrono::steady_clock::now();
     Status status = fn();
-    double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    double ms = timing::msSince(start);
     if (options_.timeStages)
       log::info(strCat("stage ", stage, ": ", ms, " ms"));
+    else
+      timing::report("stage " + stage, ms);
     return status;
   }
 

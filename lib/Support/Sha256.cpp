@@ -6,6 +6,11 @@
 #include <cstdio>
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
+
 namespace tensorc {
 
 namespace {
@@ -21,6 +26,63 @@ constexpr uint32_t kRoundConstants[64] = {
     0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
 
 inline uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+
+#if defined(__x86_64__)
+/// The x86 SHA extensions (and the SSSE3/SSE4.1 they come with): hashing a large bundle's
+/// weights at several times the portable speed, on every x86-64 CPU that has them.
+bool haveShaExtensions() {
+  static const bool have = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_SSSE3) || !(c & bit_SSE4_1))
+      return false;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
+      return false;
+    return (b & (1u << 29)) != 0; // CPUID.(EAX=7,ECX=0):EBX.SHA
+  }();
+  return have;
+}
+
+/// `count` 64-byte blocks with SHA-NI. The extensions keep the state as two vectors, (A,B,E,F)
+/// and (C,D,G,H), and run two rounds per instruction.
+__attribute__((target("sha,sse4.1,ssse3"))) void compressShaNi(uint32_t *state, const uint8_t *data,
+                                                               size_t count) {
+  const __m128i byteSwap = _mm_set_epi64x(0x0c0d0e0f08090a0bll, 0x0405060700010203ll);
+  __m128i dcba = _mm_loadu_si128(reinterpret_cast<const __m128i *>(state));
+  __m128i hgfe = _mm_loadu_si128(reinterpret_cast<const __m128i *>(state + 4));
+  __m128i badc = _mm_shuffle_epi32(dcba, 0xB1);
+  __m128i efgh = _mm_shuffle_epi32(hgfe, 0x1B);
+  __m128i abef = _mm_alignr_epi8(badc, efgh, 8);
+  __m128i cdgh = _mm_blend_epi16(efgh, badc, 0xF0);
+  for (size_t block = 0; block < count; ++block, data += 64) {
+    __m128i savedAbef = abef, savedCdgh = cdgh;
+    __m128i w[4];
+    for (int g = 0; g < 16; ++g) {
+      __m128i words;
+      if (g < 4) {
+        words = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i *>(data + 16 * g)),
+                                 byteSwap);
+      } else {
+        // W[t..t+3] from W[t-16..t-1]: sigma0 terms (msg1), the W[t-7] terms, sigma1 (msg2).
+        __m128i partial = _mm_sha256msg1_epu32(w[g % 4], w[(g + 1) % 4]);
+        partial = _mm_add_epi32(partial, _mm_alignr_epi8(w[(g + 3) % 4], w[(g + 2) % 4], 4));
+        words = _mm_sha256msg2_epu32(partial, w[(g + 3) % 4]);
+      }
+      w[g % 4] = words;
+      __m128i message = _mm_add_epi32(
+          words, _mm_loadu_si128(reinterpret_cast<const __m128i *>(kRoundConstants + 4 * g)));
+      cdgh = _mm_sha256rnds2_epu32(cdgh, abef, message);
+      // The first two rounds' result is (A,B,E,F); the state before them is now (C,D,G,H).
+      abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(message, 0x0E));
+    }
+    abef = _mm_add_epi32(abef, savedAbef);
+    cdgh = _mm_add_epi32(cdgh, savedCdgh);
+  }
+  __m128i feba = _mm_shuffle_epi32(abef, 0x1B);
+  __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);
+  _mm_storeu_si128(reinterpret_cast<__m128i *>(state), _mm_blend_epi16(feba, dchg, 0xF0));
+  _mm_storeu_si128(reinterpret_cast<__m128i *>(state + 4), _mm_alignr_epi8(dchg, feba, 8));
+}
+#endif
 
 } // namespace
 
@@ -80,6 +142,13 @@ void Sha256::update(const void *data, size_t size) {
     compress(buffer_.data());
     buffered_ = 0;
   }
+#if defined(__x86_64__)
+  if (size >= 64 && haveShaExtensions()) {
+    compressShaNi(state_.data(), bytes, size / 64);
+    bytes += size / 64 * 64;
+    size %= 64;
+  }
+#endif
   for (; size >= 64; bytes += 64, size -= 64)
     compress(bytes);
   std::memcpy(buffer_.data(), bytes, size);

@@ -4,6 +4,7 @@
 #include "tensorc/IR/Verifier.h"
 #include "tensorc/Support/Log.h"
 #include "tensorc/Support/StrCat.h"
+#include "tensorc/Support/Timing.h"
 #include "tensorc/Transforms/CSE.h"
 #include "tensorc/Transforms/ConstantFold.h"
 #include "tensorc/Transforms/DCE.h"
@@ -51,10 +52,14 @@ Status runPasses(Graph &graph, std::string_view passList, const PassContext &con
         known.push_back(info.name);
       return makeError("unknown pass '", name, "' (passes: ", join(known, ", "), ")");
     }
+    timing::Scope passTime("  pass " + name);
     Status status = pass->run(graph, context);
     if (!status)
       return status.takeError().withContext("pass " + name);
+    passTime.stop();
+    timing::Scope verifyTime("  verify after " + name);
     Status verified = verifyGraph(graph);
+    verifyTime.stop();
     if (!verified)
       return verified.takeError().withContext("after pass " + name + ", the graph is invalid");
     if (afterPass)

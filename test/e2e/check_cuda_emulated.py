@@ -171,8 +171,10 @@ def emulation_source(kernels_cu, manifest, symbols):
         args = [f"({MEMORY_TYPES[buffers[a]['dtype']]} *)buffers[{a}]" for a in launch["args"]]
         args += [f"{symbols[name]}ll" for name in manifest["symbols"]]
         grid = evaluate(launch["cuda_grid"], symbols)
+        # Identical kernels are compiled once: the others' launches name its function.
+        function = launch.get("cuda_symbol", launch["name"])
         main.append(f"  tc_emu::launch(std::min<unsigned>({grid}, std::atoi(argv[2])), "
-                    f"{launch['cuda_block']}, [&] {{ {launch['name']}({', '.join(args)}); }});")
+                    f"{launch['cuda_block']}, [&] {{ {function}({', '.join(args)}); }});")
     for b in buffers:
         if b["kind"] == "output":
             main.append(f"  tc_emu_write(argv[1], {b['id']}, buffers[{b['id']}], sizes[{b['id']}]);")

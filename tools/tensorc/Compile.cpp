@@ -4,8 +4,15 @@
 #include "tensorc/Pipeline/Compile.h"
 #include "tensorc/Support/StrCat.h"
 
+#include "tensorc/Support/Printable.h"
+
+#include <chrono>
+#include <cstdio>
 #include <iostream>
 #include <memory>
+#include <mutex>
+
+#include <unistd.h>
 
 namespace tensorc::driver {
 
@@ -22,6 +29,43 @@ struct CompileCommand {
   std::string emit = "bundle";
   std::string mode = "default";
   std::string fallback; // empty: error with --target cuda, allow for cpu alone
+  bool noCache = false;
+};
+
+/// One line on a terminal saying what a compile is doing, drawn once the compile has run for a
+/// second (short compiles stay silent) and erased at the end; nothing when stderr is no terminal.
+class ProgressLine {
+public:
+  explicit ProgressLine(bool quiet)
+      : active_(!quiet && ::isatty(STDERR_FILENO)), start_(std::chrono::steady_clock::now()) {}
+  ~ProgressLine() { clear(); }
+  bool active() const { return active_; }
+  void update(const std::string &what) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!active_ || std::chrono::steady_clock::now() - start_ < std::chrono::seconds(1))
+      return;
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    char elapsed[32];
+    std::snprintf(elapsed, sizeof elapsed, "%.1f s", seconds);
+    std::string line = "tensorc: compiling [" + std::string(elapsed) + "] " + printable(what);
+    if (line.size() > 100)
+      line.resize(100);
+    std::cerr << "\r\033[K" << line << std::flush;
+    drawn_ = true;
+  }
+  void clear() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (drawn_)
+      std::cerr << "\r\033[K" << std::flush;
+    drawn_ = false;
+  }
+
+private:
+  bool active_;
+  std::chrono::steady_clock::time_point start_;
+  bool drawn_ = false;
+  std::mutex mutex_; // code generation reports from its worker threads
 };
 
 int runCompile(CompileCommand &command, const OpRegistry &registry) {
@@ -42,16 +86,24 @@ int runCompile(CompileCommand &command, const OpRegistry &registry) {
       return fail(fallback.error().message());
     command.options.fallback = *fallback;
   }
+  if (command.noCache)
+    command.options.cacheDir = "-";
+  ProgressLine progress(command.options.quiet);
+  if (progress.active())
+    command.options.progress = [&progress](const std::string &what) { progress.update(what); };
   Expected<CompileSummary> summary = compileModel(command.model, registry, command.options);
+  progress.clear();
   if (!summary)
     return fail(summary.error().message());
+  if (command.options.quiet)
+    return 0;
   std::cerr << "tensorc: wrote " << command.options.outDir << " (" << summary->kernels
             << " kernels, " << summary->fallbacks << " fallback op types, arena peak "
             << summary->peakBytes << " bytes at example sizes; CPU: "
             << (summary->variants.empty() ? "none" : join(summary->variants, ", "));
   if (!summary->cudaArchs.empty())
     std::cerr << "; CUDA: " << join(summary->cudaArchs, ", ") << " + PTX";
-  std::cerr << ")\n";
+  std::cerr << (summary->fromCache ? "; from the compile cache" : "") << ")\n";
   return 0;
 }
 
@@ -98,6 +150,16 @@ Subcommand addCompileCommand(CLI::App &app) {
                    "Default: error when --target includes cuda (a GPU bundle runs every op on "
                    "the GPU), allow for cpu alone")
       ->check(CLI::IsMember({"allow", "error"}));
+  command
+      ->add_option("-j,--jobs", compile->options.jobs,
+                   "Threads generating code (LLVM modules, NVRTC programs) at once; 0: every "
+                   "core. The output is the same whatever it is")
+      ->capture_default_str();
+  command->add_flag("--no-cache", compile->noCache,
+                    "Neither read nor write the compile cache ($TENSORC_CACHE_DIR, else "
+                    "~/.cache/tensorc): compiled bundles and NVRTC outputs");
+  command->add_flag("-q,--quiet", compile->options.quiet,
+                    "No progress line or messages; errors only");
   addTrainOptions(command, compile->train);
   addLimitFlags(*command, compile->limits);
   return {command,

@@ -93,6 +93,9 @@ struct Launch {
   int64_t cudaBlock = 0;
   /// Dynamic shared memory per block in bytes ("cuda_smem", absent when 0).
   int64_t cudaSharedBytes = 0;
+  /// Kernel, CUDA: the function to launch when it is another kernel's (identical kernels are
+  /// compiled once); empty: `name`.
+  std::string cudaSymbol;
 };
 
 /// One CUDA module image: a cubin for one architecture, or PTX the driver compiles for newer ones.

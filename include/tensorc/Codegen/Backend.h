@@ -45,6 +45,9 @@ struct LaunchShape {
   SymInt grid;
   int64_t block = 0;
   int64_t sharedBytes = 0;
+  /// The function to launch when it is another kernel's (identical kernels are compiled once);
+  /// empty: the kernel's own.
+  std::string symbol;
 };
 
 /// What a backend made of a scheduled program.
@@ -62,6 +65,8 @@ struct CompileContext {
   std::string tempDir;
   std::string dataSymbol;
   std::function<Expected<std::string>(const std::map<std::string, LaunchShape> &)> dataFor;
+  /// Told how far code generation is ("cpu x86_64: 3/16 modules"), from any thread. May be empty.
+  std::function<void(const std::string &)> progress;
 };
 
 /// One code generation target. Kernels are generated independently of each other (Extern
@@ -90,6 +95,8 @@ struct CpuBackendOptions {
   /// ld.lld to link with; empty = the one found at build time ($TENSORC_LD_LLD overrides).
   std::string linker;
   bool quiet = false; // no progress messages
+  /// Threads generating code at once (`-j`; 0: every core). The output does not depend on it.
+  unsigned jobs = 0;
 };
 /// The CPU backend (LLVM): one shared object per variant, files cpu/<variant>.so and the
 /// optimized IR as src/<variant>.ll. Errors name an unknown arch or an empty variant selection.
@@ -103,6 +110,8 @@ struct CudaBackendOptions {
   /// NVRTC output cache ("" = $TENSORC_CACHE_DIR or ~/.cache/tensorc; "-" = none).
   std::string cacheDir;
   bool quiet = false;
+  /// Threads running NVRTC at once (`-j`; 0: every core). The output does not depend on it.
+  unsigned jobs = 0;
   /// Check `archs` against NVRTC now (compile needs it; rendering source does not).
   bool validate = true;
 };

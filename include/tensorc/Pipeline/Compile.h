@@ -9,6 +9,7 @@
 #include "tensorc/Pipeline/Pipeline.h"
 #include "tensorc/Support/Status.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,8 +34,14 @@ struct CompileOptions {
   /// CUDA alone, none otherwise; true (`--fuse-attention`): every match, the others on a scalar
   /// warp-per-row kernel (slower than the unfused kernels); false (`--no-fuse-attention`): none.
   std::optional<bool> fuseAttention;
-  /// NVRTC output cache directory ("" = $TENSORC_CACHE_DIR or ~/.cache/tensorc; "-" = none).
+  /// The caches' directory: compiled bundles (CompileCache.h) and NVRTC outputs ("" =
+  /// $TENSORC_CACHE_DIR or ~/.cache/tensorc; "-" = none, `--no-cache`).
   std::string cacheDir;
+  /// Threads generating code at once (`-j`; 0: every core). The bundle does not depend on it.
+  unsigned jobs = 0;
+  /// Told what the compile is doing ("lower", "cpu x86_64: 3/16 modules"...): the driver's
+  /// progress line. Called from code generation's worker threads too. May be empty.
+  std::function<void(const std::string &)> progress;
   /// CPU architectures to emit code for ("x86_64": AVX2 baseline + AVX-512; "aarch64": NEON).
   std::vector<std::string> cpuArchs = {"x86_64"};
   /// Only these variants of those architectures ("x86_64", "x86_64-avx512"); empty = all.
@@ -59,9 +66,11 @@ struct CompileSummary {
   size_t kernels = 0;
   size_t generatedKernels = 0; // kernels with generated code (the rest are fallbacks)
   size_t fallbacks = 0;
+  std::vector<std::string> fallbackOps; // the op types run on reference kernels
   int64_t peakBytes = 0;
   std::vector<std::string> variants;
   std::vector<std::string> cudaArchs; // cubins emitted (empty without the CUDA target)
+  bool fromCache = false;             // the bundle was copied from the compile cache
 };
 
 /// The manifest's `training` section for a training step's signature.
@@ -69,7 +78,8 @@ bundle::TrainingInfo trainingInfo(const autodiff::TrainingSignature &signature);
 
 /// Imports, lowers, fuses and generates code for `modelPath`, then writes the bundle (DESIGN §6)
 /// or the model library (options.emit) atomically to options.outDir. Errors name the model, node or
-/// file at fault.
+/// file at fault. With a cache directory (CompileCache.h), a compile found there is copied out of
+/// it instead, and a new one is stored.
 Expected<CompileSummary> compileModel(const std::string &modelPath, const OpRegistry &registry,
                                       const CompileOptions &options);
 

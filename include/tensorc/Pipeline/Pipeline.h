@@ -49,6 +49,8 @@ struct PipelineOptions {
   std::function<void(const std::string &stage, const std::string &text)> onLoopStage;
   /// Log each stage's wall time (category "time").
   bool timeStages = false;
+  /// Called with a stage's name before it runs (the compile's progress line). May be empty.
+  std::function<void(const std::string &stage)> onStageStart;
   /// Code for GPUs only (`--target cuda`): f16/bf16 GEMMs become templates and epilogues may
   /// store any float dtype (the CPU GEMM is f32-only).
   bool gpuOnly = false;

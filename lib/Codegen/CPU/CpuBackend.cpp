@@ -40,6 +40,12 @@ public:
     for (const cpu::CpuTarget &target : targets_) {
       if (!options_.quiet)
         log::info(strCat("generating ", schedule.kernels.size(), " kernels for ", target.name));
+      if (context.progress) {
+        context.progress(strCat("cpu ", target.name, ": emitting and optimizing"));
+        codegen.onModuleDone = [&](size_t done, size_t total) {
+          context.progress(strCat("cpu ", target.name, ": ", done, "/", total, " modules"));
+        };
+      }
       Expected<cpu::CompiledKernels> kernels =
           cpu::compileKernels(program, schedule, target, codegen);
       if (!kernels)
@@ -62,6 +68,7 @@ private:
   cpu::CodegenOptions codegenOptions() const {
     cpu::CodegenOptions codegen;
     codegen.linker = options_.linker;
+    codegen.jobs = options_.jobs;
     return codegen;
   }
 

@@ -119,9 +119,10 @@ Expected<std::unique_ptr<llvm::TargetMachine>> createTargetMachine(const CpuTarg
   return machine;
 }
 
-Expected<std::string> optimizeAndLink(llvm::Module &module, llvm::TargetMachine &machine,
-                                      const CpuTarget &target, const CodegenOptions &options,
-                                      std::string &optimizedIR) {
+Expected<std::string> optimizeToObject(llvm::Module &module, llvm::TargetMachine &machine,
+                                       const CpuTarget &target,
+                                       const std::vector<std::pair<std::string, std::string>> &data,
+                                       std::string &optimizedIR) {
   std::string verifierMessage;
   llvm::raw_string_ostream verifierStream(verifierMessage);
   if (llvm::verifyModule(module, &verifierStream))
@@ -136,7 +137,7 @@ Expected<std::string> optimizeAndLink(llvm::Module &module, llvm::TargetMachine 
   llvm::raw_string_ostream irStream(optimizedIR);
   module.print(irStream, nullptr);
   // Added after the IR dump (src/*.ll shows the kernels alone) and after O3 (nothing uses them).
-  for (const auto &[name, text] : options.dataSymbols) {
+  for (const auto &[name, text] : data) {
     llvm::Constant *init = llvm::ConstantDataArray::getString(module.getContext(), text, true);
     new llvm::GlobalVariable(module, init->getType(), /*isConstant=*/true,
                              llvm::GlobalValue::ExternalLinkage, init, name);
@@ -151,12 +152,15 @@ Expected<std::string> optimizeAndLink(llvm::Module &module, llvm::TargetMachine 
       return makeError("CPU target ", target.name, " cannot emit object files");
     codegen.run(module);
   }
+  return std::string(object.data(), object.size());
+}
 
+Expected<std::string> linkObjects(const std::vector<std::string> &objects, const CpuTarget &target,
+                                  const CodegenOptions &options) {
   TempFiles temps;
-  TC_ASSIGN_OR_RETURN(std::string objectPath, temps.create(options.tempDir, ".o"));
-  TC_ASSIGN_OR_RETURN(std::string libraryPath, temps.create(options.tempDir, ".so"));
-  TC_ASSIGN_OR_RETURN(std::string logPath, temps.create(options.tempDir, ".log"));
-  {
+  std::vector<std::string> objectPaths;
+  for (const std::string &object : objects) {
+    TC_ASSIGN_OR_RETURN(std::string objectPath, temps.create(options.tempDir, ".o"));
     std::error_code ec;
     llvm::raw_fd_ostream out(objectPath, ec);
     if (ec)
@@ -165,11 +169,17 @@ Expected<std::string> optimizeAndLink(llvm::Module &module, llvm::TargetMachine 
     out.close();
     if (out.has_error())
       return makeError("cannot write ", objectPath, ": ", out.error().message());
+    objectPaths.push_back(objectPath);
   }
+  TC_ASSIGN_OR_RETURN(std::string libraryPath, temps.create(options.tempDir, ".so"));
+  TC_ASSIGN_OR_RETURN(std::string logPath, temps.create(options.tempDir, ".log"));
 
   std::string linker = linkerPath(options);
-  std::vector<llvm::StringRef> args = {linker,     "-shared",        "-o", libraryPath,
-                                       objectPath, "--no-undefined", "-z", "noexecstack"};
+  std::vector<llvm::StringRef> args = {linker, "-shared", "-o", libraryPath};
+  for (const std::string &path : objectPaths)
+    args.push_back(path);
+  for (const char *arg : {"--no-undefined", "-z", "noexecstack"})
+    args.push_back(arg);
   if (llvm::Triple(target.triple).isAArch64()) {
     args.push_back("-m");
     args.push_back("aarch64linux");
@@ -199,6 +209,14 @@ Expected<std::string> optimizeAndLink(llvm::Module &module, llvm::TargetMachine 
   if (!library)
     return makeError("cannot read the linked ", libraryPath, ": ", library.getError().message());
   return (*library)->getBuffer().str();
+}
+
+Expected<std::string> optimizeAndLink(llvm::Module &module, llvm::TargetMachine &machine,
+                                      const CpuTarget &target, const CodegenOptions &options,
+                                      std::string &optimizedIR) {
+  TC_ASSIGN_OR_RETURN(std::string object,
+                      optimizeToObject(module, machine, target, options.dataSymbols, optimizedIR));
+  return linkObjects({object}, target, options);
 }
 
 } // namespace tensorc::cpu

@@ -5,6 +5,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace llvm {
 class Module;
@@ -17,8 +19,21 @@ namespace tensorc::cpu {
 /// backends on first use.
 Expected<std::unique_ptr<llvm::TargetMachine>> createTargetMachine(const CpuTarget &target);
 
-/// Verifies `module`, runs the O3 pipeline, checks that it calls nothing outside itself, emits
-/// an object and links it with ld.lld into a shared object. `optimizedIR` gets the module text.
+/// Verifies `module`, runs the O3 pipeline, checks that it calls nothing outside itself, adds
+/// `data` (exported NUL-terminated strings, name and text) and emits an object (its bytes).
+/// `optimizedIR` gets the module text (before `data`).
+Expected<std::string> optimizeToObject(llvm::Module &module, llvm::TargetMachine &machine,
+                                       const CpuTarget &target,
+                                       const std::vector<std::pair<std::string, std::string>> &data,
+                                       std::string &optimizedIR);
+
+/// Links `objects` (bytes, in this order) with ld.lld into one shared object (its bytes);
+/// temporaries go to options.tempDir. Errors carry the linker's output.
+Expected<std::string> linkObjects(const std::vector<std::string> &objects, const CpuTarget &target,
+                                  const CodegenOptions &options);
+
+/// optimizeToObject with options.dataSymbols, then linkObjects of that one object: the shared
+/// object's bytes. `optimizedIR` gets the module text.
 Expected<std::string> optimizeAndLink(llvm::Module &module, llvm::TargetMachine &machine,
                                       const CpuTarget &target, const CodegenOptions &options,
                                       std::string &optimizedIR);

@@ -5,6 +5,12 @@
 #include "tensorc/Codegen/CUDA/CudaCodegen.h"
 #include "tensorc/Support/Log.h"
 #include "tensorc/Support/StrCat.h"
+#include "tensorc/Support/Timing.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <string_view>
 
 namespace tensorc::codegen {
 
@@ -22,6 +28,109 @@ std::string deviceConstant(const std::string &symbol, const std::string &data) {
                 "] = {", bytes, "\n  0};\n");
 }
 
+/// The end of the kernel whose text starts at `begin`: one past the brace closing its body
+/// (comments, string and character literals skipped); npos when the braces do not balance.
+size_t kernelEnd(const std::string &source, size_t begin) {
+  int depth = 0;
+  for (size_t i = begin; i < source.size(); ++i) {
+    char c = source[i];
+    if (c == '/' && i + 1 < source.size() && source[i + 1] == '/') {
+      i = source.find('\n', i);
+      if (i == std::string::npos)
+        return i;
+    } else if (c == '/' && i + 1 < source.size() && source[i + 1] == '*') {
+      i = source.find("*/", i + 2);
+      if (i == std::string::npos)
+        return i;
+      ++i;
+    } else if (c == '"' || c == '\'') {
+      for (++i; i < source.size() && source[i] != c; ++i)
+        i += source[i] == '\\';
+    } else if (c == '{') {
+      ++depth;
+    } else if (c == '}' && --depth == 0) {
+      return i + 1;
+    }
+  }
+  return std::string::npos;
+}
+
+/// A kernel's text with its own name replaced by one placeholder and the buffer ids in the names
+/// the renderer derives from them (b<id>, in<id>) renumbered in order of appearance (literals
+/// kept): kernels with equal canonical text are the same function of their arguments.
+std::string canonicalKernel(std::string_view text, const std::string &name) {
+  std::string out;
+  std::map<std::string, std::string, std::less<>> buffers;
+  auto identifierChar = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  };
+  for (size_t i = 0; i < text.size();) {
+    char c = text[i];
+    if (c == '"' || c == '\'') {
+      size_t j = i + 1;
+      for (; j < text.size() && text[j] != c; ++j)
+        j += text[j] == '\\';
+      out.append(text.substr(i, j + 1 - i));
+      i = j + 1;
+    } else if (identifierChar(c) && !std::isdigit(static_cast<unsigned char>(c))) {
+      size_t j = i;
+      while (j < text.size() && identifierChar(text[j]))
+        ++j;
+      std::string_view word = text.substr(i, j - i);
+      // Names the renderer derives from buffer ids: parameters b<id>, vector loads in<id>.
+      size_t digits = word.find_first_of("0123456789");
+      std::string_view prefix = word.substr(0, digits == std::string_view::npos ? 0 : digits);
+      bool buffer = (prefix == "b" || prefix == "in") &&
+                    std::all_of(word.begin() + long(digits), word.end(),
+                                [](char d) { return std::isdigit(static_cast<unsigned char>(d)); });
+      if (word == name) {
+        out += "@kernel";
+      } else if (buffer) {
+        auto [it, inserted] = buffers.emplace(word.substr(digits), "");
+        if (inserted)
+          it->second = strCat(buffers.size());
+        out += strCat(prefix, "@", it->second);
+      } else {
+        out.append(word);
+      }
+      i = j;
+    } else if (identifierChar(c)) { // a number: copied whole (1e5f, 0x1p+3f)
+      size_t j = i;
+      while (j < text.size() && identifierChar(text[j]))
+        ++j;
+      out.append(text.substr(i, j - i));
+      i = j;
+    } else {
+      out += c;
+      ++i;
+    }
+  }
+  return out;
+}
+
+/// Keeps the first of every set of identical kernels in `source` and removes the others' text;
+/// returns, for each removed kernel, the kernel whose code it runs.
+std::map<std::string, std::string> removeDuplicateKernels(std::string &source) {
+  std::map<std::string, std::string> sameAs;
+  std::map<std::string, std::string> firstWithText; // canonical text -> kernel name
+  std::vector<std::pair<size_t, size_t>> removed;
+  for (const cuda::SourceKernel &kernel : cuda::sourceKernels(source)) {
+    size_t end = kernelEnd(source, kernel.begin);
+    if (end == std::string::npos || end > kernel.end)
+      continue; // not understood: kept as it is
+    std::string text = canonicalKernel(
+        std::string_view(source).substr(kernel.begin, end - kernel.begin), kernel.name);
+    auto [it, inserted] = firstWithText.emplace(std::move(text), kernel.name);
+    if (!inserted) {
+      sameAs[kernel.name] = it->second;
+      removed.emplace_back(kernel.begin, end);
+    }
+  }
+  for (auto range = removed.rbegin(); range != removed.rend(); ++range)
+    source.erase(range->first, range->second - range->first);
+  return sameAs;
+}
+
 class CudaBackend final : public Backend {
 public:
   explicit CudaBackend(const CudaBackendOptions &options) : options_(options) {}
@@ -34,23 +143,36 @@ public:
     return std::move(rendered.source);
   }
 
-  Expected<BackendOutput> compile(const loop::LoopProgram &program,
-                                  const sched::Schedule &schedule,
+  Expected<BackendOutput> compile(const loop::LoopProgram &program, const sched::Schedule &schedule,
                                   const CompileContext &context) override {
+    timing::Scope renderTime("cuda: render");
     TC_ASSIGN_OR_RETURN(cuda::RenderedKernels rendered, cuda::renderKernels(program, schedule));
+    renderTime.stop();
     BackendOutput output;
     for (auto &[kernel, config] : rendered.configs)
       output.launches[kernel] = {config.grid, config.block, config.sharedBytes};
+    // Identical kernels (the layers of a transformer) are compiled once: the launches of the
+    // others call the first one's function.
+    timing::Scope dedupTime("cuda: find identical kernels");
+    std::map<std::string, std::string> sameAs = removeDuplicateKernels(rendered.source);
+    for (const auto &[kernel, original] : sameAs)
+      output.launches[kernel].symbol = original;
+    dedupTime.stop();
     if (!context.dataSymbol.empty() && context.dataFor) {
       TC_ASSIGN_OR_RETURN(std::string data, context.dataFor(output.launches));
       rendered.source += deviceConstant(context.dataSymbol, data);
     }
     if (!options_.quiet)
-      log::info(strCat("compiling ", rendered.configs.size(), " CUDA kernels for ",
+      log::info(strCat("compiling ", rendered.configs.size() - sameAs.size(),
+                       " distinct CUDA kernels of ", rendered.configs.size(), " for ",
                        join(options_.archs, ", "), " with NVRTC"));
+    if (context.progress)
+      context.progress(strCat("cuda: NVRTC, ", rendered.configs.size() - sameAs.size(),
+                              " distinct kernels for ", join(options_.archs, ", ")));
     cuda::CompileOptions nvrtc;
     nvrtc.archs = options_.archs;
     nvrtc.cacheDir = options_.cacheDir;
+    nvrtc.jobs = options_.jobs;
     // Errors about a kernel name the graph nodes fused into it.
     for (const sched::Kernel &kernel : schedule.kernels) {
       std::vector<std::string> nodes;

@@ -4,7 +4,9 @@
 // errors naming the kernel.
 #include "tensorc/Codegen/CUDA/CudaCodegen.h"
 
+#include "tensorc/Support/Parallel.h"
 #include "tensorc/Support/StrCat.h"
+#include "tensorc/Support/Timing.h"
 
 #include <nvrtc.h>
 
@@ -344,13 +346,22 @@ Expected<CompiledModule> compileSource(const std::string &source, const std::str
   }
   std::vector<SourceKernel> kernels = sourceKernels(source);
   TC_RETURN_IF_ERROR(checkDepth(source, kernels, options));
-  for (const std::string &arch : archs) {
-    std::string cubin, ptx;
-    TC_RETURN_IF_ERROR(
-        compileChecked(source, name, arch, arch == module.ptxArch, kernels, options, cubin, ptx));
-    module.cubins[arch] = std::move(cubin);
-    if (arch == module.ptxArch)
-      module.ptx = std::move(ptx);
+  // One NVRTC program per arch, compiled at once (NVRTC is thread-safe across programs).
+  std::vector<std::string> cubins(archs.size()), ptxs(archs.size());
+  std::vector<Status> statuses(archs.size());
+  std::vector<double> ms(archs.size());
+  parallelFor(archs.size(), options.jobs, [&](size_t i) {
+    auto start = std::chrono::steady_clock::now();
+    statuses[i] = compileChecked(source, name, archs[i], archs[i] == module.ptxArch, kernels,
+                                 options, cubins[i], ptxs[i]);
+    ms[i] = timing::msSince(start);
+  });
+  for (size_t i = 0; i < archs.size(); ++i) {
+    timing::report(strCat("cuda: NVRTC ", name, ".cu for ", archs[i]), ms[i]);
+    TC_RETURN_IF_ERROR(std::move(statuses[i]));
+    module.cubins[archs[i]] = std::move(cubins[i]);
+    if (archs[i] == module.ptxArch)
+      module.ptx = std::move(ptxs[i]);
   }
   if (!dir.empty()) {
     writeCached(cached(module.ptxArch + ".ptx"), module.ptx);

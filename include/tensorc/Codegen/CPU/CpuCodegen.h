@@ -7,6 +7,7 @@
 #include "tensorc/Scheduler/Schedule.h"
 #include "tensorc/Support/Status.h"
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +23,10 @@ struct CodegenOptions {
   /// (name, text): a bundle's kernel signature table, which the runtime checks its manifest
   /// against (bundle::kKernelSignatureSymbol).
   std::vector<std::pair<std::string, std::string>> dataSymbols;
+  /// Threads compiling modules at once (0: every core). The output does not depend on it.
+  unsigned jobs = 0;
+  /// Called (from any thread) each time a module is compiled, with how many are and of how many.
+  std::function<void(size_t done, size_t total)> onModuleDone;
 };
 
 struct CompiledKernels {
@@ -34,6 +39,9 @@ struct CompiledKernels {
 /// int64_t end)` (bundle::TensorcKernelFn): args are the kernel's `args` buffers in order, syms
 /// the values of `program.symbols` in order, [begin, end) a slice of the kernel's range (Loop: the
 /// product of outerRanges; Template: sched::templateTileCount). Freestanding: no libc or libm.
+/// Kernels whose code is the same but for names are generated once (the others are aliases);
+/// the distinct ones are split into several LLVM modules compiled on `options.jobs` threads
+/// and linked into one shared object, the same whatever the number of threads.
 Expected<CompiledKernels> compileKernels(const loop::LoopProgram &program,
                                          const sched::Schedule &schedule, const CpuTarget &target,
                                          const CodegenOptions &options);

@@ -1,5 +1,5 @@
-// CUDA code generation: the scheduled LoopIR of one program -> CUDA C++ (one __global__ function per
-// Loop or Template kernel; the renderer) -> cubin per architecture plus PTX through NVRTC (the
+// CUDA code generation: the scheduled LoopIR of one program -> CUDA C++ (one __global__ function
+// per Loop or Template kernel; the renderer) -> cubin per architecture plus PTX through NVRTC (the
 // compiler, cached by source hash). CUDA headers never reach this header (STYLE 14).
 #pragma once
 
@@ -53,6 +53,8 @@ struct CompileOptions {
   /// What each kernel computes ("fused nodes a, b, c"), by kernel name: errors about a kernel
   /// name it with this.
   std::map<std::string, std::string> kernelNotes;
+  /// Archs compiled at once, each by its own NVRTC program (0: every core).
+  unsigned jobs = 0;
 };
 
 /// The deepest nesting of parentheses and brackets in `source` (comments and literals skipped):

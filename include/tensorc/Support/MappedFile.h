@@ -1,0 +1,28 @@
+// A read-only memory mapping of a whole file: large files (a bundle's weights) hashed or copied
+// without reading them into memory first.
+#pragma once
+
+#include "tensorc/Support/Status.h"
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace tensorc {
+
+class MappedFile {
+public:
+  /// Maps the regular file at `path`; errors name it.
+  static Expected<std::unique_ptr<MappedFile>> open(const std::string &path);
+  ~MappedFile();
+  MappedFile(const MappedFile &) = delete;
+  MappedFile &operator=(const MappedFile &) = delete;
+  std::string_view bytes() const { return {data_ ? data_ : "", size_}; }
+
+private:
+  MappedFile() = default;
+  const char *data_ = nullptr;
+  size_t size_ = 0;
+};
+
+} // namespace tensorc

@@ -1,0 +1,238 @@
+// The compile cache (hits, misses on changed weights and options, corrupt entries), bundles that
+// do not depend on -j, and the hashes behind them (SHA-256 against FIPS 180 vectors, ContentHash).
+#include "tensorc/Ops/Registry.h"
+#include "tensorc/Pipeline/Compile.h"
+#include "tensorc/Support/ContentHash.h"
+#include "tensorc/Support/Parallel.h"
+#include "tensorc/Support/Sha256.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+
+#include <unistd.h>
+
+namespace tensorc {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(Sha256, FipsVectors) {
+  EXPECT_EQ(sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  // Many whole blocks at once: the path that uses the CPU's SHA extensions where it has them.
+  EXPECT_EQ(sha256Hex(std::string(1000000, 'a')),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST(Sha256, WholeAndBytewiseAgree) {
+  std::mt19937 random(7);
+  for (size_t size : {63u, 64u, 65u, 1000u, 4096u, 100003u}) {
+    std::string data(size, '\0');
+    for (char &c : data)
+      c = char(random());
+    Sha256 bytewise; // one byte at a time: the portable rounds only
+    for (char c : data)
+      bytewise.update(&c, 1);
+    EXPECT_EQ(sha256Hex(data), bytewise.hexDigest()) << size << " bytes";
+  }
+}
+
+TEST(ContentHash, SplitInvariantAndContentSensitive) {
+  std::mt19937 random(11);
+  std::string data(10007, '\0');
+  for (char &c : data)
+    c = char(random());
+  std::string whole = contentHashHex(data);
+  for (size_t cut : {0u, 1u, 63u, 64u, 65u, 5000u}) {
+    ContentHash split;
+    split.update(std::string_view(data).substr(0, cut));
+    split.update(std::string_view(data).substr(cut));
+    EXPECT_EQ(split.hex(), whole) << "cut at " << cut;
+  }
+  std::set<std::string> digests = {whole};
+  for (size_t at : {0u, 100u, 10006u}) {
+    std::string changed = data;
+    changed[at] ^= 1;
+    digests.insert(contentHashHex(changed));
+  }
+  digests.insert(contentHashHex(data.substr(0, 10006)));
+  digests.insert(contentHashHex(data + '\0'));
+  EXPECT_EQ(digests.size(), 6u);
+}
+
+TEST(Parallel, EveryTaskRunsOnce) {
+  for (unsigned jobs : {1u, 2u, 5u}) {
+    std::vector<std::atomic<int>> runs(100);
+    parallelFor(runs.size(), jobs, [&](size_t i) { ++runs[i]; });
+    for (const std::atomic<int> &count : runs)
+      EXPECT_EQ(count.load(), 1);
+  }
+}
+
+/// Every file of a bundle directory, by relative path.
+std::map<std::string, std::string> readBundle(const fs::path &dir) {
+  std::map<std::string, std::string> files;
+  for (const auto &entry : fs::recursive_directory_iterator(dir))
+    if (entry.is_regular_file()) {
+      std::ifstream in(entry.path(), std::ios::binary);
+      std::ostringstream bytes;
+      bytes << in.rdbuf();
+      files[fs::relative(entry.path(), dir).string()] = bytes.str();
+    }
+  return files;
+}
+
+/// Compiles copies of models/mlp.fx (and its weights) into bundles with a private cache.
+class CompileCache : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tensorc-cache-test-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "model");
+    for (const char *file : {"mlp.fx", "mlp.safetensors"})
+      fs::copy_file(fs::path(TENSORC_SOURCE_DIR "/models") / file, dir_ / "model" / file);
+    Expected<OpRegistry> built = ops::buildCoreRegistry();
+    ASSERT_TRUE(built.hasValue());
+    registry_ = std::make_unique<OpRegistry>(std::move(*built));
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  CompileOptions options(const std::string &out) const {
+    CompileOptions result;
+    result.outDir = (dir_ / out).string();
+    result.cacheDir = (dir_ / "cache").string();
+    result.quiet = true;
+    return result;
+  }
+  Expected<CompileSummary> compile(const CompileOptions &options) {
+    return compileModel((dir_ / "model" / "mlp.fx").string(), *registry_, options);
+  }
+  /// The cache's entries (one directory per key).
+  size_t entries() const {
+    size_t count = 0;
+    if (fs::exists(dir_ / "cache" / "bundles"))
+      for (const auto &entry : fs::directory_iterator(dir_ / "cache" / "bundles"))
+        count += entry.path().filename().string()[0] != '.';
+    return count;
+  }
+
+  fs::path dir_;
+  std::unique_ptr<OpRegistry> registry_;
+};
+
+TEST_F(CompileCache, RepeatedCompileIsAHitWithTheSameBundle) {
+  Expected<CompileSummary> first = compile(options("a"));
+  ASSERT_TRUE(first.hasValue()) << first.error().message();
+  EXPECT_FALSE(first->fromCache);
+  EXPECT_EQ(entries(), 1u);
+  Expected<CompileSummary> second = compile(options("b"));
+  ASSERT_TRUE(second.hasValue()) << second.error().message();
+  EXPECT_TRUE(second->fromCache);
+  EXPECT_EQ(second->kernels, first->kernels);
+  EXPECT_EQ(second->variants, first->variants);
+  EXPECT_EQ(readBundle(dir_ / "b"), readBundle(dir_ / "a"));
+  // The manifest names no machine path and no time.
+  std::string manifest = readBundle(dir_ / "a").at("manifest.json");
+  EXPECT_EQ(manifest.find(dir_.string()), std::string::npos);
+  EXPECT_EQ(manifest.find("/tmp"), std::string::npos);
+}
+
+TEST_F(CompileCache, ChangedWeightsOrOptionsMiss) {
+  ASSERT_TRUE(compile(options("a")).hasValue());
+  // The same model file with other weights.
+  {
+    std::fstream weights(dir_ / "model" / "mlp.safetensors",
+                         std::ios::in | std::ios::out | std::ios::binary);
+    weights.seekg(0, std::ios::end);
+    weights.seekp(int64_t(weights.tellg()) - 1);
+    weights.put('\x7f');
+  }
+  Expected<CompileSummary> reweighted = compile(options("b"));
+  ASSERT_TRUE(reweighted.hasValue()) << reweighted.error().message();
+  EXPECT_FALSE(reweighted->fromCache);
+  EXPECT_NE(readBundle(dir_ / "b").at("weights.safetensors"),
+            readBundle(dir_ / "a").at("weights.safetensors"));
+  // Options that change the bundle.
+  CompileOptions oneVariant = options("c");
+  oneVariant.variants = {"x86_64"};
+  Expected<CompileSummary> narrowed = compile(oneVariant);
+  ASSERT_TRUE(narrowed.hasValue()) << narrowed.error().message();
+  EXPECT_FALSE(narrowed->fromCache);
+  EXPECT_EQ(narrowed->variants, std::vector<std::string>{"x86_64"});
+  CompileOptions unfused = options("d");
+  unfused.limits.maxFusions = 0;
+  Expected<CompileSummary> split = compile(unfused);
+  ASSERT_TRUE(split.hasValue()) << split.error().message();
+  EXPECT_FALSE(split->fromCache);
+  EXPECT_EQ(entries(), 4u);
+  // Options that do not: -j and the output path.
+  CompileOptions serial = options("e");
+  serial.jobs = 1;
+  serial.limits.maxFusions = 0;
+  Expected<CompileSummary> again = compile(serial);
+  ASSERT_TRUE(again.hasValue()) << again.error().message();
+  EXPECT_TRUE(again->fromCache);
+  EXPECT_EQ(readBundle(dir_ / "e"), readBundle(dir_ / "d"));
+}
+
+TEST_F(CompileCache, CorruptEntryIsIgnoredWithAWarningAndReplaced) {
+  ASSERT_TRUE(compile(options("a")).hasValue());
+  ASSERT_EQ(entries(), 1u);
+  // Break one stored file of the entry (a copy: the bundle may share its bytes).
+  fs::path entry = *fs::directory_iterator(dir_ / "cache" / "bundles");
+  fs::path stored = entry / "f0";
+  std::string bytes = readBundle(entry).at("f0");
+  bytes[bytes.size() / 2] ^= 0x55;
+  fs::remove(stored);
+  std::ofstream(stored, std::ios::binary) << bytes;
+  ::testing::internal::CaptureStderr();
+  Expected<CompileSummary> recompiled = compile(options("b"));
+  std::string warnings = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(recompiled.hasValue()) << recompiled.error().message();
+  EXPECT_FALSE(recompiled->fromCache);
+  EXPECT_NE(warnings.find("is unusable"), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("does not match its checksum"), std::string::npos) << warnings;
+  EXPECT_EQ(readBundle(dir_ / "b"), readBundle(dir_ / "a"));
+  // The compile stored a good entry in its place.
+  Expected<CompileSummary> hit = compile(options("c"));
+  ASSERT_TRUE(hit.hasValue()) << hit.error().message();
+  EXPECT_TRUE(hit->fromCache);
+  EXPECT_EQ(readBundle(dir_ / "c"), readBundle(dir_ / "a"));
+  // An index that is not JSON: a miss too.
+  std::ofstream(entry / "index.json", std::ios::trunc) << "{not json";
+  ::testing::internal::CaptureStderr();
+  Expected<CompileSummary> again = compile(options("d"));
+  warnings = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(again.hasValue()) << again.error().message();
+  EXPECT_FALSE(again->fromCache);
+  EXPECT_NE(warnings.find("is unusable"), std::string::npos) << warnings;
+}
+
+TEST_F(CompileCache, BundleDoesNotDependOnJobs) {
+  CompileOptions serial = options("j1"), parallel = options("j3");
+  serial.cacheDir = parallel.cacheDir = "-";
+  serial.jobs = 1;
+  parallel.jobs = 3;
+  // One kernel per node: several distinct kernels, so several LLVM modules.
+  serial.limits.maxFusions = parallel.limits.maxFusions = 0;
+  Expected<CompileSummary> one = compile(serial);
+  ASSERT_TRUE(one.hasValue()) << one.error().message();
+  Expected<CompileSummary> three = compile(parallel);
+  ASSERT_TRUE(three.hasValue()) << three.error().message();
+  EXPECT_FALSE(three->fromCache);
+  EXPECT_EQ(entries(), 0u);
+  std::map<std::string, std::string> a = readBundle(dir_ / "j1"), b = readBundle(dir_ / "j3");
+  EXPECT_EQ(a, b);
+  EXPECT_TRUE(a.count("cpu/x86_64.so") && a.count("cpu/x86_64-avx512.so"));
+}
+
+} // namespace
+} // namespace tensorc
