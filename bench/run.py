@@ -34,6 +34,9 @@ import make_onnx_models  # noqa: E402
 import make_zoo  # noqa: E402
 import safetensors_np  # noqa: E402
 
+sys.path.insert(0, os.path.join(REPO, "bench"))
+import suite  # noqa: E402
+
 MIN_ITERATIONS = 30
 # Where a CMake build puts each binary, relative to the build directory.
 BINARIES = {"tensorc": ["tools/tensorc/tensorc"],
@@ -96,10 +99,24 @@ def compile_model(tensorc, model_path, bundle_dir):
     return time.perf_counter() - start, cpu_s, output
 
 
-def make_inputs(name, session, batch, seed):
-    """Fixed inputs, in the model's order. Zoo models get theirs from make_zoo.example_inputs
-    (token ids in the vocabulary, a realistic attention mask); the others uniform in [-1, 1),
-    symbolic dims set to the batch."""
+def export_real(name):
+    """--suite real: the model exported by bench/suite.py (dynamo exporter, f32, batch 1) into the
+    cache, once; returns its directory (model.onnx, inputs.safetensors)."""
+    out = os.path.join(cache_dir(), "real", name)
+    if not os.path.exists(os.path.join(out, "export.json")):
+        log(f"{name}: exporting with torch (bench/suite.py)")
+        run_checked([sys.executable, os.path.join(REPO, "bench", "suite.py"), "export", name,
+                     "f32", out], f"export of {name}")
+    return out
+
+
+def make_inputs(name, session, batch, seed, suite_name="cpu"):
+    """Fixed inputs, in the model's order. Real models (--suite real) take the inputs their export
+    wrote; zoo models get theirs from make_zoo.example_inputs (token ids in the vocabulary, a
+    realistic attention mask); the others uniform in [-1, 1), symbolic dims set to the batch."""
+    if suite_name == "real":
+        saved = safetensors_np.load(os.path.join(export_real(name), "inputs.safetensors"))
+        return {info.name: saved[info.name] for info in session.get_inputs()}
     if name in make_zoo.MODELS:
         feeds = make_zoo.example_inputs(name, batch, seed)
         expected = [info.name for info in session.get_inputs()]
@@ -193,7 +210,9 @@ def tc_threads(label, threads):
 
 def bench_model(name, args, bins, work_dir, thread_counts):
     """Compiles, checks and times one model; returns its JSON record (rows included)."""
-    if name in make_zoo.MODELS:
+    if args.suite == "real":
+        onnx_path = os.path.join(export_real(name), "model.onnx")
+    elif name in make_zoo.MODELS:
         onnx_path = make_zoo.build([name], os.path.join(cache_dir(), "models"))[name]
     else:
         onnx_path = make_onnx_models.build([name], os.path.join(cache_dir(), "models"))[name]
@@ -214,7 +233,7 @@ def bench_model(name, args, bins, work_dir, thread_counts):
 
     # One fixed input, written for tensorc-run under the bundle's own input name.
     session = ort_session(onnx_path, thread_counts[0][1])
-    feeds = make_inputs(name, session, args.batch, args.seed)
+    feeds = make_inputs(name, session, args.batch, args.seed, args.suite)
     if len(manifest["inputs"]) != len(feeds):
         raise BenchError(f"{name}: the bundle takes {len(manifest['inputs'])} inputs, the ONNX "
                          f"model {len(feeds)}")
@@ -357,10 +376,13 @@ def environment():
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--suite", choices=["cpu", "gpu"], default="cpu")
+    parser.add_argument("--suite", choices=["cpu", "real", "gpu"], default="cpu",
+                        help="cpu: the seed and zoo models; real: bench/suite.py's exports "
+                             "(torch + transformers/torchvision, batch 1, f32)")
     parser.add_argument("--models", default="mlp,seed003",
                         help="comma-separated, from "
-                             f"{sorted(make_onnx_models.MODELS) + sorted(make_zoo.MODELS)}")
+                             f"{sorted(make_onnx_models.MODELS) + sorted(make_zoo.MODELS)} "
+                             f"(--suite real: {sorted(suite.SUITE)})")
     parser.add_argument("--batch", type=int, default=64, help="value of the symbolic batch dim")
     parser.add_argument("--iterations", type=int, default=50,
                         help=f"timed runs per measurement (at least {MIN_ITERATIONS})")

@@ -1,6 +1,8 @@
 // GEMM throughput of the generated kernels against the machine's measured peak: the packed-B GEMM
-// (PackedGemm.h, B packed ahead as a compiled model's weights are) and, for comparison, the GEMM
-// that packs both operands at run time (Gemm.h), per CPU variant and thread count.
+// (PackedGemm.h, B packed ahead as a compiled model's weights are) with the tiling of
+// choosePackedGemmTiling ("packed-B") and as the compiler emits it (emitPackedGemmGrid over the
+// scheduler's task grid: "compiler"), and for comparison the GEMM that packs both operands at run
+// time (Gemm.h, what a GEMM with a non-constant B gets), per CPU variant and thread count.
 //
 //   build/bench/cpu/tensorc-bench-gemm [--shapes 1024x1024x1024,128x768x768] [--threads 1,2]
 //                                      [--variants x86_64,x86_64-avx512] [--reps N] [--no-old]
@@ -17,6 +19,7 @@
 #include "ThreadPool.h"
 #include "tensorc/Codegen/CPU/PackedGemm.h"
 #include "tensorc/Codegen/CPU/WeightPacking.h"
+#include "tensorc/Scheduler/Schedule.h"
 
 #include <llvm/IR/Function.h>
 #include <llvm/IR/IRBuilder.h>
@@ -91,6 +94,32 @@ void addPacked(llvm::Module &module, const CpuTarget &target,
   b.CreateRetVoid();
   addCount(module, name + "_tiles", [&](llvm::IRBuilderBase &ir, llvm::Value *m, llvm::Value *n) {
     return tensorc::cpu::emitPackedGemmTileCount(ir, tiling, m, n);
+  });
+}
+
+/// The compiler's GEMM template with B packed at compile time (CpuCodegen's gemmKernel).
+void addCompiler(llvm::Module &module, const CpuTarget &target, int64_t k,
+                 const std::string &name) {
+  llvm::LLVMContext &ctx = module.getContext();
+  llvm::Type *ptr = llvm::PointerType::getUnqual(ctx), *i64 = llvm::Type::getInt64Ty(ctx);
+  llvm::Function *fn =
+      declare(module, target, name, {ptr, i64, i64, ptr, ptr, i64, i64, i64, i64, i64, i64, ptr});
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", fn));
+  tensorc::cpu::PackedGemmOperands ops;
+  ops.a = fn->getArg(0), ops.aRowStride = fn->getArg(1), ops.aColStride = fn->getArg(2);
+  ops.packedB = fn->getArg(3), ops.c = fn->getArg(4), ops.cRowStride = fn->getArg(5);
+  ops.m = fn->getArg(6), ops.n = fn->getArg(7), ops.k = fn->getArg(8);
+  auto tasks = [](llvm::IRBuilderBase &ir, llvm::Value *extent, int64_t size) {
+    return ir.CreateUDiv(ir.CreateAdd(extent, ir.getInt64(size - 1)), ir.getInt64(size));
+  };
+  tensorc::cpu::emitPackedGemmGrid(b, target, tensorc::cpu::packedGemmKBlock(k), ops,
+                                   tasks(b, ops.m, tensorc::sched::kGemmTileM),
+                                   tasks(b, ops.n, tensorc::sched::kGemmTileN), fn->getArg(9),
+                                   fn->getArg(10));
+  b.CreateRetVoid();
+  addCount(module, name + "_tiles", [&](llvm::IRBuilderBase &ir, llvm::Value *m, llvm::Value *n) {
+    return ir.CreateMul(tasks(ir, m, tensorc::sched::kGemmTileM),
+                        tasks(ir, n, tensorc::sched::kGemmTileN));
   });
 }
 
@@ -216,6 +245,8 @@ int main(int argc, char **argv) {
                 tiling = {forceMc, forceNc, forceKc};
               addPacked(module, t, tiling, key("packed", t, s, threads));
             }
+          for (const Shape &s : shapes)
+            addCompiler(module, t, s.k, key("compiler", t, s, 0));
         }
       },
       error);
@@ -268,6 +299,17 @@ int main(int argc, char **argv) {
         };
         std::printf("%ldx%ldx%ld\n", s.m, s.n, s.k);
         report("packed-B", timeRuns(reps, [&] { pool.parallelFor(tiles, 1, body); }), tiles, body);
+        auto compiler = jit->lookup<PackedFn>(key("compiler", t, s, 0));
+        auto compilerCount = jit->lookup<CountFn>(key("compiler", t, s, 0) + "_tiles");
+        if (!compiler || !compilerCount)
+          return 1;
+        int64_t tasks = (*compilerCount)(s.m, s.n);
+        auto compilerBody = [&](int64_t begin, int64_t end) {
+          (*compiler)(a.data(), s.k, 1, packed.data(), c.data(), s.n, s.m, s.n, s.k, begin, end,
+                      nullptr);
+        };
+        report("compiler", timeRuns(reps, [&] { pool.parallelFor(tasks, 1, compilerBody); }),
+               tasks, compilerBody);
         if (old) {
           auto oldGemm = jit->lookup<OldFn>("old_" + t.name);
           auto oldCount = jit->lookup<CountFn>("old_" + t.name + "_tiles");

@@ -40,7 +40,7 @@ std::string nodeDifference(const LoopNode &a, const LoopNode &b) {
     case LoopNode::TemplateKind::Gemm: {
       const LoopNode::Gemm &x = a.gemm, &y = b.gemm;
       return sameView(x.a, y.a) && sameView(x.b, y.b) && x.batch == y.batch && x.m == y.m &&
-                     x.n == y.n && x.k == y.k
+                     x.n == y.n && x.k == y.k && x.packedB == y.packedB
                  ? ""
                  : "gemm parameters";
     }

@@ -482,6 +482,12 @@ private:
       TC_RETURN_IF_ERROR(expectEnd());
       TC_RETURN_IF_ERROR(detailLine("b"));
       TC_ASSIGN_OR_RETURN(g.b, parseView());
+      if (isPunct(",")) {
+        next();
+        TC_RETURN_IF_ERROR(expectKey("layout"));
+        TC_RETURN_IF_ERROR(expectIdent("packed16"));
+        g.packedB = true;
+      }
     } else if (kind == "conv2d") {
       node.templateKind = LoopNode::TemplateKind::Conv2d;
       LoopNode::Conv &c = node.conv;

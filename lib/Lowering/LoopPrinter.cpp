@@ -160,7 +160,8 @@ std::string templateHeader(const LoopProgram &program, const LoopNode &node,
   switch (node.templateKind) {
   case LoopNode::TemplateKind::Gemm: {
     const LoopNode::Gemm &g = node.gemm;
-    detail = "      a = " + view(program, g.a) + "\n      b = " + view(program, g.b) + "\n";
+    detail = "      a = " + view(program, g.a) + "\n      b = " + view(program, g.b) +
+             (g.packedB ? ", layout=packed16" : "") + "\n";
     return "template gemm " + output + " batch=" + g.batch.str() + " m=" + g.m.str() +
            " n=" + g.n.str() + " k=" + g.k.str();
   }

@@ -7,6 +7,7 @@
 #include "tensorc/Bundle/LaunchCosts.h"
 #include "tensorc/Bundle/Manifest.h"
 #include "tensorc/Codegen/Backend.h"
+#include "tensorc/Codegen/CPU/PackGemmWeights.h"
 #include "tensorc/Pipeline/CompileCache.h"
 #include "tensorc/Pipeline/ModelLibrary.h"
 #include "tensorc/Pipeline/Pipeline.h"
@@ -350,6 +351,12 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
   // TEMPORARY (issue 18): moves into Codegen/Common.
   if (Status injected = injectBugForTesting(lowered.program, lowered.schedule); !injected)
     return makeError(modelPath, ": ", injected.message());
+  // CPU-only inference bundles store constant GEMM operands packed for the CPU micro-kernels.
+  if (targets.cpu && !targets.cuda && !options.train) {
+    Expected<int> packed = cpu::packGemmWeights(lowered.program, lowered.schedule);
+    if (!packed)
+      return makeError(modelPath, ": ", packed.error().message());
+  }
   if (!lowered.program.fallbacks.empty() && !options.quiet)
     log::info(strCat("fallbacks (run by the runtime's reference kernels): ",
                      join(lowered.program.fallbacks, ", ")));

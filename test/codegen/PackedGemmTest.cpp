@@ -42,10 +42,17 @@ llvm::Value *biasReluRow(llvm::IRBuilderBase &b, llvm::Value *bias, llvm::Value 
   return b.CreateFAdd(x, rowTerm);
 }
 
+/// The compiler's task grid (emitPackedGemmGrid): tasks of at most rows x cols before the split
+/// into equal shares.
+struct Grid {
+  int64_t rows = 0, cols = 0;
+};
+
 /// Adds `void name(a, sam, sak, packedB, c, ldc, m, n, k, tileBegin, tileEnd, bias)` (bias null:
-/// no epilogue was emitted) and `i64 name_tiles(m, n)`.
+/// no epilogue was emitted) and `i64 name_tiles(m, n)`: tiles of `tiling`, or with a `grid`, its
+/// tasks (and tiling.kc).
 void addPackedGemm(llvm::Module &module, const CpuTarget &target, const PackedGemmTiling &tiling,
-                   const std::string &name, bool withEpilogue) {
+                   const std::string &name, bool withEpilogue, Grid grid = {}) {
   llvm::LLVMContext &ctx = module.getContext();
   llvm::Type *ptr = llvm::PointerType::getUnqual(ctx);
   llvm::Type *i64 = llvm::Type::getInt64Ty(ctx);
@@ -67,22 +74,38 @@ void addPackedGemm(llvm::Module &module, const CpuTarget &target, const PackedGe
   if (withEpilogue)
     epilogue = [bias = arg(11)](llvm::IRBuilderBase &ir, llvm::Value *acc, llvm::Value *row,
                                 llvm::Value *col) { return biasReluRow(ir, bias, acc, row, col); };
-  emitPackedGemmTiles(b, target, tiling, ops, arg(9), arg(10), epilogue);
+  auto tasks = [&](llvm::Value *extent, int64_t size) {
+    return b.CreateUDiv(b.CreateAdd(extent, b.getInt64(size - 1)), b.getInt64(size));
+  };
+  if (grid.rows)
+    emitPackedGemmGrid(b, target, tiling.kc, ops, tasks(ops.m, grid.rows), tasks(ops.n, grid.cols),
+                       arg(9), arg(10), epilogue);
+  else
+    emitPackedGemmTiles(b, target, tiling, ops, arg(9), arg(10), epilogue);
   b.CreateRetVoid();
 
   auto *count = llvm::Function::Create(llvm::FunctionType::get(i64, {i64, i64}, false),
                                        llvm::Function::ExternalLinkage, name + "_tiles", module);
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", count));
-  b.CreateRet(emitPackedGemmTileCount(b, tiling, count->getArg(0), count->getArg(1)));
+  if (grid.rows)
+    b.CreateRet(
+        b.CreateMul(tasks(count->getArg(0), grid.rows), tasks(count->getArg(1), grid.cols)));
+  else
+    b.CreateRet(emitPackedGemmTileCount(b, tiling, count->getArg(0), count->getArg(1)));
 }
 
 // Small blocks: several K blocks and tiles even for small shapes, tails inside every tile.
 const PackedGemmTiling kSmallTiling{24, 64, 20};
 const PackedGemmTiling kDefaultTiling{};
+// The compiler's grid (96 x 256 tasks, sched::kGemmTileM/N) and a fine one whose shares often
+// round up to fewer than the tasks; K blocks of 20 in the second.
+const Grid kCompilerGrid{96, 256}, kFineGrid{20, 40};
 
 struct Variant {
   GemmFn *gemm = nullptr, *gemmSmall = nullptr, *gemmEpilogue = nullptr;
-  TileCountFn *tiles = nullptr, *smallTiles = nullptr;
+  GemmFn *grid = nullptr, *fineGrid = nullptr, *gridEpilogue = nullptr;
+  TileCountFn *tiles = nullptr, *smallTiles = nullptr, *gridTasks = nullptr,
+              *fineGridTasks = nullptr;
 };
 
 struct Variants {
@@ -103,6 +126,10 @@ const Variants &variants() {
             addPackedGemm(module, t, kDefaultTiling, "gemm_" + t.name, false);
             addPackedGemm(module, t, kSmallTiling, "gemm_small_" + t.name, false);
             addPackedGemm(module, t, kDefaultTiling, "gemm_epilogue_" + t.name, true);
+            PackedGemmTiling kcOnly{96, 256, packedGemmKBlock(-1)};
+            addPackedGemm(module, t, kcOnly, "grid_" + t.name, false, kCompilerGrid);
+            addPackedGemm(module, t, kSmallTiling, "grid_fine_" + t.name, false, kFineGrid);
+            addPackedGemm(module, t, kcOnly, "grid_epilogue_" + t.name, true, kCompilerGrid);
           }
         },
         v.error);
@@ -123,6 +150,11 @@ const Variants &variants() {
       lookup(variant.gemmEpilogue, "gemm_epilogue_" + t.name);
       lookup(variant.tiles, "gemm_" + t.name + "_tiles");
       lookup(variant.smallTiles, "gemm_small_" + t.name + "_tiles");
+      lookup(variant.grid, "grid_" + t.name);
+      lookup(variant.fineGrid, "grid_fine_" + t.name);
+      lookup(variant.gridEpilogue, "grid_epilogue_" + t.name);
+      lookup(variant.gridTasks, "grid_" + t.name + "_tiles");
+      lookup(variant.fineGridTasks, "grid_fine_" + t.name + "_tiles");
     }
   });
   return v;
@@ -211,7 +243,28 @@ TEST_P(PackedGemm, SmallAndOddShapes) {
                                     {3, 64, 1000}}) {
     checkShape(s, v.gemm, v.tiles);
     checkShape(s, v.gemmSmall, v.smallTiles);
+    checkShape(s, v.grid, v.gridTasks);
+    checkShape(s, v.fineGrid, v.fineGridTasks);
   }
+}
+
+TEST_P(PackedGemm, GridOfEqualSharesCoversEveryElementOnce) {
+  // Shares that round unevenly (128 rows in 2 tasks: 72 + 56; 97 x 257 in 2 x 2 tasks; 193 rows
+  // in 10 fine tasks of 24: 9 shares), transposed A, several K blocks, and a fused epilogue.
+  for (Shape s : std::vector<Shape>{{128, 768, 768},
+                                    {97, 257, 100},
+                                    {193, 50, 30},
+                                    {41, 121, 45, true, 3},
+                                    {1, 2304, 20},
+                                    {300, 17, 700}}) {
+    checkShape(s, v.grid, v.gridTasks);
+    checkShape(s, v.fineGrid, v.fineGridTasks);
+  }
+  std::vector<float> bias(2400);
+  for (size_t j = 0; j < bias.size(); ++j)
+    bias[j] = (j % 3 == 0 ? -0.5f : 0.75f) + 0.01f * float(j % 7);
+  for (Shape s : std::vector<Shape>{{1, 1, 1}, {128, 300, 600}, {20, 37, 0}, {5, 2304, 64}})
+    checkShape(s, v.gridEpilogue, v.gridTasks, bias.data());
 }
 
 TEST_P(PackedGemm, ZeroDepthGivesZero) {

@@ -157,6 +157,11 @@ struct LoopNode {
   struct Gemm {
     StridedView a, b; // a.strides = {batch, m, k}; b.strides = {batch, k, n}
     SymInt batch = 1, m, n, k;
+    /// B is a constant the CPU back end packed at compile time (cpu::packGemmWeights): b.buffer
+    /// holds each batch's K x N operand as cpu::packGemmB strips of 16 columns, one after the other
+    /// (b.strides[0] elements apart; 0 when every batch shares one), not at the view's offsets.
+    /// The view keeps the dense K x N shape so that every bound checked on it still holds.
+    bool packedB = false;
   } gemm;
 
   // Template (Conv2d): out[n, oc, oh, ow] = sum over (c, kh, kw) of the group's weight times

@@ -3,8 +3,10 @@
 #include "tensorc/Codegen/CPU/CpuCodegen.h"
 
 #include "ExprEmitter.h"
+#include "IRLoops.h"
 #include "ObjectLinker.h"
 #include "tensorc/Codegen/CPU/Gemm.h"
+#include "tensorc/Codegen/CPU/PackedGemm.h"
 #include "tensorc/Codegen/Common/KernelWalker.h"
 #include "tensorc/Codegen/Common/Legalize.h"
 #include "tensorc/Lowering/ExprVisitor.h"
@@ -590,7 +592,24 @@ Status KernelEmitter::gemmKernel(const codegen::TemplateKernel &t) {
     GemmEpilogue epilogue;
     if (epilogueNode)
       epilogue = templateEpilogue(gemmNode, *epilogueNode, 1, bi, nullptr);
-    emitGemmTiles(b, target, tiling, ops, tileBegin, tileEnd, epilogue);
+    if (!gemm.packedB)
+      return emitGemmTiles(b, target, tiling, ops, tileBegin, tileEnd, epilogue);
+    // B packed at compile time (packGemmWeights): the micro-kernels read A in place and B's strips,
+    // over the scheduler's task grid split into equal shares.
+    PackedGemmOperands packed;
+    packed.a = ops.a;
+    packed.aRowStride = ops.aRowStride;
+    packed.aColStride = ops.aColStride;
+    packed.packedB =
+        b.CreateGEP(f32, bufferPtrs[size_t(gemm.b.buffer)], b.CreateMul(bi, bStrides[0]));
+    packed.c = ops.c;
+    packed.cRowStride = n;
+    packed.m = m;
+    packed.n = n;
+    packed.k = k;
+    int64_t kc = packedGemmKBlock(gemm.k.constant().value_or(-1));
+    emitPackedGemmGrid(b, target, kc, packed, emitCeilDiv(b, m, sched::kGemmTileM),
+                       emitCeilDiv(b, n, sched::kGemmTileN), tileBegin, tileEnd, epilogue);
   });
   return Status::ok();
 }

@@ -32,7 +32,7 @@ PackedGemmTiling choosePackedGemmTiling(int64_t m, int64_t n, int64_t k, int thr
   PackedGemmTiling t;
   // kc: 12 rows x kc of A fit next to B's stream in a 32 KiB L1D; one block when K is small, so
   // C is written once. nc: a kc x nc block of B (256 KiB) stays in L2 while the row groups pass.
-  t.kc = k > 0 && k <= 384 ? k : 256;
+  t.kc = packedGemmKBlock(k);
   t.nc = n > 0 ? std::min<int64_t>(roundUp(n, kColQuantum), 256) : 256;
   t.mc = m > 0 ? std::min<int64_t>(roundUp(m, kRowQuantum), 240) : 96;
   if (m <= 0 || n <= 0 || threads <= 1)
@@ -61,9 +61,10 @@ namespace {
 
 class PackedGemmEmitter {
 public:
-  PackedGemmEmitter(llvm::IRBuilderBase &b, const CpuTarget &target, const PackedGemmTiling &tiling,
-                    const PackedGemmOperands &ops, const GemmEpilogue &epilogue)
-      : b(b), target(target), tiles(microTilesFor(target)), tiling(tiling), ops(ops),
+  /// Tiles of mc x nc (i64 values: multiples of 12 and 16) of C, K blocks of kc.
+  PackedGemmEmitter(llvm::IRBuilderBase &b, const CpuTarget &target, Value *mc, Value *nc,
+                    int64_t kc, const PackedGemmOperands &ops, const GemmEpilogue &epilogue)
+      : b(b), target(target), tiles(microTilesFor(target)), mc(mc), nc(nc), kc(kc), ops(ops),
         epilogue(epilogue), f32(b.getFloatTy()) {}
 
   void emit(Value *tileBegin, Value *tileEnd);
@@ -80,7 +81,8 @@ private:
   llvm::IRBuilderBase &b;
   const CpuTarget &target;
   MicroTiles tiles;
-  const PackedGemmTiling &tiling;
+  Value *mc, *nc;
+  int64_t kc;
   const PackedGemmOperands &ops;
   const GemmEpilogue &epilogue;
   llvm::Type *f32;
@@ -117,7 +119,7 @@ void PackedGemmEmitter::emitRowGroup(Value *rows, Value *row, Value *col0, Value
       [&] {
         emitFor(b, i64(0), rows, 1, "a.pack", [&](Value *i) {
           Value *src = gep(ops.a, b.CreateMul(b.CreateAdd(row, i), ops.aRowStride));
-          Value *dst = gep(packedA, b.CreateMul(i, i64(tiling.kc)));
+          Value *dst = gep(packedA, b.CreateMul(i, i64(kc)));
           emitIf(
               b, unitColumns, "a.contiguous",
               [&] {
@@ -170,25 +172,28 @@ void PackedGemmEmitter::emitRowGroup(Value *rows, Value *row, Value *col0, Value
 
 void PackedGemmEmitter::emit(Value *tileBegin, Value *tileEnd) {
   rowPtrs = emitEntryAlloca(b, llvm::ArrayType::get(b.getPtrTy(), tiles.mr), "gemm.rows");
-  packedA = emitEntryAlloca(b, llvm::ArrayType::get(f32, uint64_t(tiles.mr) * uint64_t(tiling.kc)),
+  packedA = emitEntryAlloca(b, llvm::ArrayType::get(f32, uint64_t(tiles.mr) * uint64_t(kc)),
                             "gemm.packed_a");
   unitColumns = b.CreateICmpEQ(ops.aColStride, i64(1));
-  Value *tilesM = emitCeilDiv(b, ops.m, tiling.mc);
-  Value *tileCount = b.CreateMul(tilesM, emitCeilDiv(b, ops.n, tiling.nc));
+  auto ceilDivBy = [&](Value *x, Value *d) {
+    return b.CreateUDiv(b.CreateAdd(x, b.CreateSub(d, i64(1))), d);
+  };
+  Value *tilesM = ceilDivBy(ops.m, mc);
+  Value *tileCount = b.CreateMul(tilesM, ceilDivBy(ops.n, nc));
   // K == 0 still runs one (empty) block so that every element gets epilogue(0).
   Value *kBlocks =
-      b.CreateSelect(b.CreateICmpSGT(ops.k, i64(0)), emitCeilDiv(b, ops.k, tiling.kc), i64(1));
+      b.CreateSelect(b.CreateICmpSGT(ops.k, i64(0)), emitCeilDiv(b, ops.k, kc), i64(1));
   const int64_t mr = tiles.mr;
   emitFor(b, tileBegin, min(tileEnd, tileCount), 1, "gemm.tile", [&](Value *t) {
-    Value *row0 = b.CreateMul(b.CreateURem(t, tilesM), i64(tiling.mc));
-    Value *col0 = b.CreateMul(b.CreateUDiv(t, tilesM), i64(tiling.nc));
-    Value *mcur = min(i64(tiling.mc), b.CreateSub(ops.m, row0));
-    Value *ncur = min(i64(tiling.nc), b.CreateSub(ops.n, col0));
+    Value *row0 = b.CreateMul(b.CreateURem(t, tilesM), mc);
+    Value *col0 = b.CreateMul(b.CreateUDiv(t, tilesM), nc);
+    Value *mcur = min(mc, b.CreateSub(ops.m, row0));
+    Value *ncur = min(nc, b.CreateSub(ops.n, col0));
     Value *groups = b.CreateUDiv(mcur, i64(mr));
     Value *tailRows = b.CreateURem(mcur, i64(mr));
     emitFor(b, i64(0), kBlocks, 1, "gemm.kblock", [&](Value *kb) {
-      Value *p0 = b.CreateMul(kb, i64(tiling.kc));
-      Value *kcur = min(i64(tiling.kc), b.CreateSub(ops.k, p0));
+      Value *p0 = b.CreateMul(kb, i64(kc));
+      Value *kcur = min(i64(kc), b.CreateSub(ops.k, p0));
       Value *first = b.CreateICmpEQ(kb, i64(0));
       Value *last = b.CreateICmpEQ(kb, b.CreateSub(kBlocks, i64(1)));
       emitFor(b, i64(0), groups, 1, "gemm.ir", [&](Value *g) {
@@ -209,7 +214,29 @@ void emitPackedGemmTiles(llvm::IRBuilderBase &b, const CpuTarget &target,
                          const PackedGemmTiling &tiling, const PackedGemmOperands &ops,
                          Value *tileBegin, Value *tileEnd, const GemmEpilogue &epilogue) {
   InsertionSplit split(b);
-  PackedGemmEmitter(b, target, tiling, ops, epilogue).emit(tileBegin, tileEnd);
+  PackedGemmEmitter(b, target, b.getInt64(tiling.mc), b.getInt64(tiling.nc), tiling.kc, ops,
+                    epilogue)
+      .emit(tileBegin, tileEnd);
+  split.finish();
+}
+
+int64_t packedGemmKBlock(int64_t k) { return k > 0 && k <= 384 ? k : 256; }
+
+void emitPackedGemmGrid(llvm::IRBuilderBase &b, const CpuTarget &target, int64_t kc,
+                        const PackedGemmOperands &ops, Value *rowTasks, Value *colTasks,
+                        Value *taskBegin, Value *taskEnd, const GemmEpilogue &epilogue) {
+  InsertionSplit split(b);
+  // Equal shares of M in whole 12-row micro-tiles, of N in whole 16-column strips; their counts
+  // never exceed rowTasks and colTasks. Empty matrices divide by 1 and have no tiles.
+  auto share = [&](Value *extent, Value *tasks, int64_t quantum) {
+    Value *safe = b.CreateSelect(b.CreateICmpSGT(tasks, b.getInt64(0)), tasks, b.getInt64(1));
+    Value *each = b.CreateUDiv(b.CreateAdd(extent, b.CreateSub(safe, b.getInt64(1))), safe);
+    Value *rounded = b.CreateMul(emitCeilDiv(b, each, quantum), b.getInt64(quantum));
+    return b.CreateSelect(b.CreateICmpSGT(rounded, b.getInt64(0)), rounded, b.getInt64(quantum));
+  };
+  Value *mc = share(ops.m, rowTasks, kRowQuantum);
+  Value *nc = share(ops.n, colTasks, kPackStrip);
+  PackedGemmEmitter(b, target, mc, nc, kc, ops, epilogue).emit(taskBegin, taskEnd);
   split.finish();
 }
 

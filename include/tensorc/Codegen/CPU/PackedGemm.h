@@ -52,4 +52,19 @@ void emitPackedGemmTiles(llvm::IRBuilderBase &b, const CpuTarget &target,
                          llvm::Value *tileBegin, llvm::Value *tileEnd,
                          const GemmEpilogue &epilogue = nullptr);
 
+/// The K block for a depth of `k` (-1: not known at compile time): all of K up to 384, so that C
+/// is written once, else 256 (12 rows of A in L1 next to B's stream).
+int64_t packedGemmKBlock(int64_t k);
+
+/// The compiler's entry: tasks [taskBegin, taskEnd) of rowTasks x colTasks tasks (i64 values: the
+/// launch range the scheduler chose) over one GEMM. M is split into at most rowTasks equal shares
+/// of whole 12-row micro-tiles and N into at most colTasks of whole 16-column strips, so that
+/// tasks are of one size whatever M and N are; task t computes row share t % R of column share
+/// t / R (R row shares), and the tasks past the shares (when rounding leaves fewer) do nothing.
+/// Otherwise as emitPackedGemmTiles.
+void emitPackedGemmGrid(llvm::IRBuilderBase &b, const CpuTarget &target, int64_t kc,
+                        const PackedGemmOperands &ops, llvm::Value *rowTasks, llvm::Value *colTasks,
+                        llvm::Value *taskBegin, llvm::Value *taskEnd,
+                        const GemmEpilogue &epilogue = nullptr);
+
 } // namespace tensorc::cpu

@@ -1,0 +1,20 @@
+// Compile-time packing of constant GEMM operands for the CPU: the B operand of every GEMM template
+// that reads a weight is replaced by a weight holding it in the micro-kernels' strips
+// (WeightPacking.h), so a bundle stores its weights packed and no run repacks them.
+#pragma once
+
+#include "tensorc/Lowering/LoopIR.h"
+#include "tensorc/Scheduler/Schedule.h"
+#include "tensorc/Support/Status.h"
+
+namespace tensorc::cpu {
+
+/// Rewrites each scheduled f32 GEMM whose B is a view of a weight with static shape and strides
+/// into one reading a packed copy (LoopNode::Gemm::packedB). GEMMs reading the same view share one
+/// copy. The copy replaces the weight's data when nothing else reads the weight (no second copy
+/// in the bundle); otherwise it is a new weight `<name>.packed16` added to the kernel's args. The
+/// packed layout is the CPU's: call this only when no other back end compiles the program.
+/// Returns the number of GEMMs rewritten.
+Expected<int> packGemmWeights(loop::LoopProgram &program, sched::Schedule &schedule);
+
+} // namespace tensorc::cpu

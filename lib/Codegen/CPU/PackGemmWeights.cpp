@@ -1,0 +1,170 @@
+// Compile-time packing of the constant B operands of CPU GEMMs into the micro-kernels' strips.
+#include "tensorc/Codegen/CPU/PackGemmWeights.h"
+
+#include "tensorc/Codegen/CPU/WeightPacking.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+#include <vector>
+
+namespace tensorc::cpu {
+
+using loop::Buffer;
+using loop::LoopNode;
+using loop::LoopProgram;
+
+namespace {
+
+/// One static B view of a weight: what a packed copy is made of (GEMMs with equal keys share it).
+struct PackKey {
+  int buffer = -1;
+  int64_t offset = 0, batchStride = 0, rowStride = 0, colStride = 0;
+  int64_t batch = 1, k = 0, n = 0;
+  bool batched = false; // the view has a batch stride
+  auto tie() const {
+    return std::tie(buffer, offset, batchStride, rowStride, colStride, batch, k, n, batched);
+  }
+  bool operator<(const PackKey &other) const { return tie() < other.tie(); }
+  /// Distinct K x N operands: one when every batch reads the same one.
+  int64_t copies() const { return batchStride == 0 ? 1 : batch; }
+};
+
+/// The key of a GEMM node whose B is a packable weight view: f32, static shape and strides, every
+/// element inside the weight's data.
+std::optional<PackKey> packKey(const LoopProgram &program, const LoopNode &node) {
+  if (node.kind != LoopNode::Kind::Template || node.templateKind != LoopNode::TemplateKind::Gemm ||
+      node.gemm.packedB)
+    return std::nullopt;
+  const LoopNode::Gemm &gemm = node.gemm;
+  const loop::StridedView &view = gemm.b;
+  if (view.buffer < 0 || size_t(view.buffer) >= program.buffers.size())
+    return std::nullopt;
+  const Buffer &buffer = program.buffers[size_t(view.buffer)];
+  auto data = program.weights.find(buffer.name);
+  if (buffer.kind != Buffer::Kind::Weight || buffer.dtype != DType::F32 ||
+      data == program.weights.end() || data->second.dtype() != DType::F32)
+    return std::nullopt;
+  size_t base = view.strides.size() - 2;
+  auto batch = gemm.batch.constant(), k = gemm.k.constant(), n = gemm.n.constant();
+  auto offset = view.offset.constant();
+  auto rowStride = view.strides[base].constant(), colStride = view.strides[base + 1].constant();
+  std::optional<int64_t> batchStride = base ? view.strides[0].constant() : int64_t(0);
+  if (!batch || !k || !n || !offset || !rowStride || !colStride || !batchStride || *batch < 1 ||
+      *k < 1 || *n < 1)
+    return std::nullopt;
+  PackKey key{view.buffer, *offset, *batchStride, *rowStride, *colStride, *batch, *k, *n, base > 0};
+  // The lowest and highest element read must lie inside the data (the verifier says so too; the
+  // packing reads them in this process).
+  int64_t lo = key.offset, hi = key.offset;
+  for (auto [extent, stride] :
+       {std::pair{key.copies(), key.batchStride}, {key.k, key.rowStride}, {key.n, key.colStride}}) {
+    int64_t reach = (extent - 1) * stride;
+    (reach < 0 ? lo : hi) += reach;
+  }
+  if (lo < 0 || hi >= data->second.numel())
+    return std::nullopt;
+  return key;
+}
+
+Expected<Tensor> pack(const Tensor &weight, const PackKey &key) {
+  int64_t size = packedGemmBSize(key.k, key.n);
+  TC_ASSIGN_OR_RETURN(Tensor packed, Tensor::zeros(DType::F32, {key.copies() * size}));
+  const float *source = weight.dataAs<float>();
+  float *out = packed.mutableDataAs<float>();
+  for (int64_t c = 0; c < key.copies(); ++c)
+    packGemmB(source + key.offset + c * key.batchStride, key.k, key.n, key.rowStride, key.colStride,
+              out + c * size);
+  return packed;
+}
+
+/// A buffer name not taken yet: `<base>.packed16`, then `<base>.packed16_1`, ...
+std::string freshName(const std::set<std::string> &taken, const std::string &base) {
+  std::string name = base + ".packed16";
+  for (int i = 1; taken.count(name); ++i)
+    name = base + ".packed16_" + std::to_string(i);
+  return name;
+}
+
+} // namespace
+
+Expected<int> packGemmWeights(LoopProgram &program, sched::Schedule &schedule) {
+  // Packable GEMMs by key, with the kernel each belongs to.
+  std::map<PackKey, std::vector<std::pair<size_t, int>>> users;
+  for (size_t kernel = 0; kernel < schedule.kernels.size(); ++kernel) {
+    const sched::Kernel &k = schedule.kernels[kernel];
+    if (k.kind != sched::Kernel::Kind::Template || k.nodes.empty() || k.nodes[0] < 0 ||
+        size_t(k.nodes[0]) >= program.nodes.size())
+      continue;
+    if (std::optional<PackKey> key = packKey(program, program.nodes[size_t(k.nodes[0])]))
+      users[*key].push_back({kernel, k.nodes[0]});
+  }
+  if (users.empty())
+    return 0;
+
+  // A weight whose only readers are packable GEMMs is replaced by a packed copy.
+  std::map<int, std::set<PackKey>> keysOf;
+  std::set<int> gemmNodes;
+  for (const auto &[key, list] : users) {
+    keysOf[key.buffer].insert(key);
+    for (const auto &[kernel, node] : list)
+      gemmNodes.insert(node);
+  }
+  std::set<int> sharedWeights(program.outputs.begin(), program.outputs.end());
+  for (const LoopNode &node : program.nodes) {
+    bool packable = gemmNodes.count(node.id) > 0;
+    for (int buffer : node.reads())
+      if (!packable || node.gemm.a.buffer == buffer)
+        sharedWeights.insert(buffer);
+  }
+  std::set<std::string> names;
+  for (const Buffer &buffer : program.buffers)
+    names.insert(buffer.name);
+
+  int rewritten = 0;
+  for (const auto &[key, list] : users) {
+    Buffer &source = program.buffers[size_t(key.buffer)];
+    TC_ASSIGN_OR_RETURN(Tensor packed, pack(program.weights.at(source.name), key));
+    int target = key.buffer;
+    // An unshared weight read through several views keeps its data until the last one is packed,
+    // which then takes its place.
+    if (!sharedWeights.count(key.buffer) && !(*keysOf[key.buffer].rbegin() < key)) {
+      source.shape = {SymInt(packed.numel())};
+      program.weights[source.name] = std::move(packed);
+    } else {
+      Buffer copy;
+      copy.id = int(program.buffers.size());
+      copy.name = freshName(names, source.name);
+      copy.kind = Buffer::Kind::Weight;
+      copy.dtype = DType::F32;
+      copy.shape = {SymInt(packed.numel())};
+      names.insert(copy.name);
+      program.weights[copy.name] = std::move(packed);
+      target = copy.id;
+      program.buffers.push_back(std::move(copy));
+      if (schedule.plan.offsets.size() + 1 == program.buffers.size())
+        schedule.plan.offsets.push_back(SymInt(0));
+    }
+    for (const auto &[kernel, nodeId] : list) {
+      LoopNode::Gemm &gemm = program.nodes[size_t(nodeId)].gemm;
+      gemm.b.buffer = target;
+      gemm.b.offset = SymInt(0);
+      // The dense K x N shape of the view stays (every bound checked on it holds: a packed
+      // operand is at least K x N floats); the data is in strips (packedB).
+      int64_t each = packedGemmBSize(key.k, key.n);
+      gemm.b.strides = {SymInt(key.n), SymInt(1)};
+      if (key.batched)
+        gemm.b.strides.insert(gemm.b.strides.begin(), SymInt(key.copies() > 1 ? each : 0));
+      gemm.packedB = true;
+      std::vector<int> &args = schedule.kernels[kernel].args;
+      if (!std::binary_search(args.begin(), args.end(), target))
+        args.insert(std::upper_bound(args.begin(), args.end(), target), target);
+      ++rewritten;
+    }
+  }
+  return rewritten;
+}
+
+} // namespace tensorc::cpu
