@@ -28,7 +28,7 @@ namespace {
 
 using tensorc::DType;
 
-#define TENSORC_CHECK_DTYPE_VALUE(e, n, s, b)                                                      \
+#define TENSORC_CHECK_DTYPE_VALUE(e, ...)                                                          \
   static_assert(int(DType::e) == int(TC_##e), "tc_dtype must follow tensorc::DType");
 #define TC_Bool TC_BOOL
 TENSORC_FOR_EACH_DTYPE(TENSORC_CHECK_DTYPE_VALUE)

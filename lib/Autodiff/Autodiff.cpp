@@ -36,25 +36,10 @@ bool isOneElement(const TensorType &type) {
 Expected<JointGraph> buildJointGraph(const Graph &forward, const GradOptions &options,
                                      const OpRegistry &registry) {
   JointGraph joint;
+  TC_ASSIGN_OR_RETURN(joint.graph, cloneGraph(forward));
   Graph &graph = joint.graph;
-  std::map<const Value *, Value *> mapped;
-  for (const auto &input : forward.inputs()) {
-    TC_ASSIGN_OR_RETURN(Value * value, graph.addInput(input->name(), input->type()));
-    mapped[input.get()] = value;
-  }
-  graph.weights() = forward.weights();
-  for (const auto &node : forward.nodes()) {
-    std::vector<Value *> operands;
-    for (const Value *input : node->inputs())
-      operands.push_back(input ? mapped.at(input) : nullptr);
-    TC_ASSIGN_OR_RETURN(Node * copy, copyNode(graph, *node, std::move(operands)));
-    for (size_t i = 0; i < node->numOutputs(); ++i)
-      mapped[node->output(i)] = copy->output(i);
-  }
   joint.numForwardNodes = graph.nodes().size();
-  std::vector<Value *> forwardOutputs;
-  for (const Value *output : forward.outputs())
-    forwardOutputs.push_back(mapped.at(output));
+  std::vector<Value *> forwardOutputs = graph.outputs();
   joint.numForwardOutputs = forwardOutputs.size();
 
   // What depends on the differentiated inputs (only those values get gradients).

@@ -164,28 +164,8 @@ Expected<AutodiffReport> buildTrainingStep(Graph &graph, const TrainOptions &opt
   report.chosen = std::move(options.partition == PartitionKind::MinCut ? byMinCut : byDefault);
 
   // The step: the partitioned joint graph, then the optimizer update per parameter.
-  Graph step;
-  {
-    // partitionJoint's rebuilt joint graph, copied so that the report keeps its own.
-    std::map<const Value *, Value *> mapped;
-    const Graph &source = report.chosen.joint;
-    for (const auto &input : source.inputs()) {
-      TC_ASSIGN_OR_RETURN(mapped[input.get()], step.addInput(input->name(), input->type()));
-    }
-    step.weights() = source.weights();
-    for (const auto &node : source.nodes()) {
-      std::vector<Value *> operands;
-      for (const Value *input : node->inputs())
-        operands.push_back(input ? mapped.at(input) : nullptr);
-      TC_ASSIGN_OR_RETURN(Node * copy, copyNode(step, *node, std::move(operands)));
-      for (size_t i = 0; i < node->numOutputs(); ++i)
-        mapped[node->output(i)] = copy->output(i);
-    }
-    std::vector<Value *> outputs;
-    for (const Value *output : source.outputs())
-      outputs.push_back(mapped.at(output));
-    step.setOutputs(std::move(outputs));
-  }
+  // partitionJoint's rebuilt joint graph, copied so that the report keeps its own.
+  TC_ASSIGN_OR_RETURN(Graph step, cloneGraph(report.chosen.joint));
   Value *loss = step.outputs()[0];
   std::vector<Value *> grads(step.outputs().begin() + 1, step.outputs().end());
   std::vector<Value *> outputs{loss};

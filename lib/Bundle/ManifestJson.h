@@ -3,12 +3,21 @@
 #pragma once
 
 #include "tensorc/Bundle/Manifest.h"
+#include "tensorc/Support/EnumNames.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <string>
 #include <vector>
 
 namespace tensorc::bundle {
+
+/// The manifest's spelling of the kinds (bufferKindName, launchKindName and the reader).
+inline constexpr EnumName<BufferKind> kBufferKindNames[] = {{BufferKind::Input, "input"},
+                                                            {BufferKind::Output, "output"},
+                                                            {BufferKind::Weight, "weight"},
+                                                            {BufferKind::Arena, "arena"}};
+inline constexpr EnumName<LaunchKind> kLaunchKindNames[] = {
+    {LaunchKind::Kernel, "kernel"}, {LaunchKind::Extern, "extern"}, {LaunchKind::Copy, "copy"}};
 
 /// A size expression as JSON: plain integers stay JSON integers, anything else keeps its text.
 inline Json exprJson(const SizeExpr &expr) {
@@ -25,24 +34,14 @@ inline Json exprListJson(const std::vector<SizeExpr> &exprs) {
   return list;
 }
 
+/// "an integer" for messages.
 inline const char *kindName(Json::Kind kind) {
-  switch (kind) {
-  case Json::Kind::Null:
-    return "null";
-  case Json::Kind::Bool:
-    return "a boolean";
-  case Json::Kind::Int:
-    return "an integer";
-  case Json::Kind::Float:
-    return "a number";
-  case Json::Kind::String:
-    return "a string";
-  case Json::Kind::Array:
-    return "an array";
-  case Json::Kind::Object:
-    return "an object";
-  }
-  return "?";
+  static constexpr EnumName<Json::Kind> kNames[] = {
+      {Json::Kind::Null, "null"},       {Json::Kind::Bool, "a boolean"},
+      {Json::Kind::Int, "an integer"},  {Json::Kind::Float, "a number"},
+      {Json::Kind::String, "a string"}, {Json::Kind::Array, "an array"},
+      {Json::Kind::Object, "an object"}};
+  return enumName(kNames, kind);
 }
 
 inline std::string fieldPath(const std::string &parent, const std::string &key) {
@@ -80,6 +79,16 @@ public:
   Expected<std::string> string(const std::string &key, bool required = true) const {
     TC_ASSIGN_OR_RETURN(const Json *value, get(key, Json::Kind::String, required));
     return value ? value->asString() : std::string();
+  }
+  /// The string member `key`, one of the names in `table`; `what` names it in the error.
+  template <typename E, size_t N>
+  Expected<E> choice(const std::string &key, const EnumName<E> (&table)[N],
+                     const char *what) const {
+    TC_ASSIGN_OR_RETURN(std::string name, string(key));
+    if (std::optional<E> value = parseEnumName(table, name))
+      return *value;
+    return makeError(path(key), ": unknown ", what, " '", name, "' (expected ", enumNameList(table),
+                     ")");
   }
   Expected<int64_t> integer(const std::string &key, bool required = true,
                             int64_t fallback = 0) const {

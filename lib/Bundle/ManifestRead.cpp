@@ -17,18 +17,7 @@ Expected<BufferDesc> readBuffer(const ObjectReader &reader) {
   BufferDesc buffer;
   TC_ASSIGN_OR_RETURN(buffer.id, reader.integer("id"));
   TC_ASSIGN_OR_RETURN(buffer.name, reader.string("name"));
-  TC_ASSIGN_OR_RETURN(std::string kind, reader.string("kind"));
-  if (kind == "input")
-    buffer.kind = BufferKind::Input;
-  else if (kind == "output")
-    buffer.kind = BufferKind::Output;
-  else if (kind == "weight")
-    buffer.kind = BufferKind::Weight;
-  else if (kind == "arena")
-    buffer.kind = BufferKind::Arena;
-  else
-    return makeError(reader.path("kind"), ": unknown buffer kind '", kind,
-                     "' (expected input, output, weight or arena)");
+  TC_ASSIGN_OR_RETURN(buffer.kind, reader.choice("kind", kBufferKindNames, "buffer kind"));
   TC_ASSIGN_OR_RETURN(buffer.dtype, reader.dtype("dtype"));
   TC_ASSIGN_OR_RETURN(buffer.shape, reader.exprList("shape"));
   switch (buffer.kind) {
@@ -53,16 +42,7 @@ Expected<BufferDesc> readBuffer(const ObjectReader &reader) {
 
 Expected<Launch> readLaunch(const ObjectReader &reader) {
   Launch launch;
-  TC_ASSIGN_OR_RETURN(std::string kind, reader.string("kind"));
-  if (kind == "kernel")
-    launch.kind = LaunchKind::Kernel;
-  else if (kind == "extern")
-    launch.kind = LaunchKind::Extern;
-  else if (kind == "copy")
-    launch.kind = LaunchKind::Copy;
-  else
-    return makeError(reader.path("kind"), ": unknown launch kind '", kind,
-                     "' (expected kernel, extern or copy)");
+  TC_ASSIGN_OR_RETURN(launch.kind, reader.choice("kind", kLaunchKindNames, "launch kind"));
   TC_ASSIGN_OR_RETURN(launch.name, reader.string("name"));
   TC_ASSIGN_OR_RETURN(const Json *args, reader.get("args", Json::Kind::Array));
   for (size_t i = 0; i < args->items().size(); ++i) {

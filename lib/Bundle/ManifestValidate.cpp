@@ -1,22 +1,14 @@
 // Cross-field checks of a manifest: what the runtime indexes must exist and agree.
 #include "ManifestJson.h"
 
-#include <cctype>
+#include "tensorc/Support/Identifier.h"
+
 #include <map>
 #include <set>
 
 namespace tensorc::bundle {
 
 namespace {
-
-bool isIdentifier(const std::string &name) {
-  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])))
-    return false;
-  for (char c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
-      return false;
-  return true;
-}
 
 /// Every input is data or state exactly once; state pairs match in dtype and shape.
 Status validateTraining(const Manifest &manifest, const TrainingInfo &training) {

@@ -1,5 +1,7 @@
 // SizeExpr: parsing and overflow-checked evaluation of the manifest's size expressions; the
 // names of the manifest's enums.
+#include "ManifestJson.h"
+
 #include "tensorc/Bundle/Manifest.h"
 
 #include "tensorc/Support/StrCat.h"
@@ -304,30 +306,8 @@ void SizeExpr::collectSymbols(std::set<std::string> &symbols) const {
     collect(*root_, symbols);
 }
 
-const char *bufferKindName(BufferKind kind) {
-  switch (kind) {
-  case BufferKind::Input:
-    return "input";
-  case BufferKind::Output:
-    return "output";
-  case BufferKind::Weight:
-    return "weight";
-  case BufferKind::Arena:
-    return "arena";
-  }
-  return "?";
-}
+const char *bufferKindName(BufferKind kind) { return enumName(kBufferKindNames, kind); }
 
-const char *launchKindName(LaunchKind kind) {
-  switch (kind) {
-  case LaunchKind::Kernel:
-    return "kernel";
-  case LaunchKind::Extern:
-    return "extern";
-  case LaunchKind::Copy:
-    return "copy";
-  }
-  return "?";
-}
+const char *launchKindName(LaunchKind kind) { return enumName(kLaunchKindNames, kind); }
 
 } // namespace tensorc::bundle

@@ -53,19 +53,7 @@ int64_t countNodes(const OpHistogram &histogram) {
 /// The op types one node decomposes into: the node alone in a graph, decomposed (what the
 /// decompose pass does to every node of its kind with these operand types and attributes).
 Expected<std::vector<std::string>> decompositionOf(const Node &node, const OpRegistry &registry) {
-  Graph single;
-  std::vector<Value *> operands;
-  for (size_t i = 0; i < node.inputs().size(); ++i) {
-    const Value *input = node.input(i);
-    if (!input) {
-      operands.push_back(nullptr);
-      continue;
-    }
-    TC_ASSIGN_OR_RETURN(Value * placeholder, single.addInput(strCat("in", i), input->type()));
-    operands.push_back(placeholder);
-  }
-  TC_ASSIGN_OR_RETURN(Node * copy, copyNode(single, node, operands));
-  single.setOutputs(copy->outputs());
+  TC_ASSIGN_OR_RETURN(Graph single, isolateNode(node));
   PassContext context{registry};
   TC_RETURN_IF_ERROR(runPasses(single, "decompose,dce", context));
   std::vector<std::string> ops;

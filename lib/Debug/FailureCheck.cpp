@@ -9,6 +9,7 @@
 #include "tensorc/Pipeline/Compile.h"
 #include "tensorc/Pipeline/Pipeline.h"
 #include "tensorc/Runtime/Model.h"
+#include "tensorc/Support/EnumNames.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <cerrno>
@@ -23,21 +24,15 @@
 
 namespace tensorc::debug {
 
-const char *checkStageName(CheckStage stage) {
-  switch (stage) {
-  case CheckStage::Invalid:
-    return "invalid";
-  case CheckStage::Pass:
-    return "pass";
-  case CheckStage::Compile:
-    return "compile";
-  case CheckStage::Run:
-    return "run";
-  case CheckStage::Accuracy:
-    return "accuracy";
-  }
-  return "?";
-}
+namespace {
+constexpr EnumName<CheckStage> kCheckStageNames[] = {{CheckStage::Invalid, "invalid"},
+                                                     {CheckStage::Pass, "pass"},
+                                                     {CheckStage::Compile, "compile"},
+                                                     {CheckStage::Run, "run"},
+                                                     {CheckStage::Accuracy, "accuracy"}};
+} // namespace
+
+const char *checkStageName(CheckStage stage) { return enumName(kCheckStageNames, stage); }
 
 namespace {
 
@@ -129,11 +124,7 @@ void runChild(const std::string &path, const OpRegistry &registry, const CheckOp
 }
 
 CheckStage parseStage(const std::string &name) {
-  for (CheckStage stage : {CheckStage::Invalid, CheckStage::Pass, CheckStage::Compile,
-                           CheckStage::Run, CheckStage::Accuracy})
-    if (name == checkStageName(stage))
-      return stage;
-  return CheckStage::Invalid;
+  return parseEnumName(kCheckStageNames, name).value_or(CheckStage::Invalid);
 }
 
 } // namespace

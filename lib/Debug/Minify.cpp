@@ -170,31 +170,23 @@ private:
   /// halving strides: the first that still fails drops everything after it and every branch it
   /// does not need.
   bool truncate() {
-    bool any = false;
-    size_t n = current_->numNodes();
-    for (size_t stride = floorPowerOfTwo(std::max<size_t>(n / 2, 1)); stride >= 1 && budgetLeft();
-         stride /= 2) {
+    return atHalvingStrides([&](size_t stride) {
       for (size_t i = stride - 1; i + 1 < current_->numNodes(); i += stride) {
         std::vector<std::string> values = current_->nodeOutputs(i);
         if (values.empty())
           continue;
         std::string what = "cut after " + current_->describeNode(i);
-        if (tryEdit(what, [&](Reducible &model) { return model.setOutputs(values).isOk(); })) {
-          any = true;
-          stride = floorPowerOfTwo(std::max<size_t>(current_->numNodes() / 2, 1)) * 2;
-          break;
-        }
+        if (tryEdit(what, [&](Reducible &model) { return model.setOutputs(values).isOk(); }))
+          return true;
       }
-    }
-    return any;
+      return false;
+    });
   }
 
   /// Turns the results of a run of `stride` nodes into inputs (their producers and what only
   /// they needed go), at halving strides.
   bool cutInputs() {
-    bool any = false;
-    for (size_t stride = floorPowerOfTwo(std::max<size_t>(current_->numNodes() / 2, 1));
-         stride >= 1 && budgetLeft(); stride /= 2) {
+    return atHalvingStrides([&](size_t stride) {
       for (size_t start = 0; start < current_->numNodes(); start += stride) {
         std::vector<std::string> values;
         for (size_t i = start; i < std::min(start + stride, current_->numNodes()); ++i)
@@ -205,11 +197,23 @@ private:
         std::string what = stride == 1 ? "input from " + current_->describeNode(start)
                                        : strCat("inputs from nodes ", start, "..",
                                                 std::min(start + stride, current_->numNodes()) - 1);
-        if (tryEdit(what, [&](Reducible &model) { return model.makeInputs(values).isOk(); })) {
-          any = true;
-          stride = floorPowerOfTwo(std::max<size_t>(current_->numNodes() / 2, 1)) * 2;
-          break;
-        }
+        if (tryEdit(what, [&](Reducible &model) { return model.makeInputs(values).isOk(); }))
+          return true;
+      }
+      return false;
+    });
+  }
+
+  /// Calls `attempt(stride)` at halving strides, from half the node count down to 1, while the
+  /// budget lasts; an attempt whose edit stuck (true) starts the strides over on the smaller
+  /// model.
+  bool atHalvingStrides(const std::function<bool(size_t)> &attempt) {
+    bool any = false;
+    for (size_t stride = floorPowerOfTwo(std::max<size_t>(current_->numNodes() / 2, 1));
+         stride >= 1 && budgetLeft(); stride /= 2) {
+      if (attempt(stride)) {
+        any = true;
+        stride = floorPowerOfTwo(std::max<size_t>(current_->numNodes() / 2, 1)) * 2;
       }
     }
     return any;

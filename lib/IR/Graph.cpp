@@ -1,33 +1,17 @@
 // Graph construction (checked), naming, and structural equality.
 #include "tensorc/IR/Graph.h"
 
+#include "tensorc/Support/Identifier.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <algorithm>
-#include <cctype>
 
 namespace tensorc {
 
 namespace {
 
-bool isIdentifier(const std::string &name) {
-  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])))
-    return false;
-  for (char c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
-      return false;
-  return true;
-}
-
 /// Turns an arbitrary hint ("aten.add", "layer/0:out") into an identifier.
-std::string sanitize(const std::string &hint) {
-  std::string name;
-  for (char c : hint)
-    name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])))
-    name = "_" + name;
-  return name;
-}
+std::string sanitize(const std::string &hint) { return toIdentifier(hint, "_"); }
 
 std::string opShortName(const OpDef &op) {
   size_t dot = op.name.rfind('.');

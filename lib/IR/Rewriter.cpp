@@ -49,29 +49,80 @@ Expected<Node *> copyNode(Graph &target, const Node &node, std::vector<Value *> 
                         &types);
 }
 
-Expected<Graph> rewriteGraph(const Graph &source, const RewriteFn &rewrite) {
-  Graph target;
-  std::map<const Value *, Value *> mapped;
+Expected<ValueMap> ValueMap::withInputs(const Graph &source, Graph &target) {
+  ValueMap mapped;
   for (const auto &input : source.inputs()) {
     TC_ASSIGN_OR_RETURN(Value * value, target.addInput(input->name(), input->type()));
-    mapped[input.get()] = value;
+    mapped.set(input.get(), value);
   }
   target.weights() = source.weights();
+  return mapped;
+}
+
+std::vector<Value *> ValueMap::operands(const Node &node) const {
+  std::vector<Value *> operands;
+  for (const Value *input : node.inputs())
+    operands.push_back(input ? at(input) : nullptr);
+  return operands;
+}
+
+std::vector<Value *> ValueMap::map(const std::vector<Value *> &values) const {
+  std::vector<Value *> result;
+  for (const Value *value : values)
+    result.push_back(at(value));
+  return result;
+}
+
+void ValueMap::mapResults(const Node &node, const Node &copy) {
+  for (size_t i = 0; i < node.numOutputs(); ++i)
+    set(node.output(i), copy.output(i));
+}
+
+Expected<Node *> ValueMap::copy(Graph &target, const Node &node) {
+  TC_ASSIGN_OR_RETURN(Node * copy, copyNode(target, node, operands(node)));
+  mapResults(node, *copy);
+  return copy;
+}
+
+Expected<Graph> cloneGraph(const Graph &source) {
+  Graph target;
+  TC_ASSIGN_OR_RETURN(ValueMap mapped, ValueMap::withInputs(source, target));
+  for (const auto &node : source.nodes())
+    TC_RETURN_IF_ERROR(mapped.copy(target, *node).status());
+  target.setOutputs(mapped.map(source.outputs()));
+  return target;
+}
+
+Expected<Graph> isolateNode(const Node &node) {
+  Graph single;
+  std::vector<Value *> operands;
+  for (size_t i = 0; i < node.inputs().size(); ++i) {
+    const Value *input = node.input(i);
+    if (!input) {
+      operands.push_back(nullptr);
+      continue;
+    }
+    TC_ASSIGN_OR_RETURN(Value * placeholder, single.addInput(strCat("in", i), input->type()));
+    operands.push_back(placeholder);
+  }
+  TC_ASSIGN_OR_RETURN(Node * copy, copyNode(single, node, operands));
+  single.setOutputs(copy->outputs());
+  return single;
+}
+
+Expected<Graph> rewriteGraph(const Graph &source, const RewriteFn &rewrite) {
+  Graph target;
+  TC_ASSIGN_OR_RETURN(ValueMap mapped, ValueMap::withInputs(source, target));
 
   for (const auto &node : source.nodes()) {
-    std::vector<Value *> operands;
-    for (const Value *input : node->inputs())
-      operands.push_back(input ? mapped.at(input) : nullptr);
+    std::vector<Value *> operands = mapped.operands(*node);
     size_t nodesBefore = target.nodes().size();
     RewriteContext context(target, *node, operands);
     TC_ASSIGN_OR_RETURN(std::optional<std::vector<Value *>> replacement, rewrite(context));
 
     if (!replacement) {
-      Expected<Node *> copy = copyNode(target, *node, operands);
-      if (!copy)
-        return copy.takeError();
-      for (size_t i = 0; i < node->numOutputs(); ++i)
-        mapped[node->output(i)] = (*copy)->output(i);
+      TC_ASSIGN_OR_RETURN(Node * copy, copyNode(target, *node, operands));
+      mapped.mapResults(*node, *copy);
       continue;
     }
 
@@ -94,14 +145,11 @@ Expected<Graph> rewriteGraph(const Graph &source, const RewriteFn &rewrite) {
       if (fresh.count(value) && !renamed.count(value) && !target.hasName(original->name()) &&
           target.renameValue(value, original->name()).isOk())
         renamed.insert(value);
-      mapped[original] = value;
+      mapped.set(original, value);
     }
   }
 
-  std::vector<Value *> outputs;
-  for (const Value *output : source.outputs())
-    outputs.push_back(mapped.at(output));
-  target.setOutputs(std::move(outputs));
+  target.setOutputs(mapped.map(source.outputs()));
   return target;
 }
 

@@ -51,6 +51,15 @@ SymInt::AtomPtr makeAtom(SymInt::Atom atom) {
   return std::make_shared<const SymInt::Atom>(std::move(atom));
 }
 
+/// `numerator // denominator` or `numerator % denominator`, as an atom.
+SymInt::Atom divisionAtom(SymInt::Atom::Kind kind, const SymInt &numerator, int64_t denominator) {
+  SymInt::Atom atom;
+  atom.kind = kind;
+  atom.numerator = numerator;
+  atom.denominator = denominator;
+  return atom;
+}
+
 } // namespace
 
 SymInt::SymInt(int64_t constant) {
@@ -68,14 +77,18 @@ SymInt SymInt::fromTerms(std::map<std::string, std::pair<Monomial, int64_t>> ter
   return result;
 }
 
-SymInt SymInt::symbol(const std::string &name) {
-  Atom atom;
-  atom.kind = Atom::Kind::Symbol;
-  atom.name = name;
+SymInt SymInt::fromAtom(Atom atom) {
   AtomPtr ptr = makeAtom(std::move(atom));
   std::map<std::string, std::pair<Monomial, int64_t>> terms;
   terms[ptr->text] = {Monomial{ptr}, 1};
   return fromTerms(std::move(terms));
+}
+
+SymInt SymInt::symbol(const std::string &name) {
+  Atom atom;
+  atom.kind = Atom::Kind::Symbol;
+  atom.name = name;
+  return fromAtom(std::move(atom));
 }
 
 bool SymInt::isConstant() const {
@@ -156,14 +169,7 @@ SymInt SymInt::floorDiv(const SymInt &numerator, int64_t denominator) {
     return SymInt(floorDivInt(*value, denominator));
   if (auto exact = exactDiv(numerator, SymInt(denominator)))
     return *exact;
-  Atom atom;
-  atom.kind = Atom::Kind::FloorDiv;
-  atom.numerator = numerator;
-  atom.denominator = denominator;
-  AtomPtr ptr = makeAtom(std::move(atom));
-  std::map<std::string, std::pair<Monomial, int64_t>> terms;
-  terms[ptr->text] = {Monomial{ptr}, 1};
-  return fromTerms(std::move(terms));
+  return fromAtom(divisionAtom(Atom::Kind::FloorDiv, numerator, denominator));
 }
 
 SymInt SymInt::mod(const SymInt &numerator, int64_t denominator) {
@@ -173,14 +179,7 @@ SymInt SymInt::mod(const SymInt &numerator, int64_t denominator) {
     return SymInt(floorModInt(*value, denominator));
   if (exactDiv(numerator, SymInt(denominator)))
     return SymInt(0);
-  Atom atom;
-  atom.kind = Atom::Kind::Mod;
-  atom.numerator = numerator;
-  atom.denominator = denominator;
-  AtomPtr ptr = makeAtom(std::move(atom));
-  std::map<std::string, std::pair<Monomial, int64_t>> terms;
-  terms[ptr->text] = {Monomial{ptr}, 1};
-  return fromTerms(std::move(terms));
+  return fromAtom(divisionAtom(Atom::Kind::Mod, numerator, denominator));
 }
 
 std::optional<SymInt> SymInt::exactDiv(const SymInt &a, const SymInt &b) {

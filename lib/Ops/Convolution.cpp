@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -152,82 +153,81 @@ struct ConvGeometry {
   int64_t kernelSize() const { return product(kernel); }
 };
 
-/// Gathers input patches: col[(c * K + kernel index), output position] for the group's channels.
-/// `x` is one group of one image; padding reads zero.
-template <typename T> void im2col(const ConvGeometry &g, const T *x, int64_t channels, T *col) {
+/// One row of the patch matrix (one channel, kernel position and row of the strided grid) and
+/// where it lies in the dense grid: position s of the row maps to dense element
+/// denseStart + s * stride + lastOffset, which lies inside the grid for s in [begin, end).
+struct PatchRow {
+  int64_t colStart;   // the row's first element in the patch matrix
+  int64_t denseStart; // -1 when the row maps into the padding
+  int64_t length, stride, lastOffset, begin, end;
+};
+
+/// The walk im2col and its adjoint col2im share: calls fn(PatchRow) for every row of the patch
+/// matrix of `channels` channels. `strided` is the grid stepped by the stride (im2col's output,
+/// col2im's input), `dense` the grid it maps to (position * stride - padding + k * dilation).
+template <typename Fn>
+void forEachPatchRow(const ConvGeometry &g, int64_t channels, const std::vector<int64_t> &strided,
+                     const std::vector<int64_t> &dense, Fn &&fn) {
   size_t dims = g.kernel.size();
-  int64_t kernelSize = g.kernelSize(), inSize = g.inSize(), outSize = g.outSize();
-  int64_t outLast = g.outSpatial.back(), inLast = g.inSpatial.back();
-  int64_t strideLast = g.attrs.stride.back();
-  std::vector<int64_t> outerExtents(g.outSpatial.begin(), g.outSpatial.end() - 1);
+  int64_t kernelSize = g.kernelSize(), stridedSize = product(strided), denseSize = product(dense);
+  std::vector<int64_t> outerExtents(strided.begin(), strided.end() - 1);
   int64_t outerCount = product(outerExtents);
-  std::vector<int64_t> kpos(dims), opos(dims > 1 ? dims - 1 : 0);
+  std::vector<int64_t> kpos(dims), pos(dims > 1 ? dims - 1 : 0);
+  PatchRow row;
+  row.length = strided.back();
+  row.stride = g.attrs.stride.back();
   for (int64_t c = 0; c < channels; ++c) {
     for (int64_t kidx = 0; kidx < kernelSize; ++kidx) {
       unflatten(kidx, g.kernel, kpos);
-      T *row = col + (c * kernelSize + kidx) * outSize;
-      int64_t lastOffset = kpos[dims - 1] * g.attrs.dilation.back() - g.attrs.padding.back();
-      auto [begin, end] = validRange(outLast, strideLast, lastOffset, inLast);
+      row.lastOffset = kpos[dims - 1] * g.attrs.dilation.back() - g.attrs.padding.back();
+      std::tie(row.begin, row.end) =
+          validRange(row.length, row.stride, row.lastOffset, dense.back());
       for (int64_t outer = 0; outer < outerCount; ++outer) {
-        T *dst = row + outer * outLast;
-        unflatten(outer, outerExtents, opos);
+        unflatten(outer, outerExtents, pos);
         int64_t offset = 0;
         bool inside = true;
         for (size_t d = 0; d + 1 < dims; ++d) {
           int64_t i =
-              opos[d] * g.attrs.stride[d] - g.attrs.padding[d] + kpos[d] * g.attrs.dilation[d];
-          inside = inside && i >= 0 && i < g.inSpatial[d];
-          offset = offset * g.inSpatial[d] + i;
+              pos[d] * g.attrs.stride[d] - g.attrs.padding[d] + kpos[d] * g.attrs.dilation[d];
+          inside = inside && i >= 0 && i < dense[d];
+          offset = offset * dense[d] + i;
         }
-        if (!inside) {
-          std::fill(dst, dst + outLast, T(0));
-          continue;
-        }
-        const T *src = x + c * inSize + offset * inLast;
-        std::fill(dst, dst + begin, T(0));
-        for (int64_t o = begin; o < end; ++o)
-          dst[o] = src[o * strideLast + lastOffset];
-        std::fill(dst + end, dst + outLast, T(0));
+        row.colStart = (c * kernelSize + kidx) * stridedSize + outer * row.length;
+        row.denseStart = inside ? c * denseSize + offset * dense.back() : -1;
+        fn(row);
       }
     }
   }
 }
 
+/// Gathers input patches: col[(c * K + kernel index), output position] for the group's channels.
+/// `x` is one group of one image; padding reads zero.
+template <typename T> void im2col(const ConvGeometry &g, const T *x, int64_t channels, T *col) {
+  forEachPatchRow(g, channels, g.outSpatial, g.inSpatial, [&](const PatchRow &r) {
+    T *dst = col + r.colStart;
+    if (r.denseStart < 0) {
+      std::fill(dst, dst + r.length, T(0));
+      return;
+    }
+    const T *src = x + r.denseStart;
+    std::fill(dst, dst + r.begin, T(0));
+    for (int64_t o = r.begin; o < r.end; ++o)
+      dst[o] = src[o * r.stride + r.lastOffset];
+    std::fill(dst + r.end, dst + r.length, T(0));
+  });
+}
+
 /// Scatters columns back: y[c, o] += col[(c * K + kernel index), input position] where
 /// o = i * stride - padding + k * dilation (the adjoint of im2col, for transposed convolution).
 template <typename T> void col2im(const ConvGeometry &g, const T *col, int64_t channels, T *y) {
-  size_t dims = g.kernel.size();
-  int64_t kernelSize = g.kernelSize(), inSize = g.inSize(), outSize = g.outSize();
-  int64_t outLast = g.outSpatial.back(), inLast = g.inSpatial.back();
-  int64_t strideLast = g.attrs.stride.back();
-  std::vector<int64_t> outerExtents(g.inSpatial.begin(), g.inSpatial.end() - 1);
-  int64_t outerCount = product(outerExtents);
-  std::vector<int64_t> kpos(dims), ipos(dims > 1 ? dims - 1 : 0);
-  for (int64_t c = 0; c < channels; ++c) {
-    for (int64_t kidx = 0; kidx < kernelSize; ++kidx) {
-      unflatten(kidx, g.kernel, kpos);
-      const T *row = col + (c * kernelSize + kidx) * inSize;
-      int64_t lastOffset = kpos[dims - 1] * g.attrs.dilation.back() - g.attrs.padding.back();
-      auto [begin, end] = validRange(inLast, strideLast, lastOffset, outLast);
-      for (int64_t outer = 0; outer < outerCount; ++outer) {
-        unflatten(outer, outerExtents, ipos);
-        int64_t offset = 0;
-        bool inside = true;
-        for (size_t d = 0; d + 1 < dims; ++d) {
-          int64_t o =
-              ipos[d] * g.attrs.stride[d] - g.attrs.padding[d] + kpos[d] * g.attrs.dilation[d];
-          inside = inside && o >= 0 && o < g.outSpatial[d];
-          offset = offset * g.outSpatial[d] + o;
-        }
-        if (!inside)
-          continue;
-        const T *src = row + outer * inLast;
-        T *dst = y + c * outSize + offset * outLast;
-        for (int64_t i = begin; i < end; ++i)
-          dst[i * strideLast + lastOffset] += src[i];
-      }
-    }
-  }
+  forEachPatchRow(g, channels, g.inSpatial, g.outSpatial, [&](const PatchRow &r) {
+    if (r.denseStart < 0)
+      return;
+    const T *src = col + r.colStart;
+    T *dst = y + r.denseStart;
+    for (int64_t i = r.begin; i < r.end; ++i)
+      dst[i * r.stride + r.lastOffset] += src[i];
+  });
 }
 
 template <typename T>
@@ -299,18 +299,12 @@ Status runConvolution(KernelContext &ctx) {
   if (out.numel() == 0)
     return Status::ok();
   const Tensor *bias = ctx.hasInput(2) ? &ctx.input(2) : nullptr;
-  return dispatchCompute(
-      {&input, &weight, bias}, out,
-      [&](auto zero, const std::vector<const Tensor *> &in, Tensor &y) -> Status {
-        using T = decltype(zero);
-        if constexpr (std::is_floating_point_v<T>) {
-          convolve<T>(g, in[0]->dataAs<T>(), in[1]->dataAs<T>(),
-                      in[2] ? in[2]->dataAs<T>() : nullptr, y.mutableDataAs<T>());
-          return Status::ok();
-        } else {
-          return makeError("convolution needs a floating dtype, got ", dtypeName(y.dtype()));
-        }
-      });
+  return dispatchFloating("convolution", {&input, &weight, bias}, out,
+                          [&](auto zero, const std::vector<const Tensor *> &in, Tensor &y) {
+                            using T = decltype(zero);
+                            convolve<T>(g, in[0]->dataAs<T>(), in[1]->dataAs<T>(),
+                                        in[2] ? in[2]->dataAs<T>() : nullptr, y.mutableDataAs<T>());
+                          });
 }
 
 // ---- Pooling ---------------------------------------------------------------------------------
@@ -532,17 +526,12 @@ Status runAvgPool(KernelContext &ctx) {
   std::optional<int64_t> divisor;
   if (!ctx.isNone("divisor_override"))
     divisor = ctx.getInt("divisor_override");
-  return dispatchCompute(
-      {&ctx.input(0)}, ctx.output(0),
-      [&](auto zero, const std::vector<const Tensor *> &in, Tensor &y) -> Status {
-        using T = decltype(zero);
-        if constexpr (std::is_floating_point_v<T>) {
-          avgPool<T>(g, countIncludePad, divisor, in[0]->dataAs<T>(), y.mutableDataAs<T>());
-          return Status::ok();
-        } else {
-          return makeError("avg_pool needs a floating dtype, got ", dtypeName(y.dtype()));
-        }
-      });
+  return dispatchFloating("avg_pool", {&ctx.input(0)}, ctx.output(0),
+                          [&](auto zero, const std::vector<const Tensor *> &in, Tensor &y) {
+                            using T = decltype(zero);
+                            avgPool<T>(g, countIncludePad, divisor, in[0]->dataAs<T>(),
+                                       y.mutableDataAs<T>());
+                          });
 }
 
 } // namespace

@@ -5,6 +5,7 @@
 #include "tensorc/Support/Tensor.h"
 
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 namespace tensorc::ops {
@@ -24,6 +25,11 @@ void gemm(int64_t m, int64_t n, int64_t k, float alpha, MatrixView<float> a, Mat
           float *c, int64_t ldc);
 void gemm(int64_t m, int64_t n, int64_t k, double alpha, MatrixView<double> a, MatrixView<double> b,
           double *c, int64_t ldc);
+
+/// `tensor` converted to `dtype` (shared, not copied, when it already has it): integers go
+/// through int64 so that large values survive, anything with a float through double.
+/// Implemented in Views.cpp.
+Expected<Tensor> convertTo(const Tensor &tensor, DType dtype);
 
 /// Whether kernels compute `dtype` by widening to f32 (f16 and bf16).
 inline bool computesInF32(DType dtype) { return dtype == DType::F16 || dtype == DType::BF16; }
@@ -52,6 +58,22 @@ Status dispatchCompute(const std::vector<const Tensor *> &inputs, Tensor &out, F
     return Status::ok();
   }
   return visitDType(out.dtype(), [&](auto zero) -> Status { return fn(zero, inputs, out); });
+}
+
+/// dispatchCompute for kernels with only a floating form: runs `fn(T{}, inputs, out)` (returning
+/// nothing) for a floating T; an integer `out` is the error "<op> needs a floating dtype, got i64".
+template <typename Fn>
+Status dispatchFloating(const char *op, const std::vector<const Tensor *> &inputs, Tensor &out,
+                        Fn &&fn) {
+  return dispatchCompute(
+      inputs, out, [&](auto zero, const std::vector<const Tensor *> &in, Tensor &y) -> Status {
+        if constexpr (std::is_floating_point_v<decltype(zero)>) {
+          fn(zero, in, y);
+          return Status::ok();
+        } else {
+          return makeError(op, " needs a floating dtype, got ", dtypeName(y.dtype()));
+        }
+      });
 }
 
 } // namespace tensorc::ops

@@ -1,8 +1,11 @@
-// The elementwise kernels' machinery, shared by the unary and binary op files: element storage
-// and conversion to compute types, broadcast row iteration, and the map/zip kernel drivers.
+// The elementwise kernels' machinery, shared by the unary and binary op files: compute types
+// (storage and conversions: Support/DTypeDispatch.h), broadcast row iteration, and the map/zip
+// kernel drivers.
 #pragma once
 
 #include "OpHelpers.h"
+
+#include "tensorc/Support/DTypeDispatch.h"
 
 #include <array>
 #include <cmath>
@@ -11,58 +14,7 @@
 
 namespace tensorc::ops::elementwise {
 
-// ---- Element storage and conversion -----------------------------------------------------------
-
-template <DType D> struct StorageFor;
-template <> struct StorageFor<DType::F64> { using type = double; };
-template <> struct StorageFor<DType::F32> { using type = float; };
-template <> struct StorageFor<DType::F16> { using type = uint16_t; };
-template <> struct StorageFor<DType::BF16> { using type = uint16_t; };
-template <> struct StorageFor<DType::I64> { using type = int64_t; };
-template <> struct StorageFor<DType::I32> { using type = int32_t; };
-template <> struct StorageFor<DType::I16> { using type = int16_t; };
-template <> struct StorageFor<DType::I8> { using type = int8_t; };
-template <> struct StorageFor<DType::U8> { using type = uint8_t; };
-template <> struct StorageFor<DType::U16> { using type = uint16_t; };
-template <> struct StorageFor<DType::U32> { using type = uint32_t; };
-template <> struct StorageFor<DType::U64> { using type = uint64_t; };
-template <> struct StorageFor<DType::Bool> { using type = uint8_t; };
-/// The C++ type an element of dtype D is stored as.
-template <DType D> using Storage = typename StorageFor<D>::type;
-template <DType D> using DTypeTag = std::integral_constant<DType, D>;
-
-/// Calls `fn(DTypeTag<D>{})` for the dtype, so kernels get the exact storage (f16 vs bf16 too).
-template <typename Fn> decltype(auto) visitElem(DType dtype, Fn &&fn) {
-  switch (dtype) {
-  case DType::F64:
-    return fn(DTypeTag<DType::F64>{});
-  case DType::F32:
-    return fn(DTypeTag<DType::F32>{});
-  case DType::F16:
-    return fn(DTypeTag<DType::F16>{});
-  case DType::BF16:
-    return fn(DTypeTag<DType::BF16>{});
-  case DType::I64:
-    return fn(DTypeTag<DType::I64>{});
-  case DType::I32:
-    return fn(DTypeTag<DType::I32>{});
-  case DType::I16:
-    return fn(DTypeTag<DType::I16>{});
-  case DType::I8:
-    return fn(DTypeTag<DType::I8>{});
-  case DType::U8:
-    return fn(DTypeTag<DType::U8>{});
-  case DType::U16:
-    return fn(DTypeTag<DType::U16>{});
-  case DType::U32:
-    return fn(DTypeTag<DType::U32>{});
-  case DType::U64:
-    return fn(DTypeTag<DType::U64>{});
-  case DType::Bool:
-    return fn(DTypeTag<DType::Bool>{});
-  }
-  return fn(DTypeTag<DType::F32>{});
-}
+// ---- Compute types ---------------------------------------------------------------------------
 
 /// Calls `fn(S{})` with the type elements of `dtype` are computed in: double for f64, float for
 /// f32/f16/bf16 (torch's opmath type), int64 for integers and bool, uint64 for u64 (int64 holds
@@ -97,17 +49,6 @@ template <typename Fn> decltype(auto) visitFloatCompute(DType dtype, Fn &&fn) {
   return fn(float{});
 }
 
-/// Float to int64 as Tensor::setDouble converts: NaN is 0, out of range saturates, else truncates.
-inline int64_t saturatingToInt(double value) {
-  if (value != value)
-    return 0;
-  if (value >= 9.2e18)
-    return INT64_MAX;
-  if (value <= -9.2e18)
-    return INT64_MIN;
-  return int64_t(value);
-}
-
 /// NaN test that is plain `false` for integer compute types.
 template <typename S> inline bool isNan(S x) {
   if constexpr (std::is_floating_point_v<S>)
@@ -122,44 +63,6 @@ template <typename S> inline bool isNegative(S x) {
     return false;
   else
     return x < S(0);
-}
-
-/// One stored element of dtype D as compute type S.
-template <typename S, DType D> inline S loadAs(Storage<D> raw) {
-  if constexpr (D == DType::F16 || D == DType::BF16) {
-    float value = D == DType::F16 ? halfToFloat(raw) : bf16ToFloat(raw);
-    if constexpr (std::is_integral_v<S>)
-      return S(saturatingToInt(value));
-    else
-      return S(value);
-  } else if constexpr (D == DType::Bool) {
-    return S(raw != 0);
-  } else if constexpr (std::is_integral_v<S> && std::is_floating_point_v<Storage<D>>) {
-    return S(saturatingToInt(double(raw)));
-  } else {
-    return S(raw);
-  }
-}
-
-/// A compute value stored as dtype D: floats round to nearest, integers wrap, floats to integers
-/// truncate (saturating), anything to bool is `!= 0`.
-template <DType D, typename S> inline Storage<D> storeAs(S value) {
-  if constexpr (D == DType::F16) {
-    return floatToHalf(float(value));
-  } else if constexpr (D == DType::BF16) {
-    return floatToBf16(float(value));
-  } else if constexpr (D == DType::Bool) {
-    return Storage<D>(value != 0);
-  } else if constexpr (D == DType::U64 && std::is_floating_point_v<S>) {
-    // [2^63, 2^64) converts directly; the rest saturates or wraps as for the signed types.
-    if (double(value) >= 9.2e18)
-      return double(value) < 18446744073709551616.0 ? uint64_t(value) : UINT64_MAX;
-    return Storage<D>(saturatingToInt(double(value)));
-  } else if constexpr (std::is_integral_v<Storage<D>> && std::is_floating_point_v<S>) {
-    return Storage<D>(saturatingToInt(double(value)));
-  } else {
-    return Storage<D>(value);
-  }
 }
 
 /// An input's elements as compute type S: the tensor's own bytes when they already are S,

@@ -68,77 +68,69 @@ void microKernelPortable(int64_t kc, const T *a, const T *b, T alpha, T *c, int6
 }
 
 #ifdef TENSORC_GEMM_X86
-// 6 x 16 f32 tile in 12 ymm accumulators: per k step two loads of B, six broadcasts of A and
-// twelve FMAs.
-__attribute__((target("avx2,fma"))) void microKernelAvx2(int64_t kc, const float *a, const float *b,
-                                                         float alpha, float *c, int64_t ldc,
-                                                         int64_t mr, int64_t nr) {
-  __m256 acc[kMr][2];
-#pragma GCC unroll 6
-  for (int64_t i = 0; i < kMr; ++i)
-    acc[i][0] = acc[i][1] = _mm256_setzero_ps();
-#pragma GCC unroll 4
-  for (int64_t p = 0; p < kc; ++p, a += kMr, b += 16) {
-    __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-#pragma GCC unroll 6
-    for (int64_t i = 0; i < kMr; ++i) {
-      __m256 ai = _mm256_broadcast_ss(a + i);
-      acc[i][0] = _mm256_fmadd_ps(ai, b0, acc[i][0]);
-      acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
-    }
-  }
-  __m256 alphas = _mm256_set1_ps(alpha);
-  if (mr == kMr && nr == 16) {
-#pragma GCC unroll 6
-    for (int64_t i = 0; i < kMr; ++i) {
-      float *row = c + i * ldc;
-      _mm256_storeu_ps(row, _mm256_fmadd_ps(alphas, acc[i][0], _mm256_loadu_ps(row)));
-      _mm256_storeu_ps(row + 8, _mm256_fmadd_ps(alphas, acc[i][1], _mm256_loadu_ps(row + 8)));
-    }
-    return;
-  }
-  alignas(32) float tile[kMr * 16];
-#pragma GCC unroll 6
-  for (int64_t i = 0; i < kMr; ++i) {
-    _mm256_store_ps(tile + i * 16, acc[i][0]);
-    _mm256_store_ps(tile + i * 16 + 8, acc[i][1]);
-  }
-  addTile(tile, alpha, c, ldc, mr, nr);
-}
+#define TENSORC_AVX2 __attribute__((target("avx2,fma"), always_inline)) static
 
-// 6 x 8 f64 tile, same shape of loop as the f32 one.
-__attribute__((target("avx2,fma"))) void microKernelAvx2(int64_t kc, const double *a,
-                                                         const double *b, double alpha, double *c,
-                                                         int64_t ldc, int64_t mr, int64_t nr) {
-  __m256d acc[kMr][2];
+/// The AVX2 operations of the micro-kernel on 8 floats or 4 doubles.
+template <typename T> struct Avx2;
+template <> struct Avx2<float> {
+  using Vec = __m256;
+  TENSORC_AVX2 Vec zero() { return _mm256_setzero_ps(); }
+  TENSORC_AVX2 Vec load(const float *p) { return _mm256_loadu_ps(p); }
+  TENSORC_AVX2 Vec broadcast(const float *p) { return _mm256_broadcast_ss(p); }
+  TENSORC_AVX2 Vec splat(float x) { return _mm256_set1_ps(x); }
+  TENSORC_AVX2 Vec fma(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
+  TENSORC_AVX2 void store(float *p, Vec v) { _mm256_storeu_ps(p, v); }
+  TENSORC_AVX2 void storeAligned(float *p, Vec v) { _mm256_store_ps(p, v); }
+};
+template <> struct Avx2<double> {
+  using Vec = __m256d;
+  TENSORC_AVX2 Vec zero() { return _mm256_setzero_pd(); }
+  TENSORC_AVX2 Vec load(const double *p) { return _mm256_loadu_pd(p); }
+  TENSORC_AVX2 Vec broadcast(const double *p) { return _mm256_broadcast_sd(p); }
+  TENSORC_AVX2 Vec splat(double x) { return _mm256_set1_pd(x); }
+  TENSORC_AVX2 Vec fma(Vec a, Vec b, Vec c) { return _mm256_fmadd_pd(a, b, c); }
+  TENSORC_AVX2 void store(double *p, Vec v) { _mm256_storeu_pd(p, v); }
+  TENSORC_AVX2 void storeAligned(double *p, Vec v) { _mm256_store_pd(p, v); }
+};
+#undef TENSORC_AVX2
+
+// A 6 x nr tile in 12 ymm accumulators (nr = 16 floats or 8 doubles: two vectors a row): per k
+// step two loads of B, six broadcasts of A and twelve FMAs.
+template <typename T>
+__attribute__((target("avx2,fma"))) void microKernelAvx2(int64_t kc, const T *a, const T *b,
+                                                         T alpha, T *c, int64_t ldc, int64_t mr,
+                                                         int64_t nr) {
+  using V = Avx2<T>;
+  constexpr int64_t kNr = GemmBlocking<T>::nr, kHalf = kNr / 2;
+  typename V::Vec acc[kMr][2];
 #pragma GCC unroll 6
   for (int64_t i = 0; i < kMr; ++i)
-    acc[i][0] = acc[i][1] = _mm256_setzero_pd();
+    acc[i][0] = acc[i][1] = V::zero();
 #pragma GCC unroll 4
-  for (int64_t p = 0; p < kc; ++p, a += kMr, b += 8) {
-    __m256d b0 = _mm256_loadu_pd(b), b1 = _mm256_loadu_pd(b + 4);
+  for (int64_t p = 0; p < kc; ++p, a += kMr, b += kNr) {
+    typename V::Vec b0 = V::load(b), b1 = V::load(b + kHalf);
 #pragma GCC unroll 6
     for (int64_t i = 0; i < kMr; ++i) {
-      __m256d ai = _mm256_broadcast_sd(a + i);
-      acc[i][0] = _mm256_fmadd_pd(ai, b0, acc[i][0]);
-      acc[i][1] = _mm256_fmadd_pd(ai, b1, acc[i][1]);
+      typename V::Vec ai = V::broadcast(a + i);
+      acc[i][0] = V::fma(ai, b0, acc[i][0]);
+      acc[i][1] = V::fma(ai, b1, acc[i][1]);
     }
   }
-  __m256d alphas = _mm256_set1_pd(alpha);
-  if (mr == kMr && nr == 8) {
+  typename V::Vec alphas = V::splat(alpha);
+  if (mr == kMr && nr == kNr) {
 #pragma GCC unroll 6
     for (int64_t i = 0; i < kMr; ++i) {
-      double *row = c + i * ldc;
-      _mm256_storeu_pd(row, _mm256_fmadd_pd(alphas, acc[i][0], _mm256_loadu_pd(row)));
-      _mm256_storeu_pd(row + 4, _mm256_fmadd_pd(alphas, acc[i][1], _mm256_loadu_pd(row + 4)));
+      T *row = c + i * ldc;
+      V::store(row, V::fma(alphas, acc[i][0], V::load(row)));
+      V::store(row + kHalf, V::fma(alphas, acc[i][1], V::load(row + kHalf)));
     }
     return;
   }
-  alignas(32) double tile[kMr * 8];
+  alignas(32) T tile[kMr * kNr];
 #pragma GCC unroll 6
   for (int64_t i = 0; i < kMr; ++i) {
-    _mm256_store_pd(tile + i * 8, acc[i][0]);
-    _mm256_store_pd(tile + i * 8 + 4, acc[i][1]);
+    V::storeAligned(tile + i * kNr, acc[i][0]);
+    V::storeAligned(tile + i * kNr + kHalf, acc[i][1]);
   }
   addTile(tile, alpha, c, ldc, mr, nr);
 }
@@ -147,7 +139,7 @@ __attribute__((target("avx2,fma"))) void microKernelAvx2(int64_t kc, const doubl
 template <typename T> MicroKernel<T> selectMicroKernel() {
 #ifdef TENSORC_GEMM_X86
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return static_cast<MicroKernel<T>>(microKernelAvx2);
+    return microKernelAvx2<T>;
 #endif
   return microKernelPortable<T>;
 }

@@ -99,17 +99,10 @@ Status runBatchNorm(KernelContext &ctx) {
                        channels, " channels");
   bool training = ctx.getBool("training");
   double eps = ctx.getFloat("eps");
-  return dispatchCompute(
-      {&input}, ctx.output(0),
-      [&](auto zero, const std::vector<const Tensor *> &in, Tensor &out) -> Status {
-        using T = decltype(zero);
-        if constexpr (std::is_floating_point_v<T>) {
-          batchNorm<T>(ctx, *in[0], out, training, eps);
-          return Status::ok();
-        } else {
-          return makeError("batch_norm needs a floating dtype, got ", dtypeName(out.dtype()));
-        }
-      });
+  return dispatchFloating("batch_norm", {&input}, ctx.output(0),
+                          [&](auto zero, const std::vector<const Tensor *> &in, Tensor &out) {
+                            batchNorm<decltype(zero)>(ctx, *in[0], out, training, eps);
+                          });
 }
 
 // ---- layer_norm ------------------------------------------------------------------------------
@@ -191,19 +184,15 @@ Status runLayerNorm(KernelContext &ctx) {
       return makeError(index == 1 ? "weight" : "bias", " has ", ctx.input(index).numel(),
                        " elements, normalized_shape has ", rowSize);
   double eps = ctx.getFloat("eps");
-  return dispatchCompute(
-      {&input}, ctx.output(0),
-      [&](auto zero, const std::vector<const Tensor *> &in, Tensor &out) -> Status {
-        using T = decltype(zero);
-        if constexpr (std::is_floating_point_v<T>) {
-          std::vector<T> weight = paramValues<T>(ctx.hasInput(1) ? &ctx.input(1) : nullptr);
-          std::vector<T> bias = paramValues<T>(ctx.hasInput(2) ? &ctx.input(2) : nullptr);
-          layerNorm<T>(*in[0], weight, bias, rowSize, eps, out);
-          return Status::ok();
-        } else {
-          return makeError("layer_norm needs a floating dtype, got ", dtypeName(out.dtype()));
-        }
-      });
+  return dispatchFloating("layer_norm", {&input}, ctx.output(0),
+                          [&](auto zero, const std::vector<const Tensor *> &in, Tensor &out) {
+                            using T = decltype(zero);
+                            std::vector<T> weight =
+                                paramValues<T>(ctx.hasInput(1) ? &ctx.input(1) : nullptr);
+                            std::vector<T> bias =
+                                paramValues<T>(ctx.hasInput(2) ? &ctx.input(2) : nullptr);
+                            layerNorm<T>(*in[0], weight, bias, rowSize, eps, out);
+                          });
 }
 
 // ---- Decompositions ---------------------------------------------------------------------------

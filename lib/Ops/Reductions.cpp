@@ -1,5 +1,6 @@
 // Reductions: sum, mean, prod, amax/amin, argmax/argmin, var, softmax and log_softmax.
 #include "DecomposeHelpers.h"
+#include "DenseKernels.h"
 #include "OpGroups.h"
 #include "OpHelpers.h"
 
@@ -86,21 +87,6 @@ void storeDoubles(Tensor &out, const std::vector<double> &values) {
 void storeInts(Tensor &out, const std::vector<int64_t> &values) {
   for (size_t i = 0; i < values.size(); ++i)
     out.setInt(int64_t(i), values[i]);
-}
-
-/// A copy of `tensor` converted to `dtype` (what torch does with a reduction's dtype argument).
-Expected<Tensor> castTo(const Tensor &tensor, DType dtype) {
-  if (tensor.dtype() == dtype)
-    return tensor;
-  TC_ASSIGN_OR_RETURN(Tensor result, Tensor::zeros(dtype, tensor.shape()));
-  bool fromFloat = isFloating(tensor.dtype());
-  for (int64_t i = 0; i < tensor.numel(); ++i) {
-    if (fromFloat)
-      result.setDouble(i, tensor.getDouble(i));
-    else
-      result.setInt(i, tensor.getInt(i));
-  }
-  return result;
 }
 
 // ---- Reduction geometry -----------------------------------------------------------------------
@@ -197,7 +183,7 @@ Expected<std::vector<TensorType>> inferSumProd(const InferContext &ctx) {
 
 template <bool IsProd> Status sumProdKernel(KernelContext &ctx) {
   Tensor &out = ctx.output(0);
-  TC_ASSIGN_OR_RETURN(Tensor input, castTo(ctx.input(0), out.dtype()));
+  TC_ASSIGN_OR_RETURN(Tensor input, convertTo(ctx.input(0), out.dtype()));
   TC_ASSIGN_OR_RETURN(std::vector<size_t> dims, reducedDims(ctx, input.rank()));
   ReductionPlan plan = planReduction(input.shape(), dims);
   if (isFloating(out.dtype())) {
@@ -232,7 +218,7 @@ Expected<std::vector<TensorType>> inferMean(const InferContext &ctx) {
 
 Status meanKernel(KernelContext &ctx) {
   Tensor &out = ctx.output(0);
-  TC_ASSIGN_OR_RETURN(Tensor input, castTo(ctx.input(0), out.dtype()));
+  TC_ASSIGN_OR_RETURN(Tensor input, convertTo(ctx.input(0), out.dtype()));
   TC_ASSIGN_OR_RETURN(std::vector<size_t> dims, reducedDims(ctx, input.rank()));
   ReductionPlan plan = planReduction(input.shape(), dims);
   std::vector<double> sums =
@@ -402,7 +388,7 @@ Expected<std::vector<TensorType>> inferSoftmax(const InferContext &ctx) {
 /// Subtracts the row max before exponentiating so that large inputs do not overflow.
 template <bool IsLog> Status softmaxKernel(KernelContext &ctx) {
   Tensor &out = ctx.output(0);
-  TC_ASSIGN_OR_RETURN(Tensor input, castTo(ctx.input(0), out.dtype()));
+  TC_ASSIGN_OR_RETURN(Tensor input, convertTo(ctx.input(0), out.dtype()));
   TC_ASSIGN_OR_RETURN(size_t axis, normalizeDim(ctx.getInt("dim"), input.rank()));
   AxisSplit split = splitAtAxis(input.shape(), axis);
   std::vector<double> values = loadDoubles(input);

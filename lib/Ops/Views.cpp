@@ -1,6 +1,7 @@
 // View and data-movement ops: view, reshape, permute, transpose, t, expand, squeeze, unsqueeze,
 // slice, cat, split_with_sizes, clone; Pad.cpp has pad.
 #include "DecomposeHelpers.h"
+#include "DenseKernels.h"
 #include "OpGroups.h"
 #include "OpHelpers.h"
 
@@ -107,22 +108,6 @@ Status materialize(KernelContext &ctx, const StridedView &view) {
   Tensor &output = ctx.output(0);
   copyStrided(bytesOf(input), view, mutableBytesOf(output), dtypeSize(input.dtype()));
   return Status::ok();
-}
-
-/// `tensor` converted to `dtype` (shared, not copied, when it already has it).
-Expected<Tensor> convertTo(const Tensor &tensor, DType dtype) {
-  if (tensor.dtype() == dtype)
-    return tensor;
-  TC_ASSIGN_OR_RETURN(Tensor result, Tensor::zeros(dtype, tensor.shape()));
-  // Integers go through int64 so that large values survive; anything with a float through double.
-  bool viaInt = !isFloating(tensor.dtype()) && !isFloating(dtype);
-  for (int64_t i = 0; i < tensor.numel(); ++i) {
-    if (viaInt)
-      result.setInt(i, tensor.getInt(i));
-    else
-      result.setDouble(i, tensor.getDouble(i));
-  }
-  return result;
 }
 
 // ---- view, reshape ---------------------------------------------------------------------------
@@ -641,6 +626,21 @@ Status registerViewOps(OpRegistry &registry) {
   TC_RETURN_IF_ERROR(
       registry.add(makeOp(OpId::Clone, {tensorParam("self")}, inferSameType, copyKernel)));
   return Status::ok();
+}
+
+Expected<Tensor> convertTo(const Tensor &tensor, DType dtype) {
+  if (tensor.dtype() == dtype)
+    return tensor;
+  TC_ASSIGN_OR_RETURN(Tensor result, Tensor::zeros(dtype, tensor.shape()));
+  // Integers go through int64 so that large values survive; anything with a float through double.
+  bool viaInt = !isFloating(tensor.dtype()) && !isFloating(dtype);
+  for (int64_t i = 0; i < tensor.numel(); ++i) {
+    if (viaInt)
+      result.setInt(i, tensor.getInt(i));
+    else
+      result.setDouble(i, tensor.getDouble(i));
+  }
+  return result;
 }
 
 } // namespace tensorc::ops

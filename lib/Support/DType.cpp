@@ -2,48 +2,60 @@
 #include "tensorc/Support/DType.h"
 
 #include <cmath>
+#include <iterator>
 
 namespace tensorc {
 
+namespace {
+/// The X-macro's columns as a table indexed by the enum (which follows the macro's order).
+struct DTypeInfo {
+  DType dtype;
+  std::string_view name, safetensorsName;
+  size_t size;
+  DTypeKind kind;
+};
+constexpr DTypeInfo kDTypes[] = {
+#define TENSORC_DTYPE_INFO(e, n, s, b, c, k) {DType::e, n, s, b, DTypeKind::k},
+    TENSORC_FOR_EACH_DTYPE(TENSORC_DTYPE_INFO)
+#undef TENSORC_DTYPE_INFO
+};
+
+const DTypeInfo *findInfo(DType dtype) {
+  size_t index = size_t(dtype);
+  return index < std::size(kDTypes) ? &kDTypes[index] : nullptr;
+}
+
+std::optional<DType> findByName(std::string_view DTypeInfo::*field, std::string_view name) {
+  for (const DTypeInfo &info : kDTypes)
+    if (info.*field == name)
+      return info.dtype;
+  return std::nullopt;
+}
+} // namespace
+
 std::string_view dtypeName(DType dtype) {
-  switch (dtype) {
-#define TENSORC_DTYPE_CASE(e, n, s, b)                                                             \
-  case DType::e:                                                                                   \
-    return n;
-    TENSORC_FOR_EACH_DTYPE(TENSORC_DTYPE_CASE)
-#undef TENSORC_DTYPE_CASE
-  }
-  return "?";
+  const DTypeInfo *info = findInfo(dtype);
+  return info ? info->name : "?";
 }
 
 std::string_view dtypeSafetensorsName(DType dtype) {
-  switch (dtype) {
-#define TENSORC_DTYPE_CASE(e, n, s, b)                                                             \
-  case DType::e:                                                                                   \
-    return s;
-    TENSORC_FOR_EACH_DTYPE(TENSORC_DTYPE_CASE)
-#undef TENSORC_DTYPE_CASE
-  }
-  return "?";
+  const DTypeInfo *info = findInfo(dtype);
+  return info ? info->safetensorsName : "?";
 }
 
 size_t dtypeSize(DType dtype) {
-  switch (dtype) {
-#define TENSORC_DTYPE_CASE(e, n, s, b)                                                             \
-  case DType::e:                                                                                   \
-    return b;
-    TENSORC_FOR_EACH_DTYPE(TENSORC_DTYPE_CASE)
-#undef TENSORC_DTYPE_CASE
-  }
-  return 0;
+  const DTypeInfo *info = findInfo(dtype);
+  return info ? info->size : 0;
+}
+
+DTypeKind dtypeKind(DType dtype) {
+  const DTypeInfo *info = findInfo(dtype);
+  return info ? info->kind : DTypeKind::Bool;
 }
 
 std::optional<DType> parseDType(std::string_view name) {
-#define TENSORC_DTYPE_PARSE(e, n, s, b)                                                            \
-  if (name == n)                                                                                   \
-    return DType::e;
-  TENSORC_FOR_EACH_DTYPE(TENSORC_DTYPE_PARSE)
-#undef TENSORC_DTYPE_PARSE
+  if (std::optional<DType> dtype = findByName(&DTypeInfo::name, name))
+    return dtype;
   if (name.substr(0, 6) == "torch.")
     name.remove_prefix(6);
   struct Alias {
@@ -65,54 +77,7 @@ std::optional<DType> parseDType(std::string_view name) {
 }
 
 std::optional<DType> parseSafetensorsDType(std::string_view name) {
-#define TENSORC_DTYPE_PARSE(e, n, s, b)                                                            \
-  if (name == s)                                                                                   \
-    return DType::e;
-  TENSORC_FOR_EACH_DTYPE(TENSORC_DTYPE_PARSE)
-#undef TENSORC_DTYPE_PARSE
-  return std::nullopt;
-}
-
-bool isFloating(DType dtype) {
-  switch (dtype) {
-  case DType::F64:
-  case DType::F32:
-  case DType::F16:
-  case DType::BF16:
-    return true;
-  case DType::I64:
-  case DType::I32:
-  case DType::I16:
-  case DType::I8:
-  case DType::U8:
-  case DType::U16:
-  case DType::U32:
-  case DType::U64:
-  case DType::Bool:
-    return false;
-  }
-  return false;
-}
-
-bool isSignedInteger(DType dtype) {
-  switch (dtype) {
-  case DType::I64:
-  case DType::I32:
-  case DType::I16:
-  case DType::I8:
-    return true;
-  case DType::F64:
-  case DType::F32:
-  case DType::F16:
-  case DType::BF16:
-  case DType::U8:
-  case DType::U16:
-  case DType::U32:
-  case DType::U64:
-  case DType::Bool:
-    return false;
-  }
-  return false;
+  return findByName(&DTypeInfo::safetensorsName, name);
 }
 
 namespace {

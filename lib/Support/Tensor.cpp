@@ -1,6 +1,7 @@
 // Tensor storage, element access by dtype, and comparison.
 #include "tensorc/Support/Tensor.h"
 
+#include "tensorc/Support/DTypeDispatch.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <cstdlib>
@@ -82,143 +83,37 @@ std::vector<int64_t> Tensor::strides() const {
 }
 
 double Tensor::getDouble(int64_t i) const {
-  switch (dtype_) {
-  case DType::F64:
-    return dataAs<double>()[i];
-  case DType::F32:
-    return dataAs<float>()[i];
-  case DType::F16:
-    return halfToFloat(dataAs<uint16_t>()[i]);
-  case DType::BF16:
-    return bf16ToFloat(dataAs<uint16_t>()[i]);
-  case DType::I64:
-    return double(dataAs<int64_t>()[i]);
-  case DType::I32:
-    return dataAs<int32_t>()[i];
-  case DType::I16:
-    return dataAs<int16_t>()[i];
-  case DType::I8:
-    return dataAs<int8_t>()[i];
-  case DType::U8:
-    return dataAs<uint8_t>()[i];
-  case DType::U16:
-    return dataAs<uint16_t>()[i];
-  case DType::U32:
-    return dataAs<uint32_t>()[i];
-  case DType::U64:
-    return double(dataAs<uint64_t>()[i]);
-  case DType::Bool:
-    return dataAs<uint8_t>()[i] != 0 ? 1.0 : 0.0;
-  }
-  return 0;
+  return visitElem(dtype_, [&](auto tag) {
+    constexpr DType D = decltype(tag)::value;
+    return loadAs<double, D>(dataAs<Storage<D>>()[i]);
+  });
 }
 
 int64_t Tensor::getInt(int64_t i) const {
-  switch (dtype_) {
-  case DType::I64:
-    return dataAs<int64_t>()[i];
-  case DType::I32:
-    return dataAs<int32_t>()[i];
-  case DType::I16:
-    return dataAs<int16_t>()[i];
-  case DType::I8:
-    return dataAs<int8_t>()[i];
-  case DType::U8:
-    return dataAs<uint8_t>()[i];
-  case DType::U16:
-    return dataAs<uint16_t>()[i];
-  case DType::U32:
-    return dataAs<uint32_t>()[i];
-  case DType::U64:
-    return int64_t(dataAs<uint64_t>()[i]); // bit-cast: values above INT64_MAX come out negative
-  case DType::Bool:
-    return dataAs<uint8_t>()[i] != 0;
-  case DType::F64:
-  case DType::F32:
-  case DType::F16:
-  case DType::BF16:
-    return int64_t(getDouble(i));
-  }
-  return 0;
+  // u64 is the bit-cast: values above INT64_MAX come out negative.
+  return visitElem(dtype_, [&](auto tag) {
+    constexpr DType D = decltype(tag)::value;
+    return loadAs<int64_t, D>(dataAs<Storage<D>>()[i]);
+  });
 }
 
 void Tensor::setDouble(int64_t i, double value) {
-  switch (dtype_) {
-  case DType::F64:
-    mutableDataAs<double>()[i] = value;
-    return;
-  case DType::F32:
-    mutableDataAs<float>()[i] = float(value);
-    return;
-  case DType::F16:
-    mutableDataAs<uint16_t>()[i] = floatToHalf(float(value));
-    return;
-  case DType::BF16:
-    mutableDataAs<uint16_t>()[i] = floatToBf16(float(value));
-    return;
-  case DType::Bool:
-    mutableDataAs<uint8_t>()[i] = value != 0;
-    return;
-  case DType::I64:
-  case DType::I32:
-  case DType::I16:
-  case DType::I8:
-  case DType::U8:
-  case DType::U16:
-  case DType::U32:
-    // Out-of-range and NaN conversions are undefined in C++; clamp through int64 first.
-    setInt(i, value != value ? 0
-                             : value >= 9.2e18  ? INT64_MAX
-                             : value <= -9.2e18 ? INT64_MIN
-                                                : int64_t(value));
-    return;
-  case DType::U64:
-    // As above, but the range is [0, 2^64): values above INT64_MAX convert directly, larger ones
-    // saturate; negative values wrap like the signed types.
-    if (value >= 9.2e18)
-      mutableDataAs<uint64_t>()[i] = value < 18446744073709551616.0 ? uint64_t(value) : UINT64_MAX;
-    else
-      setInt(i, value != value ? 0 : value <= -9.2e18 ? INT64_MIN : int64_t(value));
-    return;
-  }
+  // Out-of-range and NaN conversions to integers saturate (NaN is 0) rather than being undefined;
+  // u64 takes [2^63, 2^64) directly.
+  visitElem(dtype_, [&](auto tag) {
+    constexpr DType D = decltype(tag)::value;
+    mutableDataAs<Storage<D>>()[i] = storeAs<D>(value);
+  });
 }
 
 void Tensor::setInt(int64_t i, int64_t value) {
-  switch (dtype_) {
-  case DType::I64:
-    mutableDataAs<int64_t>()[i] = value;
-    return;
-  case DType::I32:
-    mutableDataAs<int32_t>()[i] = int32_t(value);
-    return;
-  case DType::I16:
-    mutableDataAs<int16_t>()[i] = int16_t(value);
-    return;
-  case DType::I8:
-    mutableDataAs<int8_t>()[i] = int8_t(value);
-    return;
-  case DType::U8:
-    mutableDataAs<uint8_t>()[i] = uint8_t(value);
-    return;
-  case DType::U16:
-    mutableDataAs<uint16_t>()[i] = uint16_t(value);
-    return;
-  case DType::U32:
-    mutableDataAs<uint32_t>()[i] = uint32_t(value);
-    return;
-  case DType::U64:
-    mutableDataAs<uint64_t>()[i] = uint64_t(value); // bit-cast, the inverse of getInt
-    return;
-  case DType::Bool:
-    mutableDataAs<uint8_t>()[i] = value != 0;
-    return;
-  case DType::F64:
-  case DType::F32:
-  case DType::F16:
-  case DType::BF16:
-    setDouble(i, double(value));
-    return;
-  }
+  if (isFloating(dtype_))
+    return setDouble(i, double(value));
+  // Integers wrap; u64 is the bit-cast, the inverse of getInt.
+  visitElem(dtype_, [&](auto tag) {
+    constexpr DType D = decltype(tag)::value;
+    mutableDataAs<Storage<D>>()[i] = storeAs<D>(value);
+  });
 }
 
 bool Tensor::equals(const Tensor &other) const {

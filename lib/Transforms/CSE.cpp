@@ -76,20 +76,13 @@ Status eliminateCommonSubexpressions(Graph &graph, const PassContext &) {
   // take the kept node's results (their types are inferred again, so a data-dependent symbol of
   // the merged node is replaced by the kept node's).
   Graph target;
-  std::map<const Value *, Value *> mapped;
-  for (const auto &input : graph.inputs()) {
-    TC_ASSIGN_OR_RETURN(Value * value, target.addInput(input->name(), input->type()));
-    mapped[input.get()] = value;
-  }
-  target.weights() = graph.weights();
+  TC_ASSIGN_OR_RETURN(ValueMap mapped, ValueMap::withInputs(graph, target));
 
   // Keyed by pointers for lookup only; never iterated.
   std::map<NodeKey, Node *> seen;
   bool changed = false;
   for (const auto &node : graph.nodes()) {
-    std::vector<Value *> operands;
-    for (const Value *input : node->inputs())
-      operands.push_back(input ? mapped.at(input) : nullptr);
+    std::vector<Value *> operands = mapped.operands(*node);
     NodeKey key(node->opId(), std::vector<const Value *>(operands.begin(), operands.end()),
                 attributeKey(node->attrs()));
 
@@ -98,8 +91,7 @@ Status eliminateCommonSubexpressions(Graph &graph, const PassContext &) {
       TC_ASSIGN_OR_RETURN(std::string reason, whyNotMergeable(*kept, *node, attributeSymbols));
       if (reason.empty()) {
         log::debug("cse", strCat("merged ", node->describe(), " into %", kept->name()));
-        for (size_t i = 0; i < node->numOutputs(); ++i)
-          mapped[node->output(i)] = kept->output(i);
+        mapped.mapResults(*node, *kept);
         changed = true;
         continue;
       }
@@ -108,17 +100,13 @@ Status eliminateCommonSubexpressions(Graph &graph, const PassContext &) {
     }
 
     TC_ASSIGN_OR_RETURN(Node * copy, copyNode(target, *node, std::move(operands)));
-    for (size_t i = 0; i < node->numOutputs(); ++i)
-      mapped[node->output(i)] = copy->output(i);
+    mapped.mapResults(*node, *copy);
     seen.emplace(std::move(key), copy);
   }
   if (!changed)
     return Status::ok();
 
-  std::vector<Value *> outputs;
-  for (const Value *output : graph.outputs())
-    outputs.push_back(mapped.at(output));
-  target.setOutputs(std::move(outputs));
+  target.setOutputs(mapped.map(graph.outputs()));
   graph = std::move(target);
   return Status::ok();
 }

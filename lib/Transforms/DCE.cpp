@@ -42,30 +42,17 @@ Status eliminateDeadCode(Graph &graph, const PassContext &) {
   // Placeholders stay even when unused: they are the model's signature, and unused weights are
   // the Freeze pass's to drop (it knows whether the bundle still needs them).
   Graph target;
-  std::map<const Value *, Value *> mapped;
-  for (const auto &input : graph.inputs()) {
-    TC_ASSIGN_OR_RETURN(Value * value, target.addInput(input->name(), input->type()));
-    mapped[input.get()] = value;
-  }
-  target.weights() = graph.weights();
+  TC_ASSIGN_OR_RETURN(ValueMap mapped, ValueMap::withInputs(graph, target));
 
   for (const auto &node : graph.nodes()) {
     if (!live.count(node.get())) {
       log::debug("dce", strCat("removed ", node->describe(), ": no result is used"));
       continue;
     }
-    std::vector<Value *> operands;
-    for (const Value *input : node->inputs())
-      operands.push_back(input ? mapped.at(input) : nullptr);
-    TC_ASSIGN_OR_RETURN(Node * copy, copyNode(target, *node, std::move(operands)));
-    for (size_t i = 0; i < node->numOutputs(); ++i)
-      mapped[node->output(i)] = copy->output(i);
+    TC_RETURN_IF_ERROR(mapped.copy(target, *node).status());
   }
 
-  std::vector<Value *> outputs;
-  for (const Value *output : graph.outputs())
-    outputs.push_back(mapped.at(output));
-  target.setOutputs(std::move(outputs));
+  target.setOutputs(mapped.map(graph.outputs()));
   graph = std::move(target);
   return Status::ok();
 }

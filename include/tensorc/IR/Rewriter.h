@@ -82,6 +82,35 @@ Expected<Graph> rewriteGraph(const Graph &source, const RewriteFn &rewrite);
 /// (data-dependent dims keep their symbols); a taken result name gets a fresh one.
 Expected<Node *> copyNode(Graph &target, const Node &node, std::vector<Value *> operands);
 
+/// Where each value of a source graph went in a graph built from it, for passes that rebuild a
+/// graph node by node rather than edit it.
+class ValueMap {
+public:
+  /// Adds the placeholders of `source` to `target`, mapped, and gives `target` its weights.
+  static Expected<ValueMap> withInputs(const Graph &source, Graph &target);
+
+  Value *at(const Value *value) const { return mapped_.at(value); }
+  void set(const Value *from, Value *to) { mapped_[from] = to; }
+  /// The node's operands in the target graph (nullptr for None).
+  std::vector<Value *> operands(const Node &node) const;
+  /// `values` in the target graph (a graph's outputs).
+  std::vector<Value *> map(const std::vector<Value *> &values) const;
+  /// Maps the results of `node` to those of `copy`.
+  void mapResults(const Node &node, const Node &copy);
+  /// copyNode of `node` on its mapped operands; its results are mapped to the copy's.
+  Expected<Node *> copy(Graph &target, const Node &node);
+
+private:
+  std::map<const Value *, Value *> mapped_;
+};
+
+/// A copy of `source`: its placeholders, weights, nodes (copyNode) and outputs.
+Expected<Graph> cloneGraph(const Graph &source);
+
+/// `node` alone in a graph: placeholders "in<i>" for its operands (None stays None), the copy,
+/// and its results as the outputs.
+Expected<Graph> isolateNode(const Node &node);
+
 /// Users of each value (node inputs; graph outputs count as a use with a nullptr user).
 std::map<const Value *, std::vector<const Node *>> computeUsers(const Graph &graph);
 

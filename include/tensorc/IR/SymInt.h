@@ -64,6 +64,8 @@ public:
 private:
   const std::string &key() const { return text_; }
   static SymInt fromTerms(std::map<std::string, std::pair<Monomial, int64_t>> terms);
+  /// The value that is `atom` alone (coefficient 1).
+  static SymInt fromAtom(Atom atom);
 
   // Terms keyed by monomial text ("" for the constant), each with its atoms and coefficient.
   std::map<std::string, std::pair<Monomial, int64_t>> terms_;

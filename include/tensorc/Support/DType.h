@@ -8,24 +8,25 @@
 
 namespace tensorc {
 
-// X(Enum, fx name, safetensors name, size in bytes)
+// X(Enum, fx name, safetensors name, size in bytes, C++ type an element is stored as,
+//   DTypeKind)
 #define TENSORC_FOR_EACH_DTYPE(X)                                                                  \
-  X(F64, "f64", "F64", 8)                                                                          \
-  X(F32, "f32", "F32", 4)                                                                          \
-  X(F16, "f16", "F16", 2)                                                                          \
-  X(BF16, "bf16", "BF16", 2)                                                                       \
-  X(I64, "i64", "I64", 8)                                                                          \
-  X(I32, "i32", "I32", 4)                                                                          \
-  X(I16, "i16", "I16", 2)                                                                          \
-  X(I8, "i8", "I8", 1)                                                                             \
-  X(U8, "u8", "U8", 1)                                                                             \
-  X(U16, "u16", "U16", 2)                                                                          \
-  X(U32, "u32", "U32", 4)                                                                          \
-  X(U64, "u64", "U64", 8)                                                                          \
-  X(Bool, "bool", "BOOL", 1)
+  X(F64, "f64", "F64", 8, double, Float)                                                           \
+  X(F32, "f32", "F32", 4, float, Float)                                                            \
+  X(F16, "f16", "F16", 2, uint16_t, Float)                                                         \
+  X(BF16, "bf16", "BF16", 2, uint16_t, Float)                                                      \
+  X(I64, "i64", "I64", 8, int64_t, Signed)                                                         \
+  X(I32, "i32", "I32", 4, int32_t, Signed)                                                         \
+  X(I16, "i16", "I16", 2, int16_t, Signed)                                                         \
+  X(I8, "i8", "I8", 1, int8_t, Signed)                                                             \
+  X(U8, "u8", "U8", 1, uint8_t, Unsigned)                                                          \
+  X(U16, "u16", "U16", 2, uint16_t, Unsigned)                                                      \
+  X(U32, "u32", "U32", 4, uint32_t, Unsigned)                                                      \
+  X(U64, "u64", "U64", 8, uint64_t, Unsigned)                                                      \
+  X(Bool, "bool", "BOOL", 1, uint8_t, Bool)
 
 enum class DType : uint8_t {
-#define TENSORC_DTYPE_ENUM(e, n, s, b) e,
+#define TENSORC_DTYPE_ENUM(e, ...) e,
   TENSORC_FOR_EACH_DTYPE(TENSORC_DTYPE_ENUM)
 #undef TENSORC_DTYPE_ENUM
 };
@@ -39,12 +40,12 @@ size_t dtypeSize(DType dtype);
 std::optional<DType> parseDType(std::string_view name);
 std::optional<DType> parseSafetensorsDType(std::string_view name);
 
-bool isFloating(DType dtype);
-bool isSignedInteger(DType dtype);
-inline bool isUnsignedInteger(DType dtype) {
-  return dtype == DType::U8 || dtype == DType::U16 || dtype == DType::U32 || dtype == DType::U64;
-}
-inline bool isIntegral(DType dtype) { return !isFloating(dtype) && dtype != DType::Bool; }
+enum class DTypeKind : uint8_t { Float, Signed, Unsigned, Bool };
+DTypeKind dtypeKind(DType dtype);
+inline bool isFloating(DType dtype) { return dtypeKind(dtype) == DTypeKind::Float; }
+inline bool isSignedInteger(DType dtype) { return dtypeKind(dtype) == DTypeKind::Signed; }
+inline bool isUnsignedInteger(DType dtype) { return dtypeKind(dtype) == DTypeKind::Unsigned; }
+inline bool isIntegral(DType dtype) { return isSignedInteger(dtype) || isUnsignedInteger(dtype); }
 
 /// torch's promotion of two dtypes (bool < integers < floats; f16 with bf16 gives f32). Unsigned
 /// integers, which torch mostly lacks, follow numpy: an unsigned with a signed integer gives the

@@ -91,6 +91,12 @@ Expected<Value *> ConvertContext::input(size_t i) {
   return value;
 }
 
+Expected<Value *> ConvertContext::optionalInput(size_t i) {
+  if (!hasInput(i))
+    return static_cast<Value *>(nullptr);
+  return input(i);
+}
+
 Expected<TensorType> ConvertContext::inputType(size_t i) {
   if (!hasInput(i))
     return error(strCat("input ", i, " is missing"));

@@ -41,6 +41,8 @@ public:
   bool hasInput(size_t i) const;
   /// The graph value of input i (materializing a symbolic shape vector is an error).
   Expected<Value *> input(size_t i);
+  /// input(i) of an optional input; nullptr when it is absent.
+  Expected<Value *> optionalInput(size_t i);
   /// Type of input i (also for symbolic vectors: i64[n]).
   Expected<TensorType> inputType(size_t i);
   /// The input's data when known at import time (initializers, Constant, folded subgraphs).

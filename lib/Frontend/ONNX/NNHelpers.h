@@ -1,8 +1,9 @@
 // Helpers shared by the neural-network converters (OnnxOpsNN, OnnxOpsQuantize, OnnxOpsRecurrent):
-// small emitters for views and arithmetic, and ONNX's padding attributes.
+// small emitters for arithmetic, and ONNX's padding attributes (view emitters: ViewEmitters.h).
 #pragma once
 
 #include "ConvertContext.h"
+#include "ViewEmitters.h"
 
 #include <cstdint>
 #include <vector>
@@ -12,11 +13,6 @@ namespace tensorc::onnx::nn {
 using Ints = std::vector<int64_t>;
 
 Expected<Value *> binary(ConvertContext &c, const char *op, Value *a, Value *b);
-Expected<Value *> reshape(ConvertContext &c, Value *value, std::vector<SymInt> shape);
-Expected<Value *> permute(ConvertContext &c, Value *value, const Ints &dims);
-Expected<Value *> slice(ConvertContext &c, Value *value, int64_t dim, int64_t start, int64_t end);
-Expected<Value *> squeezeDim(ConvertContext &c, Value *value, int64_t dim);
-Expected<Value *> unsqueezeDim(ConvertContext &c, Value *value, int64_t dim);
 /// [M, N] -> [N, M].
 Expected<Value *> transpose2d(ConvertContext &c, Value *value);
 /// Reshapes a per-channel vector [C] (or a scalar) to broadcast against a rank-`rank` tensor
@@ -46,5 +42,11 @@ Expected<Ints> windowList(ConvertContext &c, const char *name, size_t count, int
 /// kernel_shape: `count` entries in [1, kMaxWindowValue], or `fallback` (the weight's spatial
 /// dims) when absent.
 Expected<Ints> kernelShape(ConvertContext &c, size_t count, const Ints &fallback);
+
+/// aten.convolution of `x` by `w` (+ `bias` unless nullptr) over windows of `kernel`, with the
+/// node's strides, dilations, pads or auto_pad (asymmetric pads become an aten.pad of `x`) and
+/// group.
+Expected<Value *> convolution(ConvertContext &c, Value *x, Value *w, Value *bias,
+                              const Ints &kernel);
 
 } // namespace tensorc::onnx::nn

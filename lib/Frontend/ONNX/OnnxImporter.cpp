@@ -5,6 +5,7 @@
 #include "OnnxTensor.h"
 #include "tensorc/IR/Verifier.h"
 #include "tensorc/Interp/Interpreter.h"
+#include "tensorc/Support/Identifier.h"
 #include "tensorc/Support/Limits.h"
 #include "tensorc/Support/Log.h"
 #include "tensorc/Support/StrCat.h"
@@ -62,14 +63,7 @@ std::string directoryOf(const std::string &path) {
 bool isDefaultDomain(const std::string &domain) { return domain.empty() || domain == "ai.onnx"; }
 
 /// A valid identifier for a dim_param ("batch size" -> "batch_size").
-std::string symbolName(const std::string &param) {
-  std::string name;
-  for (char c : param)
-    name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])))
-    name = "s_" + name;
-  return name;
-}
+std::string symbolName(const std::string &param) { return toIdentifier(param, "s_"); }
 
 Expected<TensorType> typeFromValueInfo(const ::onnx::ValueInfoProto &info, ImportState &state,
                                        const std::string &what) {

@@ -22,12 +22,6 @@ using Ints = std::vector<int64_t>;
 ConvertFn baseMaxPool = nullptr;
 ConvertFn baseBatchNormalization = nullptr;
 
-Expected<Value *> reshape(ConvertContext &c, Value *value, const Ints &shape) {
-  AttrMap attrs;
-  attrs.emplace("shape", Attribute(shape));
-  return c.emit("aten.reshape", {value}, std::move(attrs));
-}
-
 Expected<Ints> staticShape(ConvertContext &c, Value *value, const char *what) {
   std::optional<Ints> shape = value->type().staticShape();
   if (!shape)
@@ -214,8 +208,8 @@ Status convertMaxUnpool(ConvertContext &c) {
   fill.emplace("fill_value", Attribute(0.0));
   fill.emplace("dtype", Attribute(x->type().dtype));
   TC_ASSIGN_OR_RETURN(Value * zeros, c.emit("aten.full", {}, std::move(fill)));
-  TC_ASSIGN_OR_RETURN(Value * flatValues, reshape(c, x, {count}));
-  TC_ASSIGN_OR_RETURN(Value * flatIndices, reshape(c, indices, {count}));
+  TC_ASSIGN_OR_RETURN(Value * flatValues, reshape(c, x, Ints{count}));
+  TC_ASSIGN_OR_RETURN(Value * flatIndices, reshape(c, indices, Ints{count}));
   AttrMap attrs;
   attrs.emplace("dim", Attribute(int64_t(0)));
   TC_ASSIGN_OR_RETURN(Value * scattered,
@@ -470,23 +464,15 @@ std::optional<Tensor> knownTensor(Value *value) {
 }
 
 Expected<Value *> sliceAt(ConvertContext &c, Value *value, int64_t dim, int64_t index) {
-  AttrMap sliceAttrs;
-  sliceAttrs.emplace("dim", Attribute(dim));
-  sliceAttrs.emplace("start", Attribute(index));
-  sliceAttrs.emplace("end", Attribute(index + 1));
-  TC_ASSIGN_OR_RETURN(Value * slice, c.emit("aten.slice", {value}, std::move(sliceAttrs)));
-  AttrMap squeezeAttrs;
-  squeezeAttrs.emplace("dim", Attribute(Ints{dim}));
-  return c.emit("aten.squeeze", {slice}, std::move(squeezeAttrs));
+  TC_ASSIGN_OR_RETURN(Value * row, slice(c, value, dim, index, index + 1));
+  return squeezeDim(c, row, dim);
 }
 
 /// Stacks same-shaped values along a new dim `dim` (unsqueeze + cat).
 Expected<Value *> stack(ConvertContext &c, const std::vector<Value *> &values, int64_t dim) {
   std::vector<Value *> parts;
   for (Value *value : values) {
-    AttrMap attrs;
-    attrs.emplace("dim", Attribute(dim));
-    TC_ASSIGN_OR_RETURN(Value * part, c.emit("aten.unsqueeze", {value}, std::move(attrs)));
+    TC_ASSIGN_OR_RETURN(Value * part, unsqueezeDim(c, value, dim));
     parts.push_back(part);
   }
   if (parts.size() == 1)

@@ -15,38 +15,6 @@ Expected<Value *> binary(ConvertContext &c, const char *op, Value *a, Value *b) 
   return c.emit(op, {a, b});
 }
 
-Expected<Value *> reshape(ConvertContext &c, Value *value, std::vector<SymInt> shape) {
-  AttrMap attrs;
-  attrs.emplace("shape", Attribute(std::move(shape)));
-  return c.emit("aten.reshape", {value}, std::move(attrs));
-}
-
-Expected<Value *> permute(ConvertContext &c, Value *value, const Ints &dims) {
-  AttrMap attrs;
-  attrs.emplace("dims", Attribute(dims));
-  return c.emit("aten.permute", {value}, std::move(attrs));
-}
-
-Expected<Value *> slice(ConvertContext &c, Value *value, int64_t dim, int64_t start, int64_t end) {
-  AttrMap attrs;
-  attrs.emplace("dim", Attribute(dim));
-  attrs.emplace("start", Attribute(start));
-  attrs.emplace("end", Attribute(end));
-  return c.emit("aten.slice", {value}, std::move(attrs));
-}
-
-Expected<Value *> squeezeDim(ConvertContext &c, Value *value, int64_t dim) {
-  AttrMap attrs;
-  attrs.emplace("dim", Attribute(Ints{dim}));
-  return c.emit("aten.squeeze", {value}, std::move(attrs));
-}
-
-Expected<Value *> unsqueezeDim(ConvertContext &c, Value *value, int64_t dim) {
-  AttrMap attrs;
-  attrs.emplace("dim", Attribute(dim));
-  return c.emit("aten.unsqueeze", {value}, std::move(attrs));
-}
-
 /// Reshapes a per-channel vector [C] (or a scalar) to broadcast against a rank-`rank` tensor
 /// along `axis`: [1, C, 1, 1].
 Expected<Value *> alongAxis(ConvertContext &c, Value *value, int64_t axis, size_t rank) {
@@ -130,6 +98,25 @@ Expected<Ints> windowList(ConvertContext &c, const char *name, size_t count, int
   return values;
 }
 
+Expected<Value *> convolution(ConvertContext &c, Value *x, Value *w, Value *bias,
+                              const Ints &kernel) {
+  size_t dims = kernel.size();
+  TC_ASSIGN_OR_RETURN(Ints strides, windowList(c, "strides", dims, 1, 1));
+  TC_ASSIGN_OR_RETURN(Ints dilations, windowList(c, "dilations", dims, 1, 1));
+  TC_ASSIGN_OR_RETURN(SpatialPads pads, resolvePads(c, x->type(), kernel, strides, dilations));
+  Ints padding = pads.begin;
+  if (!pads.symmetric()) {
+    TC_ASSIGN_OR_RETURN(x, padSpatial(c, x, pads, 0.0));
+    padding.assign(dims, 0);
+  }
+  AttrMap attrs;
+  attrs.emplace("stride", Attribute(strides));
+  attrs.emplace("padding", Attribute(padding));
+  attrs.emplace("dilation", Attribute(dilations));
+  attrs.emplace("groups", Attribute(c.intAttr("group", 1)));
+  return c.emit("aten.convolution", {x, w, bias}, std::move(attrs));
+}
+
 Expected<Ints> kernelShape(ConvertContext &c, size_t count, const Ints &fallback) {
   if (!c.hasAttr("kernel_shape") && fallback.size() == count) {
     for (int64_t value : fallback)
@@ -152,10 +139,7 @@ using namespace nn;
 Status convertConv(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
   TC_ASSIGN_OR_RETURN(Value * w, c.input(1));
-  Value *bias = nullptr;
-  if (c.hasInput(2)) {
-    TC_ASSIGN_OR_RETURN(bias, c.input(2));
-  }
+  TC_ASSIGN_OR_RETURN(Value * bias, c.optionalInput(2));
   const TensorType &wType = w->type();
   if (wType.rank() < 3)
     return c.error(strCat("weight must have rank >= 3, got ", wType.str()));
@@ -166,20 +150,7 @@ Status convertConv(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(
       Ints kernel,
       kernelShape(c, dims, wShape ? Ints(wShape->begin() + 2, wShape->end()) : Ints()));
-  TC_ASSIGN_OR_RETURN(Ints strides, windowList(c, "strides", dims, 1, 1));
-  TC_ASSIGN_OR_RETURN(Ints dilations, windowList(c, "dilations", dims, 1, 1));
-  TC_ASSIGN_OR_RETURN(SpatialPads pads, resolvePads(c, x->type(), kernel, strides, dilations));
-  Ints padding = pads.begin;
-  if (!pads.symmetric()) {
-    TC_ASSIGN_OR_RETURN(x, padSpatial(c, x, pads, 0.0));
-    padding.assign(dims, 0);
-  }
-  AttrMap attrs;
-  attrs.emplace("stride", Attribute(strides));
-  attrs.emplace("padding", Attribute(padding));
-  attrs.emplace("dilation", Attribute(dilations));
-  attrs.emplace("groups", Attribute(c.intAttr("group", 1)));
-  TC_ASSIGN_OR_RETURN(Value * y, c.emit("aten.convolution", {x, w, bias}, std::move(attrs)));
+  TC_ASSIGN_OR_RETURN(Value * y, convolution(c, x, w, bias, kernel));
   return c.setOutput(0, y);
 }
 
@@ -241,10 +212,7 @@ Status convertConvTranspose(ConvertContext &c) {
   } else if (autoPad != "VALID") {
     return c.error(strCat("unknown auto_pad '", autoPad, "'"));
   }
-  Value *bias = nullptr;
-  if (c.hasInput(2)) {
-    TC_ASSIGN_OR_RETURN(bias, c.input(2));
-  }
+  TC_ASSIGN_OR_RETURN(Value * bias, c.optionalInput(2));
   bool native = pads.symmetric();
   for (size_t d = 0; d < dims; ++d)
     native = native && pads.begin[d] >= 0 && outputPadding[d] < std::max(strides[d], dilations[d]);

@@ -29,12 +29,18 @@ Expected<Value *> centered(ConvertContext &c, size_t i, size_t zp, DType dtype, 
   return binary(c, "aten.sub", value, point);
 }
 
-Status convertMatMulInteger(ConvertContext &c) {
+/// The i32 product of input 0 and input `b`, each minus its zero point (input 2, a per-row one
+/// for input 0; input `bZero`).
+Expected<Value *> integerMatMul(ConvertContext &c, size_t b, size_t bZero) {
   TC_ASSIGN_OR_RETURN(TensorType aType, c.inputType(0));
   int64_t rowAxis = aType.rank() >= 2 ? int64_t(aType.rank()) - 2 : -1;
-  TC_ASSIGN_OR_RETURN(Value * a, centered(c, 0, 2, DType::I32, rowAxis, aType.rank()));
-  TC_ASSIGN_OR_RETURN(Value * b, centered(c, 1, 3, DType::I32));
-  TC_ASSIGN_OR_RETURN(Value * y, c.emit("aten.matmul", {a, b}));
+  TC_ASSIGN_OR_RETURN(Value * left, centered(c, 0, 2, DType::I32, rowAxis, aType.rank()));
+  TC_ASSIGN_OR_RETURN(Value * right, centered(c, b, bZero, DType::I32));
+  return c.emit("aten.matmul", {left, right});
+}
+
+Status convertMatMulInteger(ConvertContext &c) {
+  TC_ASSIGN_OR_RETURN(Value * y, integerMatMul(c, 1, 3));
   return c.setOutput(0, y);
 }
 
@@ -47,20 +53,7 @@ Expected<Value *> integerConv(ConvertContext &c, Value *x, Value *w) {
     return c.error(strCat("expected an input and a weight of one rank >= 3, got ", x->type().str(),
                           " and ", w->type().str()));
   TC_ASSIGN_OR_RETURN(Ints kernel, kernelShape(c, dims, Ints(wShape->begin() + 2, wShape->end())));
-  TC_ASSIGN_OR_RETURN(Ints strides, windowList(c, "strides", dims, 1, 1));
-  TC_ASSIGN_OR_RETURN(Ints dilations, windowList(c, "dilations", dims, 1, 1));
-  TC_ASSIGN_OR_RETURN(SpatialPads pads, resolvePads(c, x->type(), kernel, strides, dilations));
-  Ints padding = pads.begin;
-  if (!pads.symmetric()) {
-    TC_ASSIGN_OR_RETURN(x, padSpatial(c, x, pads, 0.0));
-    padding.assign(dims, 0);
-  }
-  AttrMap attrs;
-  attrs.emplace("stride", Attribute(strides));
-  attrs.emplace("padding", Attribute(padding));
-  attrs.emplace("dilation", Attribute(dilations));
-  attrs.emplace("groups", Attribute(c.intAttr("group", 1)));
-  return c.emit("aten.convolution", {x, w, nullptr}, std::move(attrs));
+  return convolution(c, x, w, nullptr, kernel);
 }
 
 Status convertConvInteger(ConvertContext &c) {
@@ -211,11 +204,7 @@ Expected<Value *> requantize(ConvertContext &c, Value *product, size_t aScale, s
 }
 
 Status convertQLinearMatMul(ConvertContext &c) {
-  TC_ASSIGN_OR_RETURN(TensorType aType, c.inputType(0));
-  int64_t rowAxis = aType.rank() >= 2 ? int64_t(aType.rank()) - 2 : -1;
-  TC_ASSIGN_OR_RETURN(Value * a, centered(c, 0, 2, DType::I32, rowAxis, aType.rank()));
-  TC_ASSIGN_OR_RETURN(Value * b, centered(c, 3, 5, DType::I32));
-  TC_ASSIGN_OR_RETURN(Value * product, c.emit("aten.matmul", {a, b}));
+  TC_ASSIGN_OR_RETURN(Value * product, integerMatMul(c, 3, 5));
   TC_ASSIGN_OR_RETURN(Value * y, requantize(c, product, 1, 4, 6, 7, -1, 0));
   return c.setOutput(0, y);
 }

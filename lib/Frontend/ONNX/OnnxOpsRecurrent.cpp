@@ -180,10 +180,7 @@ Status convertRecurrent(ConvertContext &c, CellKind kind) {
       TC_ASSIGN_OR_RETURN(peep, c.input(7));
     }
   }
-  Value *bias = nullptr;
-  if (c.hasInput(3)) {
-    TC_ASSIGN_OR_RETURN(bias, c.input(3));
-  }
+  TC_ASSIGN_OR_RETURN(Value * bias, c.optionalInput(3));
   std::vector<Value *> ys, hs, cs;
   for (int64_t d = 0; d < s.dirs; ++d) {
     bool reverse = direction == "reverse" || d == 1;

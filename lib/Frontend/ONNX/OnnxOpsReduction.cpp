@@ -2,6 +2,7 @@
 // normalizations, the two classification losses and Einsum.
 #include "ConvertContext.h"
 #include "OnnxTensor.h"
+#include "ViewEmitters.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <algorithm>
@@ -16,15 +17,6 @@ namespace {
 using Ints = std::vector<int64_t>;
 
 // ---- Emitting helpers -------------------------------------------------------------------------
-
-/// Maps a possibly negative axis into [0, rank); `what` names it in the error.
-Expected<int64_t> normalizeAxis(ConvertContext &c, int64_t axis, size_t rank,
-                                const std::string &what = "axis") {
-  int64_t r = int64_t(rank);
-  if (axis < -r || axis >= r)
-    return c.error(strCat(what, " ", axis, " is out of range for rank ", rank));
-  return axis < 0 ? axis + r : axis;
-}
 
 Ints allDims(size_t rank) {
   Ints dims;
@@ -55,17 +47,13 @@ Expected<Value *> varianceOf(ConvertContext &c, Value *x, const Ints &dims) {
 Expected<Value *> reshapeTo(ConvertContext &c, Value *x, std::vector<SymInt> shape) {
   if (x->type().shape == Shape(shape.begin(), shape.end()))
     return x;
-  AttrMap attrs;
-  attrs.emplace("shape", Attribute(std::move(shape)));
-  return c.emit("aten.reshape", {x}, std::move(attrs));
+  return reshape(c, x, std::move(shape));
 }
 
 Expected<Value *> permuteTo(ConvertContext &c, Value *x, const Ints &perm) {
   if (perm == allDims(perm.size()))
     return x;
-  AttrMap attrs;
-  attrs.emplace("dims", Attribute(perm));
-  return c.emit("aten.permute", {x}, std::move(attrs));
+  return permute(c, x, perm);
 }
 
 /// `x` with its dim `dim` (of import-time size) reversed.
@@ -100,15 +88,6 @@ Expected<Value *> padZeros(ConvertContext &c, Value *x, int64_t dim, int64_t bef
   attrs.emplace("mode", Attribute("constant"));
   attrs.emplace("value", Attribute(0.0));
   return c.emit("aten.pad", {x}, std::move(attrs));
-}
-
-Expected<Value *> sliceDim(ConvertContext &c, Value *x, int64_t dim, int64_t start, int64_t end) {
-  AttrMap attrs;
-  attrs.emplace("dim", Attribute(dim));
-  attrs.emplace("start", Attribute(start));
-  attrs.emplace("end", Attribute(end));
-  attrs.emplace("step", Attribute(int64_t(1)));
-  return c.emit("aten.slice", {x}, std::move(attrs));
 }
 
 /// A constant integer input (or attribute before `inputSince`) holding exactly one value.
@@ -395,7 +374,7 @@ Status convertCumSum(ConvertContext &c) {
   if (exclusive && size && rank > 0) {
     // Exclusive: the running sum of the input shifted one step along the dim.
     TC_ASSIGN_OR_RETURN(Value * padded, padZeros(c, x, dim, 1, 0));
-    TC_ASSIGN_OR_RETURN(shifted, sliceDim(c, padded, dim, 0, *size));
+    TC_ASSIGN_OR_RETURN(shifted, slice(c, padded, dim, 0, *size));
   }
   AttrMap attrs;
   attrs.emplace("dim", Attribute(dim));
@@ -415,10 +394,7 @@ Status convertCumSum(ConvertContext &c) {
 Status convertLayerNormalization(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
   TC_ASSIGN_OR_RETURN(Value * scale, c.input(1));
-  Value *bias = nullptr;
-  if (c.hasInput(2)) {
-    TC_ASSIGN_OR_RETURN(bias, c.input(2));
-  }
+  TC_ASSIGN_OR_RETURN(Value * bias, c.optionalInput(2));
   const Shape &shape = x->type().shape;
   TC_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(c, c.intAttr("axis", -1), shape.size()));
   double eps = c.floatAttr("epsilon", 1e-5);
@@ -564,7 +540,7 @@ Status convertLRN(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Value * padded, padZeros(c, squares, 1, before, after));
   Value *window = nullptr;
   for (int64_t k = 0; k <= before + after; ++k) {
-    TC_ASSIGN_OR_RETURN(Value * part, sliceDim(c, padded, 1, k, k + *channels));
+    TC_ASSIGN_OR_RETURN(Value * part, slice(c, padded, 1, k, k + *channels));
     if (window) {
       TC_ASSIGN_OR_RETURN(window, c.emit("aten.add", {window, part}));
     } else {
@@ -649,10 +625,7 @@ Expected<Value *> nllLoss(ConvertContext &c, Value *logProb, Value *target, Valu
 Status convertNegativeLogLikelihoodLoss(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Value * input, c.input(0));
   TC_ASSIGN_OR_RETURN(Value * target, c.input(1));
-  Value *weight = nullptr;
-  if (c.hasInput(2)) {
-    TC_ASSIGN_OR_RETURN(weight, c.input(2));
-  }
+  TC_ASSIGN_OR_RETURN(Value * weight, c.optionalInput(2));
   TC_ASSIGN_OR_RETURN(Value * loss, nllLoss(c, input, target, weight));
   return c.setOutput(0, loss);
 }
@@ -660,10 +633,7 @@ Status convertNegativeLogLikelihoodLoss(ConvertContext &c) {
 Status convertSoftmaxCrossEntropyLoss(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Value * scores, c.input(0));
   TC_ASSIGN_OR_RETURN(Value * labels, c.input(1));
-  Value *weight = nullptr;
-  if (c.hasInput(2)) {
-    TC_ASSIGN_OR_RETURN(weight, c.input(2));
-  }
+  TC_ASSIGN_OR_RETURN(Value * weight, c.optionalInput(2));
   if (scores->type().rank() < 2)
     return c.error(strCat("expects scores [N, C, d...], got ", scores->type().str()));
   TC_ASSIGN_OR_RETURN(Value * logProb, normalizeAlong(c, Normalize::LogSoftmax, scores, 1));

@@ -2,6 +2,7 @@
 #include "ConvertContext.h"
 #include "ImportState.h"
 #include "OnnxTensor.h"
+#include "ViewEmitters.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <algorithm>
@@ -15,15 +16,6 @@ using Ints = std::vector<int64_t>;
 
 Attribute intsAttr(const std::vector<SymInt> &values) { return Attribute(values); }
 Attribute intsAttr(const Ints &values) { return Attribute(values); }
-
-/// Maps a possibly negative axis into [0, rank); `what` names it in the error.
-Expected<int64_t> normalizeAxis(ConvertContext &c, int64_t axis, size_t rank,
-                                const std::string &what = "axis") {
-  int64_t r = int64_t(rank);
-  if (axis < -r || axis >= r)
-    return c.error(strCat(what, " ", axis, " is out of range for rank ", rank));
-  return axis < 0 ? axis + r : axis;
-}
 
 /// Passes an input through to output 0, keeping it symbolic when it is.
 Status forward(ConvertContext &c, size_t input = 0) {
@@ -151,9 +143,7 @@ Status convertReshape(ConvertContext &c) {
     }
   }
   TC_ASSIGN_OR_RETURN(Value * input, c.input(0));
-  AttrMap attrs;
-  attrs.emplace("shape", intsAttr(shape));
-  TC_ASSIGN_OR_RETURN(Value * value, c.emit("aten.reshape", {input}, std::move(attrs)));
+  TC_ASSIGN_OR_RETURN(Value * value, onnx::reshape(c, input, shape));
   return c.setOutput(0, value);
 }
 
@@ -169,9 +159,7 @@ Status convertFlatten(ConvertContext &c) {
   SymInt outer(1), inner(1);
   for (size_t i = 0; i < type.rank(); ++i)
     (int64_t(i) < axis ? outer : inner) = (int64_t(i) < axis ? outer : inner) * type.shape[i];
-  AttrMap attrs;
-  attrs.emplace("shape", intsAttr(std::vector<SymInt>{outer, inner}));
-  TC_ASSIGN_OR_RETURN(Value * value, c.emit("aten.reshape", {input}, std::move(attrs)));
+  TC_ASSIGN_OR_RETURN(Value * value, reshape(c, input, std::vector<SymInt>{outer, inner}));
   return c.setOutput(0, value);
 }
 
@@ -231,9 +219,7 @@ Status convertUnsqueeze(ConvertContext &c) {
   }
   std::sort(dims.begin(), dims.end());
   for (int64_t dim : dims) {
-    AttrMap attrs;
-    attrs.emplace("dim", Attribute(dim));
-    TC_ASSIGN_OR_RETURN(value, c.emit("aten.unsqueeze", {value}, std::move(attrs)));
+    TC_ASSIGN_OR_RETURN(value, unsqueezeDim(c, value, dim));
   }
   return c.setOutput(0, value);
 }
@@ -244,9 +230,7 @@ Status convertTranspose(ConvertContext &c) {
   if (perm.empty())
     for (size_t i = input->type().rank(); i-- > 0;)
       perm.push_back(int64_t(i));
-  AttrMap attrs;
-  attrs.emplace("dims", intsAttr(perm));
-  TC_ASSIGN_OR_RETURN(Value * value, c.emit("aten.permute", {input}, std::move(attrs)));
+  TC_ASSIGN_OR_RETURN(Value * value, permute(c, input, perm));
   return c.setOutput(0, value);
 }
 
@@ -322,15 +306,11 @@ Status convertGather(ConvertContext &c) {
   const Shape &indexShape = indices->type().shape;
   outShape.insert(outShape.end(), indexShape.begin(), indexShape.end());
   outShape.insert(outShape.end(), dataType.shape.begin() + dim + 1, dataType.shape.end());
-  AttrMap flatten;
-  flatten.emplace("shape", intsAttr(Ints{-1}));
-  TC_ASSIGN_OR_RETURN(Value * flat, c.emit("aten.reshape", {indices}, std::move(flatten)));
+  TC_ASSIGN_OR_RETURN(Value * flat, reshape(c, indices, Ints{-1}));
   AttrMap select;
   select.emplace("dim", Attribute(dim));
   TC_ASSIGN_OR_RETURN(Value * picked, c.emit("aten.index_select", {data, flat}, std::move(select)));
-  AttrMap reshape;
-  reshape.emplace("shape", intsAttr(outShape));
-  TC_ASSIGN_OR_RETURN(Value * value, c.emit("aten.reshape", {picked}, std::move(reshape)));
+  TC_ASSIGN_OR_RETURN(Value * value, reshape(c, picked, std::move(outShape)));
   return c.setOutput(0, value);
 }
 
@@ -527,13 +507,11 @@ Status convertTile(ConvertContext &c) {
     expanded.insert(expanded.end(), {SymInt(repeats[i]), shape[i]});
     result.push_back(SymInt(repeats[i]) * shape[i]);
   }
-  AttrMap view, expand, reshape;
-  view.emplace("shape", intsAttr(interleaved));
+  AttrMap expand;
   expand.emplace("size", intsAttr(expanded));
-  reshape.emplace("shape", intsAttr(result));
-  TC_ASSIGN_OR_RETURN(Value * value, c.emit("aten.reshape", {input}, std::move(view)));
+  TC_ASSIGN_OR_RETURN(Value * value, reshape(c, input, std::move(interleaved)));
   TC_ASSIGN_OR_RETURN(value, c.emit("aten.expand", {value}, std::move(expand)));
-  TC_ASSIGN_OR_RETURN(value, c.emit("aten.reshape", {value}, std::move(reshape)));
+  TC_ASSIGN_OR_RETURN(value, reshape(c, value, std::move(result)));
   return c.setOutput(0, value);
 }
 
@@ -637,13 +615,9 @@ Status convertPad(ConvertContext &c) {
 /// DepthToSpace / SpaceToDepth as reshape -> permute -> reshape on static NCHW shapes.
 Status reshapePermuteReshape(ConvertContext &c, Value *input, const Ints &first, const Ints &perm,
                              const Ints &last) {
-  AttrMap a, b, d;
-  a.emplace("shape", intsAttr(first));
-  b.emplace("dims", intsAttr(perm));
-  d.emplace("shape", intsAttr(last));
-  TC_ASSIGN_OR_RETURN(Value * value, c.emit("aten.reshape", {input}, std::move(a)));
-  TC_ASSIGN_OR_RETURN(value, c.emit("aten.permute", {value}, std::move(b)));
-  TC_ASSIGN_OR_RETURN(value, c.emit("aten.reshape", {value}, std::move(d)));
+  TC_ASSIGN_OR_RETURN(Value * value, reshape(c, input, first));
+  TC_ASSIGN_OR_RETURN(value, permute(c, value, perm));
+  TC_ASSIGN_OR_RETURN(value, reshape(c, value, last));
   return c.setOutput(0, value);
 }
 
@@ -788,9 +762,7 @@ Status convertOneHot(ConvertContext &c) {
   if (Status fits = checkStaticSize(resultType, strCat("with depth ", depth, " the result")); !fits)
     return c.error(fits.message());
   TC_ASSIGN_OR_RETURN(indices, wrapIndices(c, indices, SymInt(depth)));
-  AttrMap unsqueeze;
-  unsqueeze.emplace("dim", Attribute(axis));
-  TC_ASSIGN_OR_RETURN(Value * expanded, c.emit("aten.unsqueeze", {indices}, std::move(unsqueeze)));
+  TC_ASSIGN_OR_RETURN(Value * expanded, unsqueezeDim(c, indices, axis));
   // classes: 0..depth-1 along `axis`, computed (folded only when small) rather than stored.
   AttrMap range;
   range.emplace("start", Attribute(int64_t(0)));
@@ -800,20 +772,15 @@ Status convertOneHot(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Value * classes, c.emit("aten.arange", {}, std::move(range)));
   std::vector<SymInt> classShape(outRank, SymInt(1));
   classShape[size_t(axis)] = SymInt(depth);
-  AttrMap view;
-  view.emplace("shape", Attribute(std::move(classShape)));
-  TC_ASSIGN_OR_RETURN(Value * classValue, c.emit("aten.reshape", {classes}, std::move(view)));
+  TC_ASSIGN_OR_RETURN(Value * classValue, reshape(c, classes, std::move(classShape)));
   TC_ASSIGN_OR_RETURN(Value * hot, c.emit("aten.eq", {expanded, classValue}));
   AttrMap sizes;
   sizes.emplace("split_sizes", intsAttr(Ints{1, 1}));
   sizes.emplace("dim", Attribute(int64_t(0)));
   TC_ASSIGN_OR_RETURN(std::vector<Value *> offOn,
                       c.emitMulti("aten.split_with_sizes", {values}, std::move(sizes)));
-  AttrMap squeezeOff, squeezeOn;
-  squeezeOff.emplace("dim", intsAttr(Ints{0}));
-  squeezeOn.emplace("dim", intsAttr(Ints{0}));
-  TC_ASSIGN_OR_RETURN(Value * off, c.emit("aten.squeeze", {offOn[0]}, std::move(squeezeOff)));
-  TC_ASSIGN_OR_RETURN(Value * on, c.emit("aten.squeeze", {offOn[1]}, std::move(squeezeOn)));
+  TC_ASSIGN_OR_RETURN(Value * off, squeezeDim(c, offOn[0], 0));
+  TC_ASSIGN_OR_RETURN(Value * on, squeezeDim(c, offOn[1], 0));
   TC_ASSIGN_OR_RETURN(Value * value, c.emit("aten.where", {hot, on, off}));
   return c.setOutput(0, value);
 }
