@@ -162,8 +162,10 @@ private:
                          ", expected ", expected);
     }
     for (const auto &[name, tensor] : program_.weights) {
+      // (a lambda may not capture a structured binding before C++20 in clang 14, the fuzz build's)
+      const std::string &weightName = name;
       auto it = std::find_if(program_.buffers.begin(), program_.buffers.end(),
-                             [&](const Buffer &b) { return b.name == name; });
+                             [&](const Buffer &b) { return b.name == weightName; });
       if (it == program_.buffers.end() || it->kind != Buffer::Kind::Weight)
         return makeError("loop IR: weight data '", name, "' has no weight buffer");
       std::vector<SymInt> shape(tensor.shape().begin(), tensor.shape().end());
