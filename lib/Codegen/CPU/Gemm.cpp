@@ -191,7 +191,8 @@ void GemmEmitter::packImplicitB(Value *col0, Value *ncur, Value *p0, Value *kcur
       Value *row = gep(dst, b.CreateMul(p, i64(nr)));
       if (!ops.loadBRow)
         return elementRow(k, row);
-      auto [src, contiguous] = ops.loadBRow(b, k, firstCol, nr);
+      auto [source, contiguous] = ops.loadBRow(b, k, firstCol, nr);
+      Value *src = source; // a lambda may not capture a structured binding (clang 14)
       emitIf(
           b.CreateAnd(full, contiguous), "packb.interior",
           [&] {
