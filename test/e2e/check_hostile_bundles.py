@@ -27,7 +27,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "models"))
+sys.path.insert(0, os.path.join(ROOT, "test", "onnx"))
 import safetensors_np  # noqa: E402
+from check_malformed import error_problems  # noqa: E402
 
 LIMIT_SECONDS = 10
 
@@ -134,17 +136,7 @@ def check(name, command, message, problems_out, outputs=None, tmp=None):
         print(f"FAIL {name}: still running after 60 s")
         return
     elapsed = time.monotonic() - start
-    problems = []
-    if result.returncode < 0:
-        problems.append(f"killed by signal {-result.returncode}")
-    elif result.returncode != 1:
-        problems.append(f"exit status {result.returncode} (want 1)")
-    if message not in result.stderr:
-        problems.append(f"message lacks {message!r}")
-    if result.stderr.count("\n") != 1 or "\x1b" in result.stderr:
-        problems.append("the error is not one plain line")
-    if "Sanitizer" in result.stderr or "runtime error" in result.stderr:
-        problems.append("sanitizer report")
+    problems = error_problems(result, message)
     # tensorc-run describes the bundle it loaded (one line) before it runs; nothing else.
     header = [line for line in result.stdout.splitlines() if line.endswith(" threads")]
     if result.stdout.splitlines() != header[:1]:

@@ -238,17 +238,10 @@ def build_cases(root):
     return cases
 
 
-def run_case(command, message, work, seconds=10):
-    """Runs `command` with TMPDIR=work/tmp; returns the problems found (empty: the case passed)."""
-    tmp = os.path.join(work, "tmp")
-    os.makedirs(tmp, exist_ok=True)
-    start = time.monotonic()
-    try:
-        result = subprocess.run(command, capture_output=True, text=True, timeout=60,
-                                env=dict(os.environ, TMPDIR=tmp))
-    except subprocess.TimeoutExpired:
-        return ["still running after 60 s"], ""
-    elapsed = time.monotonic() - start
+def error_problems(result, message):
+    """What keeps a finished process's failure from being a clean error: exit 1 (no signal), one
+    plain stderr line holding `message`, no sanitizer report. Shared with
+    test/e2e/check_hostile_bundles.py."""
     problems = []
     if result.returncode < 0:
         problems.append(f"killed by signal {-result.returncode}")
@@ -260,6 +253,21 @@ def run_case(command, message, work, seconds=10):
         problems.append("the error is not one plain line")
     if "Sanitizer" in result.stderr or "runtime error" in result.stderr:
         problems.append("sanitizer report")
+    return problems
+
+
+def run_case(command, message, work, seconds=10):
+    """Runs `command` with TMPDIR=work/tmp; returns the problems found (empty: the case passed)."""
+    tmp = os.path.join(work, "tmp")
+    os.makedirs(tmp, exist_ok=True)
+    start = time.monotonic()
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, timeout=60,
+                                env=dict(os.environ, TMPDIR=tmp))
+    except subprocess.TimeoutExpired:
+        return ["still running after 60 s"], ""
+    elapsed = time.monotonic() - start
+    problems = error_problems(result, message)
     if result.stdout:
         problems.append("printed something on stdout")
     if elapsed > seconds:
