@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
@@ -86,7 +87,14 @@ Expected<Tensor> parseEntry(const std::string &name, const Json &entry, const ch
       uint64_t(count) * dtypeSize(*dtype) != end - begin)
     return makeError("tensor '", name, "': ", end - begin, " bytes of data for ",
                      describeShape(*dtype, shape));
-  return Tensor::view(*dtype, std::move(shape), owner, bytes + begin);
+  const char *start = bytes + begin;
+  if (count == 0 || reinterpret_cast<uintptr_t>(start) % dtypeSize(*dtype) == 0)
+    return Tensor::view(*dtype, std::move(shape), owner, start);
+  // Writers that do not pad the header (the format allows any JSON length) can leave a tensor
+  // misaligned for its element type: copy it into our own aligned storage.
+  TC_ASSIGN_OR_RETURN(Tensor copy, Tensor::zeros(*dtype, std::move(shape)));
+  std::memcpy(copy.mutableData(), start, size_t(end - begin));
+  return copy;
 }
 
 } // namespace

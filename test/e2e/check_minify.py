@@ -120,14 +120,19 @@ def main():
 
         # A crash at run time, on FX-text: the reduced model still crashes, and writes its
         # weights beside it.
+        # Under the sanitizer build the crash must stay a signal: ASan's own SIGSEGV handler
+        # would turn it into 'exited with status 1'.
+        crash_env = {"TENSORC_INJECT_BUG": "relu:crash",
+                     "ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "") + ":handle_segv=0",
+                     "UBSAN_OPTIONS": os.environ.get("UBSAN_OPTIONS", "") + ":handle_segv=0"}
         reduced = os.path.join(tmp, "min_run.fx")
         out = run([args.tensorc, "minify", os.path.join(ROOT, "models", "convnet.fx"),
-                   "--check", "run", "-o", reduced], env={"TENSORC_INJECT_BUG": "relu:crash"})
+                   "--check", "run", "-o", reduced], env=crash_env)
         assert "still fails: killed by signal 11" in out, out
-        run([args.tensorc, "compile", reduced, "-o", os.path.join(tmp, "crash")],
-            env={"TENSORC_INJECT_BUG": "relu:crash"})
+        run([args.tensorc, "compile", reduced, "-o", os.path.join(tmp, "crash")], env=crash_env)
         crashed = subprocess.run([args.tensorc, "run", os.path.join(tmp, "crash"),
-                                  "--random-inputs", "0", "--dim", "s0=2"], capture_output=True)
+                                  "--random-inputs", "0", "--dim", "s0=2"], capture_output=True,
+                                 env={**os.environ, **crash_env})
         assert crashed.returncode < 0 or crashed.returncode >= 128, crashed
         with open(reduced) as f:
             text = f.read()

@@ -157,6 +157,29 @@ TEST_F(Safetensors, RoundTripsEveryDType) {
   std::remove(file.c_str());
 }
 
+// Another writer's unpadded header leaves an i64 tensor 4 bytes off its alignment: the reader
+// copies it into aligned storage, values intact (reading it in place is undefined behaviour).
+TEST_F(Safetensors, CopiesMisalignedTensors) {
+  std::string file = path("misaligned.safetensors");
+  std::string header = "{\"a\":{\"dtype\":\"I32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+                       "\"b\":{\"dtype\":\"I64\",\"shape\":[2],\"data_offsets\":[4,20]}}";
+  while ((8 + header.size()) % 8 != 0)
+    header += ' ';
+  int32_t a = -7;
+  int64_t b[2] = {int64_t(1) << 40, -3};
+  std::string data(reinterpret_cast<const char *>(&a), 4);
+  data.append(reinterpret_cast<const char *>(b), 16);
+  writeRaw(file, header, data);
+  Expected<std::map<std::string, Tensor>> read = readSafetensors(file);
+  ASSERT_TRUE(read) << read.error().message();
+  const Tensor &tb = read->at("b");
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(tb.data()) % 8, 0u);
+  EXPECT_EQ(tb.getInt(0), int64_t(1) << 40);
+  EXPECT_EQ(tb.getInt(1), -3);
+  EXPECT_EQ(read->at("a").getInt(0), -7);
+  std::remove(file.c_str());
+}
+
 TEST_F(Safetensors, RejectsMalformedFiles) {
   std::string file = path("bad.safetensors");
   {
