@@ -602,7 +602,8 @@ CudaExecutor::timeLaunches(const std::map<std::string, int64_t> &bindings,
   TC_RETURN_IF_ERROR(d.check(d.ctxSetCurrent(context_), "cuCtxSetCurrent"));
   stream_ = ownStream_;
   cu::GraphExec graph = nullptr;
-  if (useGraphs_) {
+  // Profiled (or observed) runs launch one by one, as run() does then: no graph was captured.
+  if (useGraphs_ && !profiler_ && !observer_) {
     auto it = graphs_.find(symbols);
     if (it == graphs_.end() || !it->second.exec || it->second.generation != generation_)
       return makeError("timing needs a run with the same shapes first");
