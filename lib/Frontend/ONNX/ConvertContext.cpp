@@ -501,10 +501,13 @@ const ConverterTable &converterTable() {
     ConverterTable t;
     addElementwiseConverters(t);
     addReductionConverters(t);
+    addEinsumConverters(t);
     addNNConverters(t);
     addQuantizeConverters(t);
     addRecurrentConverters(t);
     addShapeConverters(t);
+    addPadMaskConverters(t);
+    addControlFlowConverters(t);
     addMiscConverters(t);
     return t;
   }();

@@ -126,10 +126,13 @@ using ConverterTable = std::map<std::string, ConvertFn, std::less<>>;
 /// Converter groups, one per OnnxOps*.cpp file.
 void addElementwiseConverters(ConverterTable &table);
 void addReductionConverters(ConverterTable &table);
+void addEinsumConverters(ConverterTable &table);
 void addNNConverters(ConverterTable &table);
 void addQuantizeConverters(ConverterTable &table);
 void addRecurrentConverters(ConverterTable &table);
 void addShapeConverters(ConverterTable &table);
+void addPadMaskConverters(ConverterTable &table);
+void addControlFlowConverters(ConverterTable &table);
 void addMiscConverters(ConverterTable &table); // last: wraps some converters of the others
 
 /// Shape arithmetic at import time: when inputs 0 and 1 are integer vectors known element by

@@ -1,4 +1,5 @@
-// Helpers shared by the neural-network converters (OnnxOpsNN, OnnxOpsQuantize, OnnxOpsRecurrent):
+// Helpers shared by the neural-network converters (OnnxOpsNN, OnnxOpsQuantize, OnnxOpsRecurrent,
+// OnnxOpsMisc, OnnxOpsControlFlow):
 // small emitters for arithmetic, and ONNX's padding attributes (view emitters: ViewEmitters.h).
 #pragma once
 
@@ -6,12 +7,15 @@
 #include "ViewEmitters.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace tensorc::onnx::nn {
 
 using Ints = std::vector<int64_t>;
 
+/// Input `i`, a scalar integer known at import time (`what` names it in errors).
+Expected<int64_t> constantScalar(ConvertContext &c, size_t i, const std::string &what);
 Expected<Value *> binary(ConvertContext &c, const char *op, Value *a, Value *b);
 /// [M, N] -> [N, M].
 Expected<Value *> transpose2d(ConvertContext &c, Value *value);

@@ -286,8 +286,8 @@ Status convertIsInf(ConvertContext &c) {
   bool negative = c.intAttr("detect_negative", 1) != 0;
   TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
   Value *result = nullptr;
-  for (double infinity : {std::numeric_limits<double>::infinity(),
-                          -std::numeric_limits<double>::infinity()}) {
+  for (double infinity :
+       {std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()}) {
     if ((infinity > 0 && !positive) || (infinity < 0 && !negative))
       continue;
     TC_ASSIGN_OR_RETURN(Value * bound, c.scalar(infinity, x->type().dtype));
@@ -318,8 +318,8 @@ Status convertBitShift(ConvertContext &c) {
 }
 
 // Op names as template arguments need linkage.
-constexpr char kAbs[] = "aten.abs", kNeg[] = "aten.neg", kExp[] = "aten.exp",
-               kLog[] = "aten.log", kSqrt[] = "aten.sqrt", kReciprocal[] = "aten.reciprocal",
+constexpr char kAbs[] = "aten.abs", kNeg[] = "aten.neg", kExp[] = "aten.exp", kLog[] = "aten.log",
+               kSqrt[] = "aten.sqrt", kReciprocal[] = "aten.reciprocal",
                kSigmoid[] = "aten.sigmoid", kTanh[] = "aten.tanh", kRelu[] = "aten.relu",
                kErf[] = "aten.erf", kSin[] = "aten.sin", kCos[] = "aten.cos", kTan[] = "aten.tan",
                kAsin[] = "aten.asin", kAcos[] = "aten.acos", kAtan[] = "aten.atan",

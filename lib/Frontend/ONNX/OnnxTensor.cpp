@@ -99,8 +99,8 @@ Expected<std::string> readExternal(const ::onnx::TensorProto &proto, const std::
   fs::path resolved = fs::canonical(base / relative, ec);
   if (ec)
     return makeError(what, ": external data '", location, "': ", ec.message());
-  auto [baseEnd, resolvedIt] = std::mismatch(base.begin(), base.end(), resolved.begin(),
-                                             resolved.end());
+  auto [baseEnd, resolvedIt] =
+      std::mismatch(base.begin(), base.end(), resolved.begin(), resolved.end());
   if (baseEnd != base.end())
     return makeError(what, ": external data location '", location,
                      "' resolves outside the model directory");
@@ -124,8 +124,8 @@ Expected<std::string> readExternal(const ::onnx::TensorProto &proto, const std::
   uint64_t bytes = length.value_or(begin <= fileSize ? fileSize - begin : 0);
   if (begin > fileSize || bytes > fileSize - begin) {
     ::close(fd);
-    return makeError(what, ": external data [", begin, ", +", bytes, ") lies outside '",
-                     location, "' (", fileSize, " bytes)");
+    return makeError(what, ": external data [", begin, ", +", bytes, ") lies outside '", location,
+                     "' (", fileSize, " bytes)");
   }
   if (bytes != expectedBytes) {
     ::close(fd);
@@ -219,12 +219,14 @@ Expected<Tensor> tensorFromProto(const ::onnx::TensorProto &proto, const std::st
   TC_ASSIGN_OR_RETURN(Tensor tensor, Tensor::zeros(*dtype, shape));
   switch (*dtype) {
   case DType::F32:
-    TC_RETURN_IF_ERROR(copyTyped(proto.float_data(), count, what, "float_data",
-                                 [&](int64_t i, float v) { tensor.mutableDataAs<float>()[i] = v; }));
+    TC_RETURN_IF_ERROR(
+        copyTyped(proto.float_data(), count, what, "float_data",
+                  [&](int64_t i, float v) { tensor.mutableDataAs<float>()[i] = v; }));
     break;
   case DType::F64:
-    TC_RETURN_IF_ERROR(copyTyped(proto.double_data(), count, what, "double_data",
-                                 [&](int64_t i, double v) { tensor.mutableDataAs<double>()[i] = v; }));
+    TC_RETURN_IF_ERROR(
+        copyTyped(proto.double_data(), count, what, "double_data",
+                  [&](int64_t i, double v) { tensor.mutableDataAs<double>()[i] = v; }));
     break;
   case DType::I64:
     TC_RETURN_IF_ERROR(copyTyped(proto.int64_data(), count, what, "int64_data",
@@ -232,10 +234,10 @@ Expected<Tensor> tensorFromProto(const ::onnx::TensorProto &proto, const std::st
     break;
   case DType::F16:
   case DType::BF16: // stored as raw 16-bit patterns in int32_data
-    TC_RETURN_IF_ERROR(copyTyped(proto.int32_data(), count, what, "int32_data",
-                                 [&](int64_t i, int32_t v) {
-                                   tensor.mutableDataAs<uint16_t>()[i] = uint16_t(v);
-                                 }));
+    TC_RETURN_IF_ERROR(
+        copyTyped(proto.int32_data(), count, what, "int32_data", [&](int64_t i, int32_t v) {
+          tensor.mutableDataAs<uint16_t>()[i] = uint16_t(v);
+        }));
     break;
   case DType::I32:
   case DType::I16:

@@ -29,6 +29,30 @@ Expected<Value *> permute(ConvertContext &c, Value *value, const std::vector<int
   return c.emit("aten.permute", {value}, std::move(attrs));
 }
 
+Expected<Value *> reshapeTo(ConvertContext &c, Value *value, std::vector<SymInt> shape) {
+  if (value->type().shape == Shape(shape.begin(), shape.end()))
+    return value;
+  return reshape(c, value, std::move(shape));
+}
+
+Expected<Value *> permuteTo(ConvertContext &c, Value *value, const std::vector<int64_t> &dims) {
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (dims[i] != int64_t(i))
+      return permute(c, value, dims);
+  return value;
+}
+
+Expected<Value *> reduceOp(ConvertContext &c, std::string_view op, Value *value,
+                           const std::vector<int64_t> &dims, bool keepdim,
+                           std::optional<DType> dtype) {
+  AttrMap attrs;
+  attrs.emplace("dim", Attribute(dims));
+  attrs.emplace("keepdim", Attribute(keepdim));
+  if (dtype)
+    attrs.emplace("dtype", Attribute(*dtype));
+  return c.emit(op, {value}, std::move(attrs));
+}
+
 Expected<Value *> slice(ConvertContext &c, Value *value, int64_t dim, int64_t start, int64_t end) {
   AttrMap attrs;
   attrs.emplace("dim", Attribute(dim));
