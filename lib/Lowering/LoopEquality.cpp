@@ -59,7 +59,8 @@ std::string nodeDifference(const LoopNode &a, const LoopNode &b) {
       const LoopNode::Attention &x = a.attention, &y = b.attention;
       return x.q == y.q && x.k == y.k && x.v == y.v && x.batch == y.batch && x.l == y.l &&
                      x.s == y.s && x.e == y.e && x.ev == y.ev && sameScale(x.scale, y.scale) &&
-                     x.batchDims == y.batchDims && sameView(x.mask, y.mask)
+                     x.safeSoftmax == y.safeSoftmax && x.batchDims == y.batchDims &&
+                     sameView(x.mask, y.mask)
                  ? ""
                  : "attention parameters";
     }

@@ -521,6 +521,10 @@ private:
       TC_ASSIGN_OR_RETURN(Literal scale, parseLiteral());
       TC_ASSIGN_OR_RETURN(ExprRef value, literalValue(scale, DType::F64));
       a.scale = value->value;
+      if (isIdent("safe_softmax")) {
+        TC_ASSIGN_OR_RETURN(std::string flag, parseName("safe_softmax"));
+        a.safeSoftmax = flag == "safe_softmax";
+      }
       TC_RETURN_IF_ERROR(expectKey("batch_dims"));
       TC_ASSIGN_OR_RETURN(a.batchDims, parseDims());
       TC_RETURN_IF_ERROR(parseNodeSuffix(node));

@@ -189,7 +189,8 @@ std::string templateHeader(const LoopProgram &program, const LoopNode &node,
     detail += "\n";
     return "template attention " + output + " batch=" + a.batch.str() + " l=" + a.l.str() +
            " s=" + a.s.str() + " e=" + std::to_string(a.e) + " ev=" + std::to_string(a.ev) +
-           " scale=" + formatDouble(a.scale) + " batch_dims=" + printDims(a.batchDims);
+           " scale=" + formatDouble(a.scale) + (a.safeSoftmax ? " safe_softmax" : "") +
+           " batch_dims=" + printDims(a.batchDims);
   }
   }
   return "";

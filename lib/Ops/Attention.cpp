@@ -1,5 +1,7 @@
 // Attention: aten.scaled_dot_product_attention, softmax(query . key^T * scale [+ mask | masked by a
-// bool mask]) . value.
+// bool mask]) . value. With `safe_softmax`, a row whose softmax is undefined (every key masked
+// out: 0 / 0; NaN or infinite scores) weighs every value by 0 and gives 0, as torch's
+// _safe_softmax (and the exporters' `where(isnan(softmax), 0, softmax)`) do.
 // The fuse-attention pass forms it from the unfused pattern for GPU compiles; the CUDA backend
 // runs it as one kernel, everything else on this reference kernel.
 #include "OpGroups.h"
@@ -61,6 +63,7 @@ Status runAttention(KernelContext &ctx) {
   int64_t l = q.dim(rank - 2), e = q.dim(rank - 1), s = k.dim(rank - 2), ev = v.dim(rank - 1);
   int64_t batch = (l != 0 && e != 0) ? q.numel() / (l * e) : 0;
   double scale = ctx.getFloat("scale");
+  bool safe = ctx.getBool("safe_softmax");
   // The mask's element for (batch b, row i, key j), broadcasting its size-1 dims.
   std::vector<int64_t> maskStrides;
   if (mask) {
@@ -100,6 +103,11 @@ Status runAttention(KernelContext &ctx) {
       double total = 0;
       for (int64_t j = 0; j < s; ++j)
         total += scores[size_t(j)] = std::exp(scores[size_t(j)] - best);
+      if (safe && !(total > 0 && std::isfinite(total))) {
+        for (int64_t x = 0; x < ev; ++x)
+          out.setDouble((b * l + i) * ev + x, 0.0);
+        continue;
+      }
       for (int64_t x = 0; x < ev; ++x) {
         double sum = 0;
         for (int64_t j = 0; j < s; ++j)
@@ -115,8 +123,9 @@ Status runAttention(KernelContext &ctx) {
 Status registerAttentionOps(OpRegistry &registry) {
   return registry.add(makeOp(OpId::ScaledDotProductAttention,
                              {tensorParam("query"), tensorParam("key"), tensorParam("value"),
-                              optionalTensorParam("attn_mask"),
-                              attrParam("scale", AttrKind::Float)},
+                              optionalTensorParam("attn_mask"), attrParam("scale", AttrKind::Float),
+                              attrParam("safe_softmax", AttrKind::Bool, Attribute(false),
+                                        /*kwargOnly=*/true)},
                              inferAttention, runAttention));
 }
 

@@ -1,5 +1,7 @@
-// fuse-attention: matmul -> [scale] -> [+ mask | where(bool mask, ., -inf)] -> softmax -> matmul
-// becomes one attention op.
+// fuse-attention: matmul -> [scale] -> [+ mask | where(bool mask, ., -inf)] -> softmax ->
+// [where(isnan(.), 0, .)] -> matmul becomes one attention op. The scale may also stand on the
+// matmul's operands (q * a and k^T * b, as torch's exporter writes sqrt(scale) on each); the NaN
+// guard (torch's safe softmax) becomes the op's safe_softmax.
 #include "tensorc/Transforms/FuseAttention.h"
 
 #include "tensorc/IR/Rewriter.h"
@@ -36,7 +38,8 @@ bool swapsLastTwo(const Node &node, size_t rank) {
     return false;
   AttrReader attrs(node.attrs());
   if (node.opId() == OpId::Transpose) {
-    int64_t a = normalizeDim(attrs.getInt("dim0"), rank), b = normalizeDim(attrs.getInt("dim1"), rank);
+    int64_t a = normalizeDim(attrs.getInt("dim0"), rank),
+            b = normalizeDim(attrs.getInt("dim1"), rank);
     return std::min(a, b) == int64_t(rank) - 2 && std::max(a, b) == int64_t(rank) - 1;
   }
   if (node.opId() == OpId::Permute) {
@@ -44,7 +47,9 @@ bool swapsLastTwo(const Node &node, size_t rank) {
     if (!dims || dims->size() != rank)
       return false;
     for (size_t d = 0; d < rank; ++d) {
-      int64_t want = d + 2 < rank ? int64_t(d) : d + 2 == rank ? int64_t(rank) - 1 : int64_t(rank) - 2;
+      int64_t want = d + 2 < rank    ? int64_t(d)
+                     : d + 2 == rank ? int64_t(rank) - 1
+                                     : int64_t(rank) - 2;
       if (normalizeDim((*dims)[d], rank) != want)
         return false;
     }
@@ -79,6 +84,20 @@ Status fuseAttentionWhere(Graph &graph, const PassContext &context, bool tensorC
     };
     Graph &target = ctx.graph();
     Value *probs = ctx.operand(0), *value = ctx.operand(1);
+    // Torch's safe softmax as exported: where(isnan(p), 0, p), p used by those two nodes only.
+    bool safe = false;
+    if (const Node *guard = probs->producer(); guard && guard->opId() == OpId::Where) {
+      const Node *isNan = guard->input(0)->producer();
+      std::optional<double> zero = scalarConstant(target, guard->input(1));
+      Value *guarded = guard->input(2);
+      if (!isNan || isNan->opId() != OpId::IsNan || isNan->input(0) != guarded || !zero ||
+          *zero != 0.0 || !guarded->producer() || guarded->producer()->opId() != OpId::Softmax)
+        return std::optional<std::vector<Value *>>(); // not attention: nothing to say
+      if (!usedOnce(probs) || !usedOnce(guard->input(0)) || uses[guarded->name()] != 2)
+        return skip("the guarded probabilities have other users");
+      probs = guarded;
+      safe = true;
+    }
     const Node *softmax = probs->producer();
     if (!softmax || softmax->opId() != OpId::Softmax)
       return std::optional<std::vector<Value *>>(); // not attention: nothing to say
@@ -88,7 +107,7 @@ Status fuseAttentionWhere(Graph &graph, const PassContext &context, bool tensorC
       return skip("the softmax is not over the last dim");
     if (!softmaxAttrs.isNone("dtype"))
       return skip("the softmax converts its dtype");
-    if (!usedOnce(probs))
+    if (!safe && !usedOnce(probs))
       return skip("the probabilities have other users");
     Value *scores = softmax->input(0);
     if (!usedOnce(scores))
@@ -149,6 +168,21 @@ Status fuseAttentionWhere(Graph &graph, const PassContext &context, bool tensorC
       return skip("Q.K^T has other users");
     const Node *qkNode = qk->producer();
     Value *query = qkNode->input(0), *keyT = qkNode->input(1);
+    // Scales on the operands: (q * a) . (k^T * b) = (q . k^T) * ab.
+    auto unscale = [&](Value *&operand) {
+      const Node *producer = operand->producer();
+      if (!producer || producer->opId() != OpId::Mul || !usedOnce(operand))
+        return;
+      for (size_t side : {0, 1})
+        if (std::optional<double> c = scalarConstant(target, producer->input(1 - side));
+            c && producer->input(side)->type() == operand->type()) {
+          scale *= *c;
+          operand = producer->input(side);
+          return;
+        }
+    };
+    unscale(query);
+    unscale(keyT);
     const TensorType &q = query->type(), &kt = keyT->type(), &v = value->type();
     if (q.rank() != rank || kt.rank() != rank || v.rank() != rank || rank < 2)
       return skip("query, key and value ranks differ (broadcasting matmuls are not fused)");
@@ -165,8 +199,9 @@ Status fuseAttentionWhere(Graph &graph, const PassContext &context, bool tensorC
     if (keyT->producer() && swapsLastTwo(*keyT->producer(), rank)) {
       key = keyT->producer()->input(0);
     } else {
-      TC_ASSIGN_OR_RETURN(key, ctx.emit(transposeOp, {keyT},
-                                        {{"dim0", int64_t(rank) - 2}, {"dim1", int64_t(rank) - 1}}));
+      TC_ASSIGN_OR_RETURN(key,
+                          ctx.emit(transposeOp, {keyT},
+                                   {{"dim0", int64_t(rank) - 2}, {"dim1", int64_t(rank) - 1}}));
     }
     if (dropMask) {
       const OpDef *notDef = context.registry.get(OpId::LogicalNot);
@@ -175,13 +210,16 @@ Status fuseAttentionWhere(Graph &graph, const PassContext &context, bool tensorC
       TC_ASSIGN_OR_RETURN(mask, ctx.emit(*notDef, {mask}, {}));
     }
     Expected<Value *> fused =
-        ctx.emit(attentionOp, {query, key, value, mask}, {{"scale", Attribute(scale)}});
+        ctx.emit(attentionOp, {query, key, value, mask},
+                 {{"scale", Attribute(scale)}, {"safe_softmax", Attribute(safe)}});
     if (!fused)
       return skip(fused.error().message());
     if ((*fused)->type() != node.output()->type())
       return skip("the fused result's type " + (*fused)->type().str() + " differs");
-    log::debug("fuse-attention", "fused " + node.describe() + " (scale " + std::to_string(scale) +
-                                     (!mask                                 ? ")"
+    log::debug("fuse-attention", "fused " + node.describe() +
+                                     (safe ? " (safe softmax, scale " : " (scale ") +
+                                     std::to_string(scale) +
+                                     (!mask                               ? ")"
                                       : mask->type().dtype == DType::Bool ? ", with a bool mask)"
                                                                           : ", with a mask)"));
     return std::optional<std::vector<Value *>>(std::vector<Value *>{*fused});

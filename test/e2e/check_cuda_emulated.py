@@ -32,9 +32,10 @@ SIZES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "bool": 1, "i64": 8, "i32": 4,
          "i8": 1, "u8": 1, "u16": 2, "u32": 4, "u64": 8}
 
 
-def attention_fx(dtype, b, h, l, s, e, ev, mask):
+def attention_fx(dtype, b, h, l, s, e, ev, mask, safe=False):
     """softmax(q.k^T * 0.125 [+ mask | masked]) . v; mask is (kind, shape) or None. Dims are
-    numbers or shape symbols."""
+    numbers or shape symbols. `safe` writes it as torch's exporter does: sqrt(0.125) on q and on
+    k^T, and the safe softmax's where(isnan(p), 0, p) (fully masked rows give 0, not NaN)."""
     ins = [f"%q: {dtype}[{b}, {h}, {l}, {e}]", f"%k: {dtype}[{b}, {h}, {s}, {e}]",
            f"%v: {dtype}[{b}, {h}, {s}, {ev}]"]
     if mask:
@@ -42,9 +43,15 @@ def attention_fx(dtype, b, h, l, s, e, ev, mask):
         ins.append(f"%m: {dtype if kind == 'add' else 'bool'}[{', '.join(map(str, shape))}]")
     scores = f"{dtype}[{b}, {h}, {l}, {s}]"
     lines = [f"graph({', '.join(ins)}):",
-             f"  %kt : {dtype}[{b}, {h}, {e}, {s}] = call_function[target=aten.transpose](args=(%k, -2, -1))",
-             f"  %qk : {scores} = call_function[target=aten.matmul](args=(%q, %kt))",
-             f"  %s : {scores} = call_function[target=aten.mul](args=(%qk, 0.125))"]
+             f"  %kt : {dtype}[{b}, {h}, {e}, {s}] = call_function[target=aten.transpose](args=(%k, -2, -1))"]
+    if safe:
+        root = 0.125 ** 0.5
+        lines += [f"  %qs : {dtype}[{b}, {h}, {l}, {e}] = call_function[target=aten.mul](args=(%q, {root!r}))",
+                  f"  %kts : {dtype}[{b}, {h}, {e}, {s}] = call_function[target=aten.mul](args=(%kt, {root!r}))",
+                  f"  %s : {scores} = call_function[target=aten.matmul](args=(%qs, %kts))"]
+    else:
+        lines += [f"  %qk : {scores} = call_function[target=aten.matmul](args=(%q, %kt))",
+                  f"  %s : {scores} = call_function[target=aten.mul](args=(%qk, 0.125))"]
     last = "%s"
     if mask and mask[0] == "add":
         lines.append(f"  %sm : {scores} = call_function[target=aten.add](args=(%s, %m))")
@@ -52,8 +59,14 @@ def attention_fx(dtype, b, h, l, s, e, ev, mask):
     elif mask:
         lines.append(f"  %sm : {scores} = call_function[target=aten.where](args=(%m, %s, -inf))")
         last = "%sm"
-    lines += [f"  %p : {scores} = call_function[target=aten.softmax](args=({last}, -1))",
-              f"  %out : {dtype}[{b}, {h}, {l}, {ev}] = call_function[target=aten.matmul](args=(%p, %v))",
+    lines.append(f"  %p : {scores} = call_function[target=aten.softmax](args=({last}, -1))")
+    probs = "%p"
+    if safe:
+        flags = f"bool[{b}, {h}, {l}, {s}]"
+        lines += [f"  %nan : {flags} = call_function[target=aten.isnan](args=(%p,))",
+                  f"  %ps : {scores} = call_function[target=aten.where](args=(%nan, 0.0, %p))"]
+        probs = "%ps"
+    lines += [f"  %out : {dtype}[{b}, {h}, {l}, {ev}] = call_function[target=aten.matmul](args=({probs}, %v))",
               "  return (%out,)"]
     return "\n".join(lines) + "\n"
 
@@ -204,10 +217,10 @@ def run_case(args, work, name, dtype, shape, mask, blocks, symbols):
     os.makedirs(case, exist_ok=True)
     model = os.path.join(case, "model.fx")
     with open(model, "w") as f:
-        f.write(attention_fx(dtype, *shape, mask))
+        f.write(attention_fx(dtype, *shape, mask, safe="safe_softmax" in name))
     reference_model = os.path.join(case, "reference.fx")
     with open(reference_model, "w") as f:
-        f.write(attention_fx("f32", *shape, mask))
+        f.write(attention_fx("f32", *shape, mask, safe="safe_softmax" in name))
     b, h, l, s, e, ev = (evaluate(d, symbols) for d in shape)
     if mask:
         mask = (mask[0], [evaluate(d, symbols) for d in mask[1]])
@@ -227,6 +240,8 @@ def run_case(args, work, name, dtype, shape, mask, blocks, symbols):
     kernels = open(os.path.join(bundle, "src", "kernels.cu")).read()
     if args.expect_flash and dtype != "f32" and "tc_flash_attention<" not in kernels:
         return "the flash kernel was not chosen"
+    if "tem_scaled_dot_product_attention" not in kernels:
+        return "the attention was not fused"
     source = os.path.join(case, "emulated.cpp")
     with open(source, "w") as f:
         f.write(emulation_source(kernels, manifest, symbols))
@@ -284,6 +299,11 @@ CASES = {
     "f16_e16_four_key_tiles": ("f16", (1, 1, 128, 256, 16, 16), None, 1 << 30),
     "f32_row_kernel_add_mask": ("f32", (1, 2, 75, 70, 64, 64), ("add", (75, 70)), 1 << 30),
     "f32_row_kernel_bool_mask": ("f32", (2, 1, 20, 33, 40, 24), ("bool", (2, 1, 20, 33)), 5),
+    # Written as torch's exporter writes it: the scale on q and k^T, the safe softmax's guard.
+    "f16_e64_safe_softmax_bool_mask": ("f16", (2, 2, 80, 70, 64, 64), ("bool", (2, 1, 80, 70)),
+                                       1 << 30),
+    "f32_row_kernel_safe_softmax_add_mask": ("f32", (1, 2, 75, 70, 64, 64), ("add", (75, 70)),
+                                             1 << 30),
     "bf16_symbolic_batch_and_keys": ("bf16", ("b", 2, 90, "s", 64, 64), ("add", ("b", 1, 1, "s")),
                                      4, {"b": 3, "s": 70}),
 }

@@ -13,7 +13,7 @@
 # CHECK: const long long L = ((100ll)), S = ((77ll));
 # CHECK: __shared__ __align__(16) unsigned short tc_fa_smem[64 * (72 + 72)];
 # CHECK: const long long qTiles = (L + 63) / 64, total = ((8ll)) * qTiles;
-# CHECK: tc_flash_attention<64, 64, false, 1>(b0 + bi * L * 64ll, b1 + bi * S * 64ll, b2 + bi * S * 64ll, b4 + bi * L * 64ll, b3 + 0ll, ((77ll)), ((1ll)), L, S, row0, 0x1.715476p-3f, tc_fa_smem);
+# CHECK: tc_flash_attention<64, 64, false, 1, false>(b0 + bi * L * 64ll, b1 + bi * S * 64ll, b2 + bi * S * 64ll, b4 + bi * L * 64ll, b3 + 0ll, ((77ll)), ((1ll)), L, S, row0, 0x1.715476p-3f, tc_fa_smem);
 graph(%q: f16[2, 4, 100, 64], %k: f16[2, 4, 77, 64], %v: f16[2, 4, 77, 64], %m: f16[100, 77]):
   %kt : f16[2, 4, 64, 77] = call_function[target=aten.transpose](args=(%k, -2, -1))
   %qk : f16[2, 4, 100, 77] = call_function[target=aten.matmul](args=(%q, %kt))
@@ -32,7 +32,7 @@ graph(%q: f16[2, 4, 100, 64], %k: f16[2, 4, 77, 64], %v: f16[2, 4, 77, 64], %m: 
 # CHECK: long long tc_mask_base = 0, tc_mask_rest = bi;
 # CHECK-NEXT: tc_mask_rest /= ((4ll));
 # CHECK-NEXT: tc_mask_base += (tc_mask_rest % ((2ll))) * ((7700ll));
-# CHECK-NEXT: tc_flash_attention<128, 128, true, 2>({{.*}}, b3 + tc_mask_base, ((77ll)), ((1ll)), L, S, row0,
+# CHECK-NEXT: tc_flash_attention<128, 128, true, 2, false>({{.*}}, b3 + tc_mask_base, ((77ll)), ((1ll)), L, S, row0,
 graph(%q: bf16[2, 4, 100, 128], %k: bf16[2, 4, 77, 128], %v: bf16[2, 4, 77, 128], %m: bool[2, 1, 100, 77]):
   %kt : bf16[2, 4, 128, 77] = call_function[target=aten.transpose](args=(%k, -2, -1))
   %qk : bf16[2, 4, 100, 77] = call_function[target=aten.matmul](args=(%q, %kt))

@@ -63,3 +63,43 @@ graph(%q: f16[2, 4, 8, 16], %k: f16[2, 4, 8, 16], %v: f16[2, 4, 8, 16], %m: bool
   %p2 : f16[2, 4, 8, 8] = call_function[target=aten.softmax](args=(%w2, -1))
   %out2 : f16[2, 4, 8, 16] = call_function[target=aten.matmul](args=(%p2, %v))
   return (%out, %out2)
+
+# -----
+# As torch's exporter writes attention: sqrt(scale) on q and on k^T, and the safe softmax's NaN
+# guard where(isnan(p), 0, p): the scales multiply into the op's, the guard becomes
+# safe_softmax (a fully masked row gives 0 rather than NaN).
+# CHECK-LABEL: graph(%q: f16[2, 4, 8, 16], %k: f16[2, 4, 8, 16], %v: f16[2, 4, 8, 16], %m: f16[8, 8]):
+# CHECK-NEXT: %out : f16[2, 4, 8, 16] = call_function[target=aten.scaled_dot_product_attention](args=(%q, %k, %v, %m, 0.25), kwargs={safe_softmax=True})
+# CHECK-NEXT: return (%out,)
+# LOG: fused %out = aten.matmul (safe softmax, scale 0.250000, with a mask)
+graph(%q: f16[2, 4, 8, 16], %k: f16[2, 4, 8, 16], %v: f16[2, 4, 8, 16], %m: f16[8, 8]):
+  %kt : f16[2, 4, 16, 8] = call_function[target=aten.transpose](args=(%k, -2, -1))
+  %qs : f16[2, 4, 8, 16] = call_function[target=aten.mul](args=(%q, 0.5))
+  %kts : f16[2, 4, 16, 8] = call_function[target=aten.mul](args=(0.5, %kt))
+  %qk : f16[2, 4, 8, 8] = call_function[target=aten.matmul](args=(%qs, %kts))
+  %s : f16[2, 4, 8, 8] = call_function[target=aten.add](args=(%qk, %m))
+  %p : f16[2, 4, 8, 8] = call_function[target=aten.softmax](args=(%s, -1))
+  %nan : bool[2, 4, 8, 8] = call_function[target=aten.isnan](args=(%p,))
+  %g : f16[2, 4, 8, 8] = call_function[target=aten.where](args=(%nan, 0.0, %p))
+  %out : f16[2, 4, 8, 16] = call_function[target=aten.matmul](args=(%g, %v))
+  return (%out,)
+
+# -----
+# Not fused: a guard that fills 1 is no safe softmax, and guarded probabilities that are also
+# returned.
+# CHECK-LABEL: graph(%q: f16[2, 4, 8, 16], %k: f16[2, 4, 8, 16], %v: f16[2, 4, 8, 16]):
+# CHECK-NOT: scaled_dot_product_attention
+# LOG: not fusing at {{.*}}: the guarded probabilities have other users
+graph(%q: f16[2, 4, 8, 16], %k: f16[2, 4, 8, 16], %v: f16[2, 4, 8, 16]):
+  %kt : f16[2, 4, 16, 8] = call_function[target=aten.transpose](args=(%k, -2, -1))
+  %qk : f16[2, 4, 8, 8] = call_function[target=aten.matmul](args=(%q, %kt))
+  %p : f16[2, 4, 8, 8] = call_function[target=aten.softmax](args=(%qk, -1))
+  %nan : bool[2, 4, 8, 8] = call_function[target=aten.isnan](args=(%p,))
+  %g : f16[2, 4, 8, 8] = call_function[target=aten.where](args=(%nan, 1.0, %p))
+  %out : f16[2, 4, 8, 16] = call_function[target=aten.matmul](args=(%g, %v))
+  %qk2 : f16[2, 4, 8, 8] = call_function[target=aten.matmul](args=(%q, %kt))
+  %p2 : f16[2, 4, 8, 8] = call_function[target=aten.softmax](args=(%qk2, -1))
+  %nan2 : bool[2, 4, 8, 8] = call_function[target=aten.isnan](args=(%p2,))
+  %g2 : f16[2, 4, 8, 8] = call_function[target=aten.where](args=(%nan2, 0.0, %p2))
+  %out2 : f16[2, 4, 8, 16] = call_function[target=aten.matmul](args=(%g2, %v))
+  return (%out, %out2, %g2)

@@ -189,12 +189,14 @@ struct LoopNode {
   // dims flattened into batch); `ranges` is the output shape. GPU compiles only (CUDA renderer).
   // The optional mask (mask.buffer >= 0) is read through strides over [batchDims..., l, s]
   // (0 where it broadcasts): added to the scores when of q's dtype; when bool, false makes the
-  // score -inf.
+  // score -inf. With safeSoftmax, a row whose softmax is undefined (all keys masked out, NaN or
+  // infinite scores) is 0.
   struct Attention {
     int q = -1, k = -1, v = -1;
     SymInt batch = 1, l, s;
     int64_t e = 0, ev = 0;
     double scale = 1.0;
+    bool safeSoftmax = false;
     std::vector<SymInt> batchDims; // the leading dims `batch` flattens
     StridedView mask;
   } attention;

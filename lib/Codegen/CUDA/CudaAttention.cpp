@@ -58,11 +58,11 @@ Expected<LaunchConfig> KernelRenderer::renderFlashAttention(const LoopNode &node
     maskRow = ex->index(a.mask.strides[rank - 2], symbols);
     maskCol = ex->index(a.mask.strides[rank - 1], symbols);
   }
-  text +=
-      strCat("    tc_flash_attention<", a.e, ", ", a.ev, ", ", bf16 ? "true" : "false", ", ",
-             maskKind, ">(b", a.q, " + bi * L * ", a.e, "ll, b", a.k, " + bi * S * ", a.e, "ll, b",
-             a.v, " + bi * S * ", a.ev, "ll, b", node.output, " + bi * L * ", a.ev, "ll, ", mask,
-             ", ", maskRow, ", ", maskCol, ", L, S, row0, ", scaleLog2, ", tc_fa_smem);\n");
+  text += strCat("    tc_flash_attention<", a.e, ", ", a.ev, ", ", bf16 ? "true" : "false", ", ",
+                 maskKind, ", ", a.safeSoftmax ? "true" : "false", ">(b", a.q, " + bi * L * ", a.e,
+                 "ll, b", a.k, " + bi * S * ", a.e, "ll, b", a.v, " + bi * S * ", a.ev, "ll, b",
+                 node.output, " + bi * L * ", a.ev, "ll, ", mask, ", ", maskRow, ", ", maskCol,
+                 ", L, S, row0, ", scaleLog2, ", tc_fa_smem);\n");
   text += "  }\n";
   return LaunchConfig{a.batch * ceilDiv(a.l, kFlashRows), kFlashThreads};
 }
@@ -129,8 +129,11 @@ Expected<LaunchConfig> KernelRenderer::renderRowAttention(const LoopNode &node) 
            strCat("acc[i] = acc[i] * rescale + p * ",
                   floatElement(a.v, strCat("key * ", a.ev, "ll + d")), ";"));
   text += "      best = next;\n    }\n";
+  // Safe softmax: a row whose softmax is undefined (total 0 or NaN) gives 0.
   laneDims("    ", vPerLane, a.ev,
-           ex->store(node.output, DType::F32, "acc[i] / total", strCat("row * ", a.ev, "ll + d")));
+           ex->store(node.output, DType::F32,
+                     a.safeSoftmax ? "(total > 0.0f ? acc[i] / total : 0.0f)" : "acc[i] / total",
+                     strCat("row * ", a.ev, "ll + d")));
   text += "  }\n";
   return LaunchConfig{ceilDiv(a.batch * a.l, warps), blockThreads};
 }

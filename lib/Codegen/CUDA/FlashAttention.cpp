@@ -118,7 +118,7 @@ TC_DEVICE void tc_fa_load(unsigned short *dst, const unsigned short *__restrict_
 // (false: -inf), element (i, j) at mask[i * maskRow + j * maskCol]. `scaleLog2` = scale * log2 e.
 // `smem` holds TC_FA_KEYS * (E + 8 + EV + 8) elements, 16-byte aligned. Every thread of the block
 // calls it with the same arguments.
-template <int E, int EV, bool BF16, int MASK>
+template <int E, int EV, bool BF16, int MASK, bool SAFE>
 TC_DEVICE void tc_flash_attention(const unsigned short *__restrict__ q, const unsigned short *__restrict__ k,
                                   const unsigned short *__restrict__ v, unsigned short *__restrict__ out,
                                   const void *__restrict__ mask, long long maskRow, long long maskCol,
@@ -266,11 +266,13 @@ TC_DEVICE void tc_flash_attention(const unsigned short *__restrict__ q, const un
     l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
     l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
     const long long row = row0 + warp * 16 + g + r * 8;
+    // SAFE (torch's safe softmax): a row whose softmax is undefined (l is 0 or NaN) gives 0.
+    const bool zero = SAFE && !(l[r] > 0.0f);
     if (row < L) {
       #pragma unroll
       for (int d = 0; d < EV / 8; ++d)
         *reinterpret_cast<unsigned *>(out + row * EV + d * 8 + 2 * t) =
-            tc_pack2<BF16>(o[d][2 * r] / l[r], o[d][2 * r + 1] / l[r]);
+            tc_pack2<BF16>(zero ? 0.0f : o[d][2 * r] / l[r], zero ? 0.0f : o[d][2 * r + 1] / l[r]);
     }
   }
 }

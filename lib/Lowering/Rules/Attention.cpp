@@ -47,6 +47,7 @@ Status lowerAttention(LowerContext &context, const Node &node) {
   a.e = *e;
   a.ev = *ev;
   a.scale = AttrReader(node.attrs()).getFloat("scale");
+  a.safeSoftmax = AttrReader(node.attrs()).getBool("safe_softmax");
   loop.origins = {shortName(node.op())};
   int id = context.addTemplate(std::move(loop), node.output()->name(), outType);
   context.setBuffer(node.output(), id);
