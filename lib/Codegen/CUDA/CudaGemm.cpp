@@ -58,30 +58,49 @@ std::string KernelRenderer::libraryEpilogue(const codegen::TemplateKernel &t,
   std::swap(saved, text); // ex->body, bindEpilogue and decompose append to `text`
   const std::string &in = site.indent;
   size_t count = site.acc.size();
-  text += strCat(in, "const float tc_acc[", count, "] = {", join(site.acc, ", "), "};\n");
-  text += strCat(in, "#pragma unroll\n", in, "for (int tc_e = 0; tc_e < ", count, "; ++tc_e) {\n");
   // The output (or the epilogue's) buffer is dense over the template's dims: a GEMM's element
   // (batch, row, col) is at (batch * M + row) * N + col (tk_M, tk_N: the library kernel's sizes),
   // a channels-last convolution's (pixel, channel) at pixel * OC + channel.
+  SymInt pitch = conv ? SymInt(node.conv.oc) : node.gemm.n;
+  auto at = [&](const std::string &col) {
+    return conv ? strCat("(", site.row, ") * ", node.conv.oc, "ll + ", col)
+                : strCat("((", site.batch, ") * tk_M + (", site.row, ")) * tk_N + ", col);
+  };
+  // The site's columns start at a multiple of `count`: with rows a whole number of such groups,
+  // its elements are one aligned run of whole 16-byte vectors, stored as such from registers.
+  DType outType = program.buffers[size_t(t.output)].dtype;
+  size_t bytes = count * dtypeSize(outType);
+  std::optional<int64_t> rows = pitch.constant();
+  bool vector = count > 1 && bytes % 16 == 0 && rows && *rows % int64_t(count) == 0;
+  std::string out = strCat("tc_out", counter++);
+  text += strCat(in, "const float tc_acc[", count, "] = {", join(site.acc, ", "), "};\n");
+  if (vector)
+    text += strCat(in, "__align__(16) ", memoryType(outType), " ", out, "[", count, "];\n");
+  text += strCat(in, "#pragma unroll\n", in, "for (int tc_e = 0; tc_e < ", count, "; ++tc_e) {\n");
   std::string flat = strCat("tc_flat", counter++);
   std::string col = strCat("(", site.col, ") + tc_e");
-  text += strCat(in, "  const long long ", flat, " = ",
-                 conv ? strCat("(", site.row, ") * ", node.conv.oc, "ll + ", col)
-                      : strCat("((", site.batch, ") * tk_M + (", site.row, ")) * tk_N + ", col),
-                 ";\n");
-  if (!epilogue) {
-    text += strCat(in, "  ", ex->store(t.output, DType::F32, "tc_acc[tc_e]", flat), "\n");
-  } else {
+  text += strCat(in, "  const long long ", flat, " = ", at(col), ";\n");
+  DType valueType = DType::F32;
+  std::string value = "tc_acc[tc_e]";
+  if (epilogue) {
     Scope scope = symbols;
     if (conv) // the epilogue's own flat index is the buffer's
       decompose(flat, epilogue->ranges, 0, epilogue->ranges.size(), loopVarName, scope, in + "  ");
     else
       bindEpilogue(node, *epilogue, 1, site.batch, site.row, col, scope, in + "  ");
-    std::string value =
-        ex->body(epilogue->body, scope, text, in + "  ", node.output, "tc_acc[tc_e]");
-    text += strCat(in, "  ", ex->store(t.output, epilogue->body->dtype, value, flat), "\n");
+    value = ex->body(epilogue->body, scope, text, in + "  ", node.output, "tc_acc[tc_e]");
+    valueType = epilogue->body->dtype;
   }
+  if (vector)
+    text += strCat(in, "  (void)", flat, ";\n", in, "  ", out,
+                   "[tc_e] = ", ex->storedValue(value, valueType, outType), ";\n");
+  else
+    text += strCat(in, "  ", ex->store(t.output, valueType, value, flat), "\n");
   text += in + "}\n";
+  if (vector)
+    for (size_t v = 0; v < bytes / 16; ++v)
+      text += strCat(in, "reinterpret_cast<uint4 *>(&b", t.output, "[", at(site.col), "])[", v,
+                     "] = reinterpret_cast<const uint4 *>(", out, ")[", v, "];\n");
   std::swap(saved, text);
   return saved;
 }
