@@ -55,12 +55,10 @@ Expected<LaunchConfig> KernelRenderer::renderLibraryConv(const codegen::Template
     if (!error.empty())
       return makeError("convolution ", node.name, ": ", error);
     TC_RETURN_IF_ERROR(ex->status());
-    librarySource = std::move(source.source);
-    usesKernelLibrary = true;
-    SymInt grid = cv.n * SymInt((s.oh() + s.tileH - 1) / s.tileH) *
-                  SymInt((s.ow() + s.tileW - 1) / s.tileW) *
-                  SymInt((s.c + s.channelsPerBlock - 1) / s.channelsPerBlock);
-    return LaunchConfig{grid, source.threads, source.smemBytes};
+    return libraryLaunch(std::move(source),
+                         cv.n * SymInt((s.oh() + s.tileH - 1) / s.tileH) *
+                             SymInt((s.ow() + s.tileW - 1) / s.tileW) *
+                             SymInt((s.c + s.channelsPerBlock - 1) / s.channelsPerBlock));
   }
   kl::ConvSpec s;
   s.name = kernel.name;
@@ -84,9 +82,9 @@ Expected<LaunchConfig> KernelRenderer::renderLibraryConv(const codegen::Template
     return makeError("convolution ", node.name, ": ", error);
   TC_RETURN_IF_ERROR(ex->status());
   int64_t pixels = int64_t(s.oh()) * s.ow(), ocg = cv.oc / cv.groups;
-  return libraryLaunch(std::move(source), s.config,
-                       SymInt(cv.groups) * ceilDiv(cv.n * SymInt(pixels), s.config.bm) *
-                           SymInt((ocg + s.config.bn - 1) / s.config.bn));
+  return gemmLaunch(std::move(source), s.config,
+                    SymInt(cv.groups) * ceilDiv(cv.n * SymInt(pixels), s.config.bm) *
+                        SymInt((ocg + s.config.bn - 1) / s.config.bn));
 }
 
 } // namespace tensorc::cuda

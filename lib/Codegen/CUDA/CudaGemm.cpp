@@ -105,11 +105,15 @@ std::string KernelRenderer::libraryEpilogue(const codegen::TemplateKernel &t,
   return saved;
 }
 
-Expected<LaunchConfig> KernelRenderer::libraryLaunch(kl::KernelSource source,
-                                                     const kl::GemmConfig &config, SymInt tiles) {
+LaunchConfig KernelRenderer::libraryLaunch(kl::KernelSource source, SymInt grid) {
   librarySource = std::move(source.source);
   usesKernelLibrary = true;
-  LaunchConfig launch{tiles * SymInt(config.splitK), source.threads, source.smemBytes};
+  return LaunchConfig{std::move(grid), source.threads, source.smemBytes};
+}
+
+LaunchConfig KernelRenderer::gemmLaunch(kl::KernelSource source, const kl::GemmConfig &config,
+                                        SymInt tiles) {
+  LaunchConfig launch = libraryLaunch(std::move(source), tiles * SymInt(config.splitK));
   if (config.splitK > 1) {
     // Workspaces (kernel parameters tk_partials, tk_counters after the symbols): a float per
     // output of each part of each tile, a counter per tile.
@@ -190,7 +194,7 @@ Expected<LaunchConfig> KernelRenderer::renderLibraryGemm(const codegen::Template
   if (!error.empty())
     return makeError("GEMM ", node.name, ": ", error);
   TC_RETURN_IF_ERROR(ex->status());
-  return libraryLaunch(std::move(source), c, g.batch * ceilDiv(g.m, c.bm) * ceilDiv(g.n, c.bn));
+  return gemmLaunch(std::move(source), c, g.batch * ceilDiv(g.m, c.bm) * ceilDiv(g.n, c.bn));
 }
 
 // ---- NCHW convolutions (CPU-and-CUDA compiles): f32 shared-memory tiles ------------------------

@@ -1,6 +1,6 @@
 // The CUDA renderer: each scheduled Loop or Template kernel as one __global__ function (element per
-// thread, row per block, a shared-memory tiled GEMM/convolution with its epilogue, or attention)
-// and the launch shape the runtime uses for it. Loop kernels are rendered here.
+// thread, row per block, a kernel library GEMM/convolution with its epilogue, or attention) and
+// the launch shape the runtime uses for it. Loop kernels are rendered here.
 #include "KernelRenderer.h"
 
 #include "tensorc/Codegen/Common/Legalize.h"

@@ -148,10 +148,12 @@ private:
   /// The library's epilogue hook for a GEMM or channels-last convolution template: the site's
   /// accumulators through the scheduled epilogue (if any) into the template's output buffer.
   std::string libraryEpilogue(const codegen::TemplateKernel &t, const kernels::EpilogueSite &site);
-  /// Takes a rendered GEMM-shaped library kernel as this kernel's source: `tiles` output tiles
-  /// (all batch entries), each split config.splitK ways, with its split-K workspaces.
-  Expected<LaunchConfig> libraryLaunch(kernels::KernelSource source,
-                                       const kernels::GemmConfig &config, SymInt tiles);
+  /// Takes a rendered library kernel as this kernel's source, launched on `grid` blocks.
+  LaunchConfig libraryLaunch(kernels::KernelSource source, SymInt grid);
+  /// Likewise for a GEMM-shaped kernel: `tiles` output tiles (all batch entries), each split
+  /// config.splitK ways, with its split-K workspaces.
+  LaunchConfig gemmLaunch(kernels::KernelSource source, const kernels::GemmConfig &config,
+                          SymInt tiles);
 
   /// NCHW convolutions (CPU-and-CUDA compiles; CUDA alone lowers them channels-last): f32, an
   /// implicit GEMM per image and group in shared-memory tiles, each output through the epilogue
