@@ -125,8 +125,10 @@ def run_case(args, work, name, dtype, case):
     reference_text, _, _ = build_model("f32", case)
     symbols = case.get("symbols", {})
     if symbols:  # the row count is a shape symbol: the model takes any, the run binds one
-        text = text.replace(f"[{case['m']}, ", "[s0, ")
-        reference_text = reference_text.replace(f"[{case['m']}, ", "[s0, ")
+        rows = (f"[{case['batch']}, {case['m']}, " if case["kind"] == "bmm" else f"[{case['m']}, ")
+        symbolic = rows.replace(f"{case['m']}, ", "s0, ")
+        text = text.replace(rows, symbolic)
+        reference_text = reference_text.replace(rows, symbolic)
     scale = 1.0 / np.sqrt(case["k"])
     weights = {p: emu.round_to(dtype, rng.uniform(-scale if p == "w" else -0.5,
                                                   scale if p == "w" else 0.5, s)
@@ -140,7 +142,11 @@ def run_case(args, work, name, dtype, case):
     # TF32 keeps 10 of f32's 23 mantissa bits: a looser bound than strict f32 against the f32
     # interpreter (products of operands under 1, sums of `k` of them).
     tol = 2e-2 if case.get("tf32") else None
-    return conv.check_bundle(args, folder, dtype, text, reference_text, weights, inputs, [want],
+    if case.get("want_vector"):  # both operands 16-byte aligned: TkMatrix<T, K-major, true>
+        want = [want, "TkMatrix<unsigned short, true, true> tk_a", "true> tk_b"]
+    else:
+        want = [want]
+    return conv.check_bundle(args, folder, dtype, text, reference_text, weights, inputs, want,
                              symbols, case.get("blocks", 1 << 30), compile_args, tol,
                              want_split=case.get("split", False))
 
@@ -148,7 +154,7 @@ def run_case(args, work, name, dtype, case):
 # name -> dtype, case (kind: linear (m, k, n, bias, gelu, residual), bmm (batch, m, k, n,
 # transpose_b), transposed_a or strided_a (m, k, n); split: some kernel must split K; blocks: launched at
 # most, so kernels stride over their units; archs: --cuda-arch; tf32: --matmul-precision high;
-# symbols: the row count as s0 at this value)
+# symbols: the row count as s0 at this value; want_vector: both operands take 16-byte copies)
 CASES = {
     # batch-1 linear layer: 32 rows, too few tiles for the SMs, K split (workspaces), fused
     # bias + GELU + residual; NVRTC compiles it for sm_80 and sm_90
@@ -183,6 +189,10 @@ CASES = {
     # a symbolic row count (the heuristic sizes for large M: no split)
     "f16_linear_symbolic_rows": ("f16", dict(kind="linear", m=37, k=64, n=96, bias=True,
                                              gelu=True, symbols={"s0": 37})),
+    # a symbolic row count in a batched product: the batch stride s0 * 72 is still a whole number
+    # of 16-byte vectors (16-byte copies)
+    "f16_bmm_symbolic_rows": ("f16", dict(kind="bmm", batch=2, m=45, k=72, n=40,
+                                          symbols={"s0": 45}, want_vector=True)),
 }
 
 

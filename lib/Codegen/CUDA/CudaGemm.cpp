@@ -139,9 +139,13 @@ Expected<LaunchConfig> KernelRenderer::renderLibraryGemm(const codegen::Template
   kl::MathMode math = mathFor(dtype);
   int64_t vector = dtype == DType::F32 ? 4 : 8; // elements per 16 bytes
   auto isOne = [](const SymInt &v) { return v.constant() == std::optional<int64_t>(1); };
+  // Whether a size is a whole number of 16-byte vectors at any symbol values: every term's
+  // coefficient is (the terms' atoms are integers).
   auto multiple = [&](const SymInt &v) {
-    std::optional<int64_t> c = v.constant();
-    return c && *c % vector == 0;
+    for (const auto &[monomial, coefficient] : v.termList())
+      if (coefficient % vector)
+        return false;
+    return true;
   };
   bool batched = !isOne(g.batch);
   // A [batch][M][K] and B [batch][K][N] as the library's operands: lines along the unit-stride
