@@ -21,7 +21,9 @@ variants (the slow part, in parallel), then the workers take turns on the GPU, o
 no timing shares the GPU or the CPU with another. Times are medians of --iterations runs after
 warm-up, host-timed from launch to stream completion, inputs already on the GPU for everyone
 (tensorc-run --iterations times the kernels or the graph, no host copies). f32 keeps torch in
-strict fp32 (no TF32 in cuBLAS or cuDNN), as tensorc's default f32 precision is.
+strict fp32 (no TF32 in cuBLAS or cuDNN), as tensorc's default f32 precision is; `run --tf32`
+lets both use TF32 tensor cores (prepare those bundles with `--compile-args --matmul-precision
+high`).
 """
 import argparse
 import copy
@@ -156,13 +158,16 @@ def relative_l2(got, want):
     return float(np.linalg.norm(g - w) / max(np.linalg.norm(w), 1e-30))
 
 
-def worker(work, model, dtype, runner, iterations, peers, messages, go):
+def worker(work, model, dtype, runner, iterations, peers, messages, go, tf32):
     """One case in its own process: check, compile torch's variants, then time when told to."""
     record = {"model": model, "dtype": dtype}
     try:
         import torch
-        torch.backends.cuda.matmul.allow_tf32 = False  # strict fp32, as tensorc's default
-        torch.backends.cudnn.allow_tf32 = False
+        # Strict fp32, as tensorc's default (--matmul-precision highest); with --tf32 both sides
+        # take TF32 tensor cores (bundles prepared with --compile-args --matmul-precision high).
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+        torch.backends.cudnn.allow_tf32 = tf32
+        torch.set_float32_matmul_precision("high" if tf32 else "highest")
         out = case_dir(work, model, dtype)
         with open(os.path.join(out, "export.json")) as f:
             exported = json.load(f)
@@ -247,7 +252,8 @@ def run(args):
         messages = context.Queue()
         gos = {case: context.Event() for case in wave}
         procs = [context.Process(target=worker, args=(args.work, m, d, args.runner,
-                                                      args.iterations, peers, messages, gos[(m, d)]))
+                                                      args.iterations, peers, messages, gos[(m, d)],
+                                                      args.tf32))
                  for m, d in wave]
         for p in procs:
             p.start()
@@ -361,6 +367,10 @@ def main():
     r.add_argument("--dtypes", default="f32,f16")
     r.add_argument("--iterations", type=int, default=50)
     r.add_argument("--jobs", type=int, default=6, help="cases per wave")
+    r.add_argument("--tf32", action="store_true",
+                   help="PyTorch's f32 matmuls and convolutions on TF32 too (for bundles prepared "
+                        "with --compile-args --matmul-precision high; the accuracy check then "
+                        "compares against PyTorch's TF32 error)")
     r.add_argument("--peers", default="compile,reduce-overhead",
                    help="torch.compile variants to time besides eager")
     r.add_argument("--json")

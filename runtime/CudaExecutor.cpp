@@ -190,8 +190,9 @@ CudaExecutor::~CudaExecutor() {
   for (cu::DevicePtr pointer : pointers_)
     if (pointer)
       d.memFree(pointer);
-  if (arena_)
-    d.memFree(arena_);
+  for (cu::DevicePtr pointer : {arena_, partials_, counters_})
+    if (pointer)
+      d.memFree(pointer);
   if (module_)
     d.moduleUnload(module_);
   if (ownStream_)
@@ -361,6 +362,10 @@ Status CudaExecutor::enqueue(const std::map<std::string, int64_t> &bindings,
         values.push_back(pointers_[size_t(arg)]);
       for (int64_t symbol : symbols)
         values.push_back(static_cast<unsigned long long>(symbol));
+      if (launch.splitK()) {
+        values.push_back(partials_);
+        values.push_back(counters_);
+      }
       params.clear();
       for (unsigned long long &value : values)
         params.push_back(&value);
@@ -445,11 +450,37 @@ Expected<MachinePeaks> CudaExecutor::peaks() const {
 Status CudaExecutor::placeBuffers(const std::map<std::string, int64_t> &bindings,
                                   const std::vector<std::vector<int64_t>> &shapes,
                                   bool ownInputsOutputs, std::vector<size_t> &bytes) {
+  const cu::Driver &d = *driver_;
   const Manifest &m = *manifest_;
   // Device memory for this binding: grown, never shrunk, so repeated shapes reuse it.
   TC_ASSIGN_OR_RETURN(int64_t arenaBytes, m.arenaBytes.evaluate(bindings));
   TC_RETURN_IF_ERROR(ensure(arena_, arenaCapacity_, size_t(std::max<int64_t>(arenaBytes, 0)),
                             "the scratch arena"));
+  // Split-K workspaces: the largest any launch needs at these sizes.
+  int64_t partials = 0, counters = 0;
+  for (size_t i = 0; i < m.launches.size(); ++i) {
+    const Launch &launch = m.launches[i];
+    if (launch.kind != LaunchKind::Kernel || !launch.splitK())
+      continue;
+    TC_ASSIGN_OR_RETURN(int64_t floats, launch.cudaPartials.evaluate(bindings));
+    TC_ASSIGN_OR_RETURN(int64_t count, launch.cudaCounters.evaluate(bindings));
+    if (floats < 0 || count < 0 || floats > (int64_t(1) << 40) || count > (int64_t(1) << 40))
+      return makeError(label(m, i), ": split-K workspaces of ", floats, " floats and ", count,
+                       " counters");
+    partials = std::max(partials, floats);
+    counters = std::max(counters, count);
+  }
+  TC_RETURN_IF_ERROR(ensure(partials_, partialsCapacity_, size_t(partials) * sizeof(float),
+                            "the split-K partials"));
+  size_t countersBefore = countersCapacity_;
+  TC_RETURN_IF_ERROR(ensure(counters_, countersCapacity_, size_t(counters) * sizeof(unsigned),
+                            "the split-K counters"));
+  if (countersCapacity_ != countersBefore) { // a fresh block: the kernels need it zero
+    std::vector<unsigned char> zeros(countersCapacity_, 0);
+    TC_RETURN_IF_ERROR(d.check(d.memcpyHtoDAsync(counters_, zeros.data(), zeros.size(), stream_),
+                               "zeroing the split-K counters"));
+    TC_RETURN_IF_ERROR(d.check(d.streamSynchronize(stream_), "zeroing the split-K counters"));
+  }
   bytes.assign(m.buffers.size(), 0);
   for (const BufferDesc &buffer : m.buffers) {
     size_t id = size_t(buffer.id);

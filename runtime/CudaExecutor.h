@@ -96,8 +96,9 @@ public:
 
 private:
   CudaExecutor() = default;
-  /// Device memory for the bound shapes: the arena, and (with `ownInputsOutputs`) the executor's
-  /// input and output buffers; `bytes[id]` receives each buffer's size.
+  /// Device memory for the bound shapes: the arena, the split-K workspaces, and (with
+  /// `ownInputsOutputs`) the executor's input and output buffers; `bytes[id]` receives each
+  /// buffer's size.
   Status placeBuffers(const std::map<std::string, int64_t> &bindings,
                       const std::vector<std::vector<int64_t>> &shapes, bool ownInputsOutputs,
                       std::vector<size_t> &bytes);
@@ -124,6 +125,10 @@ private:
   std::vector<size_t> capacities_;      // per buffer: bytes held (inputs, outputs, weights)
   cu::DevicePtr arena_ = 0;
   size_t arenaCapacity_ = 0;
+  // Split-K workspaces, shared by every split kernel (launches run in order on one stream): the
+  // partials scratch, and counters that are zero between launches (zeroed when allocated).
+  cu::DevicePtr partials_ = 0, counters_ = 0;
+  size_t partialsCapacity_ = 0, countersCapacity_ = 0;
   bool useGraphs_ = false;
   uint64_t generation_ = 0; // bumped by every reallocation: captured graphs hold old pointers
   struct CapturedGraph {

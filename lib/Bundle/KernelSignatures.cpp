@@ -22,6 +22,7 @@ struct Signature {
   SizeExpr range;
   int64_t cudaBlock = 0;
   int64_t cudaSharedBytes = 0;
+  std::string cudaPartials, cudaCounters; // split-K workspaces' sizes ("" without)
 };
 
 Expected<Signature> readSignature(const ObjectReader &reader) {
@@ -47,6 +48,10 @@ Expected<Signature> readSignature(const ObjectReader &reader) {
   TC_ASSIGN_OR_RETURN(signature.range, reader.expr("range"));
   TC_ASSIGN_OR_RETURN(signature.cudaBlock, reader.integer("cuda_block", false, 0));
   TC_ASSIGN_OR_RETURN(signature.cudaSharedBytes, reader.integer("cuda_smem", false, 0));
+  TC_ASSIGN_OR_RETURN(SizeExpr partials, reader.expr("cuda_partials", false));
+  TC_ASSIGN_OR_RETURN(SizeExpr counters, reader.expr("cuda_counters", false));
+  signature.cudaPartials = partials.text();
+  signature.cudaCounters = counters.text();
   return signature;
 }
 
@@ -78,6 +83,10 @@ std::string kernelSignatureTable(const Manifest &manifest) {
       entry["cuda_block"] = launch.cudaBlock;
     if (launch.cudaSharedBytes > 0)
       entry["cuda_smem"] = launch.cudaSharedBytes;
+    if (launch.splitK()) {
+      entry["cuda_partials"] = exprJson(launch.cudaPartials);
+      entry["cuda_counters"] = exprJson(launch.cudaCounters);
+    }
     kernels[launch.name] = std::move(entry);
   }
   json["kernels"] = std::move(kernels);
@@ -152,6 +161,13 @@ Status checkKernelSignatures(const Manifest &manifest, std::string_view table,
       return makeError(label, ": cuda_smem ", launch.cudaSharedBytes, ", but the kernel in ",
                        origin, " was compiled for ", signature->cudaSharedBytes,
                        " bytes of dynamic shared memory");
+    // A split-K kernel reads two workspace parameters past the symbols, at least this large.
+    if (cuda && (signature->cudaPartials != launch.cudaPartials.text() ||
+                 signature->cudaCounters != launch.cudaCounters.text()))
+      return makeError(label, ": split-K workspaces [", launch.cudaPartials.text(), ", ",
+                       launch.cudaCounters.text(), "], but the kernel in ", origin,
+                       " was compiled for [", signature->cudaPartials, ", ",
+                       signature->cudaCounters, "]");
   }
   return Status::ok();
 }

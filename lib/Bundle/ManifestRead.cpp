@@ -71,6 +71,11 @@ Expected<Launch> readLaunch(const ObjectReader &reader) {
         return makeError(reader.path("cuda_smem"), ": must be 0 to 232448 bytes, got ",
                          launch.cudaSharedBytes);
       TC_ASSIGN_OR_RETURN(launch.cudaSymbol, reader.string("cuda_symbol", false));
+      TC_ASSIGN_OR_RETURN(launch.cudaPartials, reader.expr("cuda_partials", false));
+      TC_ASSIGN_OR_RETURN(launch.cudaCounters, reader.expr("cuda_counters", false));
+      if (launch.cudaPartials.text().empty() != launch.cudaCounters.text().empty())
+        return makeError(reader.path(launch.splitK() ? "cuda_partials" : "cuda_counters"),
+                         ": missing (split-K kernels take both workspaces)");
     } else {
       launch.cudaGrid = SizeExpr::constant(0);
     }
@@ -181,6 +186,10 @@ Expected<Manifest> Manifest::fromJson(const Json &json) {
   TC_ASSIGN_OR_RETURN(manifest.cpu, readList<CpuVariant>(reader, "cpu", true, readCpuVariant));
   TC_ASSIGN_OR_RETURN(manifest.cuda, readList<CudaImage>(reader, "cuda", false, readCudaImage));
   TC_ASSIGN_OR_RETURN(manifest.cudaGraphs, reader.boolean("cuda_graphs", false, false));
+  TC_ASSIGN_OR_RETURN(manifest.matmulPrecision, reader.string("matmul_precision", false));
+  if (!manifest.matmulPrecision.empty() && manifest.matmulPrecision != "highest" &&
+      manifest.matmulPrecision != "high")
+    return makeError("matmul_precision: '", manifest.matmulPrecision, "' is not highest or high");
   TC_ASSIGN_OR_RETURN(manifest.guards, readList<Guard>(reader, "guards", false, readGuard));
   TC_ASSIGN_OR_RETURN(manifest.files, readList<BundleFile>(reader, "files", true, readBundleFile));
   TC_ASSIGN_OR_RETURN(const Json *training, reader.get("training", Json::Kind::Object, false));

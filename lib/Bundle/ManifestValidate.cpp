@@ -139,6 +139,8 @@ Status validateManifest(const Manifest &manifest) {
     if (launch.kind == LaunchKind::Kernel) {
       TC_RETURN_IF_ERROR(checkExpr(launch.range, path + ".range"));
       TC_RETURN_IF_ERROR(checkExpr(launch.cudaGrid, path + ".cuda_grid"));
+      TC_RETURN_IF_ERROR(checkExpr(launch.cudaPartials, path + ".cuda_partials"));
+      TC_RETURN_IF_ERROR(checkExpr(launch.cudaCounters, path + ".cuda_counters"));
       if (!manifest.cuda.empty() && launch.cudaBlock == 0)
         return makeError(path, ": kernel '", launch.name,
                          "' has no cuda_block, but the bundle has CUDA images");

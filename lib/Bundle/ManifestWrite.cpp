@@ -77,6 +77,10 @@ Json Manifest::toJson() const {
         item["cuda_block"] = launch.cudaBlock;
         if (launch.cudaSharedBytes > 0)
           item["cuda_smem"] = launch.cudaSharedBytes;
+        if (launch.splitK()) {
+          item["cuda_partials"] = exprJson(launch.cudaPartials);
+          item["cuda_counters"] = exprJson(launch.cudaCounters);
+        }
         if (!launch.cudaSymbol.empty())
           item["cuda_symbol"] = launch.cudaSymbol;
       }
@@ -116,6 +120,8 @@ Json Manifest::toJson() const {
     }
     json["cuda"] = std::move(imageList);
     json["cuda_graphs"] = cudaGraphs;
+    if (!matmulPrecision.empty())
+      json["matmul_precision"] = matmulPrecision;
   }
 
   Json guardList = Json::array();

@@ -266,6 +266,15 @@ Status describeOutput(const codegen::BackendOutput &output, Manifest &manifest) 
     launch.cudaGrid = std::move(*grid);
     launch.cudaBlock = it->second.block;
     launch.cudaSharedBytes = it->second.sharedBytes;
+    if (it->second.counterCount != SymInt(0)) {
+      Expected<SizeExpr> partials = sizeExpr(it->second.partialFloats);
+      Expected<SizeExpr> counters = sizeExpr(it->second.counterCount);
+      if (!partials || !counters)
+        return makeError("CUDA: kernel ", launch.name, ": split-K workspaces: ",
+                         (partials ? counters.error() : partials.error()).message());
+      launch.cudaPartials = std::move(*partials);
+      launch.cudaCounters = std::move(*counters);
+    }
     launch.cudaSymbol = it->second.symbol;
   }
   return Status::ok();
@@ -290,6 +299,7 @@ createBackends(const TargetSet &targets, const CompileOptions &options) {
     cuda.cacheDir = options.cacheDir;
     cuda.quiet = options.quiet;
     cuda.jobs = options.jobs;
+    cuda.tf32 = options.tf32;
     TC_ASSIGN_OR_RETURN(backends.emplace_back(), codegen::createCudaBackend(cuda));
   }
   if (options.emit == CompileOptions::Emit::SharedObject) {
@@ -371,6 +381,8 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
   if (options.train)
     manifest.training = trainingInfo(training);
   manifest.cudaGraphs = targets.cuda && options.cudaGraphs;
+  if (targets.cuda)
+    manifest.matmulPrecision = options.tf32 ? "high" : "highest";
   manifestTime.stop();
 
   // Code generation: each target's backend on the schedule.

@@ -93,10 +93,11 @@ std::string describeOptions(const CompileOptions &options) {
   std::ostringstream out;
   out << "emit " << int(options.emit) << "\ntarget " << options.target << "\ncuda-arch "
       << joinList(options.cudaArchs) << "\ncuda-graphs " << options.cudaGraphs
-      << "\nfuse-attention " << (options.fuseAttention ? int(*options.fuseAttention) : -1)
-      << "\ncpu-arch " << joinList(options.cpuArchs) << "\nvariants " << joinList(options.variants)
-      << "\nlinker " << options.linker << "\nfallback "
-      << (options.fallback ? int(*options.fallback) : -1) << "\n";
+      << "\nmatmul-precision " << (options.tf32 ? "high" : "highest") << "\nfuse-attention "
+      << (options.fuseAttention ? int(*options.fuseAttention) : -1) << "\ncpu-arch "
+      << joinList(options.cpuArchs) << "\nvariants " << joinList(options.variants) << "\nlinker "
+      << options.linker << "\nfallback " << (options.fallback ? int(*options.fallback) : -1)
+      << "\n";
   if (const std::optional<autodiff::TrainOptions> &train = options.train) {
     out.precision(17);
     out << "train " << train->loss << " " << train->label << " " << train->optimizer << " "

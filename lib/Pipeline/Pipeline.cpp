@@ -225,9 +225,11 @@ Status runStages(PipelineState state, const std::string &modelPath, const OpRegi
       [&]() -> Expected<std::string> {
         codegen::CudaBackendOptions cuda;
         cuda.validate = false;
+        cuda.tf32 = options.tf32;
         TC_ASSIGN_OR_RETURN(std::unique_ptr<codegen::Backend> backend,
                             codegen::createCudaBackend(cuda));
-        return backend->source(lowered.program, lowered.schedule);
+        TC_ASSIGN_OR_RETURN(std::string source, backend->source(lowered.program, lowered.schedule));
+        return strCat("// --matmul-precision ", options.tf32 ? "high" : "highest", "\n", source);
       }));
   return Status::ok();
 }

@@ -104,7 +104,8 @@ def run_case(args, work, name, dtype, case):
         inputs["r"] = emu.round_to(dtype, rng.uniform(-1, 1, out_shape).astype(np.float32))
     want_kernel = "tk_depthwise<" if case.get("groups", 1) == c == case["oc"] else "TkConvInput<"
     return check_bundle(args, folder, dtype, text, reference_text, weights, inputs,
-                        [want_kernel], {}, case.get("blocks", 1 << 30))
+                        [want_kernel], {}, case.get("blocks", 1 << 30),
+                        want_split=case.get("split", False))
 
 
 def run_model_case(args, work, name, dtype, path, input_shapes, symbols, want_kernels):
@@ -124,16 +125,18 @@ def run_model_case(args, work, name, dtype, path, input_shapes, symbols, want_ke
 
 
 def check_bundle(args, folder, dtype, text, reference_text, weights, inputs, want_kernels,
-                 symbols, blocks):
+                 symbols, blocks, compile_args=("--cuda-arch", "sm_80"), tol=None,
+                 want_split=False):
     """Compiles `text` (weights in `dtype`) for CUDA, runs its kernels.cu on the emulation and
-    compares its output with the interpreter on `reference_text` (f32, the same values)."""
+    compares its output with the interpreter on `reference_text` (f32, the same values). With
+    `want_split`, some kernel must split K (its workspaces in the manifest)."""
     for stem, body, wdtype in (("model", text, dtype), ("reference", reference_text, "f32")):
         with open(os.path.join(folder, stem + ".fx"), "w") as f:
             f.write(body)
         write_weights(os.path.join(folder, stem + ".safetensors"), weights, wdtype)
     bundle = os.path.join(folder, "bundle")
     compiled = subprocess.run([args.tensorc, "compile", os.path.join(folder, "model.fx"), "-o",
-                               bundle, "--target", "cuda", "--cuda-arch", "sm_80"],
+                               bundle, "--target", "cuda", *compile_args],
                               capture_output=True, text=True)
     if compiled.returncode:
         return f"tensorc compile failed: {compiled.stderr.strip()}"
@@ -142,6 +145,8 @@ def check_bundle(args, folder, dtype, text, reference_text, weights, inputs, wan
     for want_kernel in want_kernels:
         if want_kernel not in kernels:
             return f"the kernel library's {want_kernel[:-1]} was not used"
+    if want_split and not any("cuda_counters" in launch for launch in manifest["launches"]):
+        return "no kernel splits K"
     source = os.path.join(folder, "emulated.cpp")
     with open(source, "w") as f:
         f.write(emu.emulation_source(kernels, manifest, symbols))
@@ -184,7 +189,7 @@ def check_bundle(args, folder, dtype, text, reference_text, weights, inputs, wan
             return f"emulation ({mode}) failed: {ran.stderr.strip()[:2000]}"
         raw = open(os.path.join(folder, f"out{out['id']}.bin"), "rb").read()
         got = emu.from_memory(out["dtype"], raw, want.shape).astype(np.float64)
-        tol = {"f32": 1e-4, "f16": 1e-2, "bf16": 5e-2}[dtype]
+        tol = tol or {"f32": 1e-4, "f16": 1e-2, "bf16": 5e-2}[dtype]
         ok = np.isclose(got, want, rtol=tol, atol=tol)
         if not ok.all():
             i = int(np.argmin(ok.reshape(-1)))
@@ -195,7 +200,8 @@ def check_bundle(args, folder, dtype, text, reference_text, weights, inputs, wan
 
 
 # name -> dtype, case (input [N, C, H, W], oc, k, stride, pad, dil, groups, bias, bn, relu,
-# residual, chain; blocks: launched at most, so kernels stride over their units)
+# residual, chain; blocks: launched at most, so kernels stride over their units; split: some
+# kernel must split K)
 CASES = {
     "f32_3x3_bias_relu": ("f32", dict(input=(2, 16, 10, 10), oc=32, k=3, pad=1, bias=True,
                                       relu=True)),
@@ -217,6 +223,11 @@ CASES = {
                                       relu=True)),
     "f16_chain_stays_channels_last": ("f16", dict(input=(1, 16, 8, 8), oc=32, k=3, pad=1, bn=True,
                                                   relu=True, chain=True)),
+    # 16 pixels, K = 3 * 3 * 256: too few tiles for the SMs, so K splits (workspaces planned)
+    "f16_deep_k_split": ("f16", dict(input=(1, 256, 4, 4), oc=64, k=3, pad=1, bias=True, relu=True,
+                                     residual=True, split=True, blocks=5)),
+    "f32_deep_k_split": ("f32", dict(input=(1, 128, 4, 4), oc=64, k=3, pad=1, bias=True,
+                                     split=True)),
 }
 
 # Whole models of models/ in f32 and f16: name -> dtype, model, input shapes, shape symbols, the

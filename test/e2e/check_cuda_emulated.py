@@ -12,7 +12,6 @@ Prints one line per case and `N passed, M failed`.
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -128,27 +127,6 @@ def evaluate(dim, symbols):
     return dim if isinstance(dim, int) else int(eval(str(dim), {}, dict(symbols)))
 
 
-# Inline PTX written inside kernels (the mma.sync GEMM template's tensor-core steps and async
-# copies), rewritten as calls to the emulation's versions of the same instructions.
-_PTX_REWRITES = [
-    (re.compile(r'asm volatile\("mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.(b?f16)\.b?f16\.f32 '
-                r'[^"]*"\s*: "\+f"\(([^()]*)\), "\+f"\(([^()]*)\), "\+f"\(([^()]*)\), '
-                r'"\+f"\(([^()]*)\)\s*: "r"\(([^()]*)\), "r"\(([^()]*)\), "r"\(([^()]*)\), '
-                r'"r"\(([^()]*)\), "r"\(([^()]*)\), "r"\(([^()]*)\)\);'),
-     lambda m: ("{ float tc_emu_d[4] = {%s, %s, %s, %s}; const unsigned tc_emu_a[4] = {%s, %s, %s, "
-                "%s}; tc_mma16816<%s>(tc_emu_d, tc_emu_a, %s, %s); %s = tc_emu_d[0]; "
-                "%s = tc_emu_d[1]; %s = tc_emu_d[2]; %s = tc_emu_d[3]; }"
-                % (*m.group(2, 3, 4, 5, 6, 7, 8, 9), "true" if m.group(1) == "bf16" else "false",
-                   *m.group(10, 11, 2, 3, 4, 5)))),
-    (re.compile(r'asm volatile\("cp\.async\.cg\.shared\.global \[%0\], \[%1\], 16;" :: '
-                r'"r"\((\(unsigned\)__cvta_generic_to_shared\(\w+\))\), "l"\((\w+)\)\);'),
-     lambda m: f"tk_cp_async16({m.group(1)}, {m.group(2)}, 16);"),
-    (re.compile(r'asm volatile\("cp\.async\.commit_group;"\);'), lambda m: "tc_cp_async_commit();"),
-    (re.compile(r'asm volatile\("cp\.async\.wait_group (\d+);"\);'),
-     lambda m: f"tc_cp_async_wait<{m.group(1)}>();"),
-]
-
-
 def emulation_source(kernels_cu, manifest, symbols):
     """kernels.cu without inline PTX, plus a main() that runs the launch list on buffer files."""
     lines = kernels_cu.splitlines(keepends=True)
@@ -161,8 +139,6 @@ def emulation_source(kernels_cu, manifest, symbols):
         elif not skipping and not ("asm(" in line and line.startswith("TC_DEVICE")):
             kept.append(line)
     body = "".join(kept)
-    for pattern, replacement in _PTX_REWRITES:
-        body = pattern.sub(replacement, body)
     buffers = manifest["buffers"]
     main = ["int main(int argc, char **argv) {",
             "  (void)argc;",
@@ -178,16 +154,31 @@ def emulation_source(kernels_cu, manifest, symbols):
         main.append(f"  std::memset(buffers[{b['id']}], 0, {size});")
         if b["kind"] in ("input", "weight"):
             main.append(f"  tc_emu_read(argv[1], {b['id']}, buffers[{b['id']}], {size});")
+    # Split-K workspaces, shared by every split kernel as the runtime shares them: the partials
+    # poisoned with NaN (any content must do), the counters zero once, before the first launch.
+    split = [launch for launch in manifest["launches"] if "cuda_counters" in launch]
+    if split:
+        partials = max(evaluate(launch["cuda_partials"], symbols) for launch in split)
+        counters = max(evaluate(launch["cuda_counters"], symbols) for launch in split)
+        main.append(f"  float *tk_partials = (float *)std::malloc({partials} * 4 + 4);")
+        main.append(f"  std::memset(tk_partials, 0xff, {partials} * 4 + 4);")
+        main.append(f"  unsigned *tk_counters = (unsigned *)std::calloc({counters} + 1, 4);")
     for launch in manifest["launches"]:
         if launch["kind"] != "kernel":
             raise RuntimeError(f"launch {launch['name']} is a {launch['kind']}, not a kernel")
         args = [f"({MEMORY_TYPES[buffers[a]['dtype']]} *)buffers[{a}]" for a in launch["args"]]
         args += [f"{symbols[name]}ll" for name in manifest["symbols"]]
+        if "cuda_counters" in launch:
+            args += ["tk_partials", "tk_counters"]
         grid = evaluate(launch["cuda_grid"], symbols)
         # Identical kernels are compiled once: the others' launches name its function.
         function = launch.get("cuda_symbol", launch["name"])
         main.append(f"  tc_emu::launch(std::min<unsigned>({grid}, std::atoi(argv[2])), "
                     f"{launch['cuda_block']}, [&] {{ {function}({', '.join(args)}); }});")
+    if split:  # every launch leaves the counters zero (CUDA graphs replay on that)
+        main.append(f"  for (long long i = 0; i < {counters}; ++i) if (tk_counters[i]) "
+                    "{ std::fprintf(stderr, \"split-K counter %lld left at %u\\n\", i, "
+                    "tk_counters[i]); return 4; }")
     for b in buffers:
         if b["kind"] == "output":
             main.append(f"  tc_emu_write(argv[1], {b['id']}, buffers[{b['id']}], sizes[{b['id']}]);")

@@ -2,12 +2,15 @@
 # CUDA rendering (the `cuda` stage, what `compile --target cuda` gives NVRTC): one __global__
 # function per kernel, parameters = the kernel's buffers then the shape symbols.
 
-# A GEMM with its bias epilogue: shared-memory tiles, the epilogue reads the accumulator.
-# CHECK-LABEL: void __launch_bounds__(256) tem_mm_add_0(const float *__restrict__ b0, const float *__restrict__ b1, const float *__restrict__ b2, float *b{{[0-9]+}}, long long sym_s0)
-# CHECK: __shared__ float As[16][64 + 4];
-# CHECK: for (long long t = blockIdx.x; t < total; t += gridDim.x)
-# CHECK: acc[i][j] += a[i] * b[j];
-# CHECK: const float [[ACC:v[0-9]+]] = acc[i][j];
+# A GEMM with its bias epilogue: the kernel library's strict-f32 SIMT GEMM (the default
+# --matmul-precision highest) on the operands' views, the epilogue applied to the accumulators
+# the library hands its hook, stored at the output's dense index.
+# CHECK: // --matmul-precision highest
+# CHECK-LABEL: tem_mm_add_0(const float *__restrict__ b0, const float *__restrict__ b1, const float *__restrict__ b2, float *b{{[0-9]+}}, long long sym_s0)
+# CHECK: const TkMatrix<float, true, true> tk_a{(b0 + 0ll), (long long)(((8ll)))
+# CHECK: tk_gemm_simt<TkSimtConfig<
+# CHECK: const float tc_acc[4] = {tk_v[0], tk_v[1], tk_v[2], tk_v[3]};
+# CHECK: const float [[ACC:v[0-9]+]] = tc_acc[tc_e];
 # CHECK: [[ACC]] + v{{[0-9]+}}
 # A layer norm, its SiLU and the argmax over it (and, horizontally, the add + relu over the same
 # rows): one row per block, block reductions through warp shuffles, a barrier between stages.

@@ -20,7 +20,9 @@ A case that fails to compile keeps its error message. Commands:
   codegen_snapshot.py diff --against DIR       regenerate, print unified diffs against DIR (a
                                                `write` of an older build: the full before/after)
 
-`--filter REGEX` limits the cases, `-j N` runs N compiles at once. Exit status 1 when `check` or
+`--filter REGEX` limits the cases, `--target cpu|cuda` the entries to one back end's (a change to
+one back end regenerates only its own; update keeps the other's lines), `-j N` runs N compiles at
+once. Exit status 1 when `check` or
 `diff` finds a difference. The model weights must exist (models/make_models.py,
 models/make_onnx_models.py --out models).
 """
@@ -133,12 +135,17 @@ def error_entry(stderr, paths):
     return {"(error)": text + "\n"}
 
 
-def generate(tensorc, case, work):
-    """{(target, entry): text} for one case."""
+def in_target(target, only):
+    """Whether an entry's target ("cpu", "cpu/x86_64", "cuda") is of back end `only` ("": all)."""
+    return not only or target.split("/")[0] == only
+
+
+def generate(tensorc, case, work, only=""):
+    """{(target, entry): text} for one case (back end `only`'s entries, "" for all)."""
     out = {}
     scratch = tempfile.mkdtemp(dir=work)
     try:
-        if case.cpu:
+        if case.cpu and in_target("cpu", only):
             bundle = os.path.join(scratch, "bundle")
             code, _, err = run([tensorc, "compile", case.model, "-o", bundle,
                                 "--cpu-arch", case.cpu_archs])
@@ -154,7 +161,7 @@ def generate(tensorc, case, work):
                             out[(f"cpu/{name[:-3]}", key)] = value
                     else:
                         out[("cpu", name.split(".")[0])] = text
-        if case.cuda:
+        if case.cuda and in_target("cuda", only):
             code, text, err = run([tensorc, "inspect", case.model, "--stage", "cuda",
                                    "--target", "cuda"])
             entries = error_entry(err, [case.model, work]) if code else split_cuda(text)
@@ -173,7 +180,8 @@ def generate_all(args, work):
     selected = [c for c in cases(work) if re.search(args.filter, c.name)]
     results = {}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        futures = {pool.submit(generate, args.tensorc, c, work): c for c in selected}
+        futures = {pool.submit(generate, args.tensorc, c, work, args.target): c
+                   for c in selected}
         for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
             case = futures[future]
             for (target, entry), text in future.result().items():
@@ -190,11 +198,11 @@ def hash_lines(results):
             for (case, target, entry), text in sorted(results.items())]
 
 
-def read_hashes(path, names=None):
+def read_hashes(path, names=None, only=""):
     hashes = {}
     for line in open(path):
         case, target, entry, value = line.rsplit(None, 3)
-        if names is None or case in names:
+        if (names is None or case in names) and in_target(target, only):
             hashes[(case, target, entry)] = value
     return hashes
 
@@ -236,6 +244,8 @@ def main():
     parser.add_argument("--out", help="write: the directory; check: also keep the texts here")
     parser.add_argument("--against", help="diff: a directory written by `write`")
     parser.add_argument("--filter", default="", help="only cases whose name matches")
+    parser.add_argument("--target", choices=["", "cpu", "cuda"], default="",
+                        help="only this back end's entries (default: both)")
     parser.add_argument("-j", "--jobs", type=int, default=2)
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args()
@@ -249,17 +259,18 @@ def main():
         write_dir(args.out, results)
     new = {k: digest(v) for k, v in results.items()}
     if args.command == "update":
-        if args.filter:  # keep the other cases' lines
-            kept = {k: v for k, v in read_hashes(SNAPSHOT).items() if k[0] not in names}
+        if args.filter or args.target:  # keep the other cases' and back end's lines
+            kept = {k: v for k, v in read_hashes(SNAPSHOT).items()
+                    if k[0] not in names or not in_target(k[1], args.target)}
             new.update(kept)
         with open(SNAPSHOT, "w") as f:
             f.writelines(f"{' '.join(k)} {v}\n" for k, v in sorted(new.items()))
         print(f"wrote {len(new)} entries to {os.path.relpath(SNAPSHOT, ROOT)}")
         return 0
     if args.command == "check":
-        return 1 if compare(read_hashes(SNAPSHOT, names), new) else 0
+        return 1 if compare(read_hashes(SNAPSHOT, names, args.target), new) else 0
     if args.command == "diff":
-        old_hashes = read_hashes(os.path.join(args.against, "codegen.sha256"), names)
+        old_hashes = read_hashes(os.path.join(args.against, "codegen.sha256"), names, args.target)
         differing = compare(old_hashes, new)
         for key in sorted(k for k in old_hashes.keys() & new.keys() if old_hashes[k] != new[k]):
             before = open(entry_path(args.against, key)).read().splitlines(keepends=True)

@@ -263,6 +263,9 @@ Manifest cudaManifest() {
   m.launches[0].cudaGrid = expr("(4*batch + 255)//256");
   m.launches[0].cudaBlock = 256;
   m.launches[0].cudaSharedBytes = 98304;
+  m.launches[0].cudaPartials = expr("8192*((batch + 63)//64)");
+  m.launches[0].cudaCounters = expr("(batch + 63)//64");
+  m.matmulPrecision = "high";
   m.cuda = {{"sm_90", "cuda/sm_90.cubin", false}, {"sm_80", "cuda/kernels.ptx", true}};
   m.files.push_back({"cuda/sm_90.cubin", std::string(64, 'd')});
   m.files.push_back({"cuda/kernels.ptx", std::string(64, 'e')});
@@ -287,6 +290,10 @@ TEST(ManifestJson, RoundTripsCudaImagesAndLaunchShapes) {
   EXPECT_EQ(parsed->launches[0].cudaGrid.text(), "(4*batch + 255)//256");
   EXPECT_EQ(parsed->launches[0].cudaBlock, 256);
   EXPECT_EQ(parsed->launches[0].cudaSharedBytes, 98304);
+  EXPECT_TRUE(parsed->launches[0].splitK());
+  EXPECT_EQ(parsed->launches[0].cudaPartials.text(), "8192*((batch + 63)//64)");
+  EXPECT_EQ(parsed->launches[0].cudaCounters.text(), "(batch + 63)//64");
+  EXPECT_EQ(parsed->matmulPrecision, "high");
   ASSERT_EQ(parsed->cuda.size(), 2u);
   EXPECT_FALSE(parsed->cuda[0].ptx);
   EXPECT_TRUE(parsed->cuda[1].ptx);
@@ -312,6 +319,23 @@ TEST(ManifestJson, RejectsBadCudaFields) {
   EXPECT_EQ(cudaErrorAfter([](Json &j) { item(j, "launches", 0)["cuda_block"] = 0; }),
             "launches[0]: kernel 'poi_fused_add_0' has no cuda_block, but the bundle has CUDA "
             "images");
+  // Split-K kernels take both workspaces, sized over declared symbols.
+  auto withOnly = [](const char *key) {
+    Manifest m = cudaManifest();
+    m.launches[0].cudaPartials = m.launches[0].cudaCounters = SizeExpr();
+    Json json = m.toJson();
+    item(json, "launches", 0)[key] = "batch";
+    Expected<Manifest> parsed = Manifest::fromJson(json);
+    return parsed ? "(valid)" : parsed.error().message();
+  };
+  EXPECT_EQ(withOnly("cuda_partials"),
+            "launches[0].cuda_counters: missing (split-K kernels take both workspaces)");
+  EXPECT_EQ(withOnly("cuda_counters"),
+            "launches[0].cuda_partials: missing (split-K kernels take both workspaces)");
+  EXPECT_EQ(cudaErrorAfter([](Json &j) { item(j, "launches", 0)["cuda_partials"] = "n"; }),
+            "launches[0].cuda_partials: 'n' uses undeclared symbol 'n'");
+  EXPECT_EQ(cudaErrorAfter([](Json &j) { j["matmul_precision"] = "medium"; }),
+            "matmul_precision: 'medium' is not highest or high");
 }
 
 TEST(ManifestJson, RequiresADigestForEveryFileTheRuntimeReads) {
@@ -374,6 +398,19 @@ TEST(KernelSignatures, RejectEveryChangeAKernelCouldOverrunOn) {
   EXPECT_EQ(errorWith([](Manifest &m) { m.launches[0].cudaSharedBytes = 1024; }, true),
             "launches[0] (kernel poi_fused_add_0): cuda_smem 1024, but the kernel in "
             "cpu/x86_64.so was compiled for 98304 bytes of dynamic shared memory");
+  // Smaller split-K workspaces than the kernel indexes, or none for a kernel that splits.
+  EXPECT_EQ(errorWith([](Manifest &m) { m.launches[0].cudaPartials = expr("8192"); }, true),
+            "launches[0] (kernel poi_fused_add_0): split-K workspaces [8192, (batch + 63)//64], "
+            "but the kernel in cpu/x86_64.so was compiled for [8192*((batch + 63)//64), "
+            "(batch + 63)//64]");
+  EXPECT_EQ(errorWith(
+                [](Manifest &m) {
+                  m.launches[0].cudaPartials = SizeExpr();
+                  m.launches[0].cudaCounters = SizeExpr();
+                },
+                true),
+            "launches[0] (kernel poi_fused_add_0): split-K workspaces [, ], but the kernel in "
+            "cpu/x86_64.so was compiled for [8192*((batch + 63)//64), (batch + 63)//64]");
   Status garbage = checkKernelSignatures(compiled, "{", "k.so", false);
   ASSERT_FALSE(garbage.isOk());
   EXPECT_EQ(garbage.message().rfind("k.so: its kernel signature table is not valid JSON", 0), 0u)

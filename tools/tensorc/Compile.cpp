@@ -28,6 +28,7 @@ struct CompileCommand {
   std::string cudaArchs = "sm_90";
   std::string emit = "bundle";
   std::string mode = "default";
+  std::string matmulPrecision = "highest";
   std::string fallback; // empty: error with --target cuda, allow for cpu alone
   bool noCache = false;
 };
@@ -72,6 +73,7 @@ int runCompile(CompileCommand &command, const OpRegistry &registry) {
   command.options.cpuArchs = splitList(command.cpuArchs);
   command.options.cudaArchs = splitList(command.cudaArchs);
   command.options.cudaGraphs = command.mode == "reduce-overhead";
+  command.options.tf32 = command.matmulPrecision == "high";
   command.options.fuseAttention = command.attention.value();
   command.options.limits = command.limits.resolve();
   command.options.emit =
@@ -139,6 +141,7 @@ Subcommand addCompileCommand(CLI::App &app) {
                    "default, or reduce-overhead (CUDA: replay the launch list as a CUDA graph)")
       ->check(CLI::IsMember({"default", "reduce-overhead"}))
       ->capture_default_str();
+  addMatmulPrecisionFlag(*command, compile->matmulPrecision);
   command
       ->add_option("--cpu-arch", compile->cpuArchs,
                    "Comma-separated CPU architectures: x86_64 (AVX2 + AVX-512), aarch64 (NEON)")

@@ -74,6 +74,16 @@ void addAttentionFlags(CLI::App &command, AttentionFlags &flags) {
       ->excludes(on);
 }
 
+void addMatmulPrecisionFlag(CLI::App &command, std::string &precision) {
+  command
+      .add_option("--matmul-precision", precision,
+                  "--target cuda: how f32 matrix products and convolutions multiply, as "
+                  "torch.set_float32_matmul_precision: highest (strict f32) or high (TF32 tensor "
+                  "cores: operands rounded to 10-bit mantissas, f32 accumulation)")
+      ->check(CLI::IsMember({"highest", "high"}))
+      ->capture_default_str();
+}
+
 DebugLimits LimitFlags::resolve() const {
   DebugLimits limits;
   for (const std::string &pass : splitList(passes))

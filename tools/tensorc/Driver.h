@@ -56,6 +56,9 @@ struct AttentionFlags {
 };
 void addAttentionFlags(CLI::App &command, AttentionFlags &flags);
 
+/// `--matmul-precision highest|high` (CUDA f32 GEMMs and convolutions) into `precision`.
+void addMatmulPrecisionFlag(CLI::App &command, std::string &precision);
+
 /// The debugging limits (DebugLimits): `--disable-passes`, `--disable-fusions`, `--max-fusions`.
 struct LimitFlags {
   std::string passes, fusions;

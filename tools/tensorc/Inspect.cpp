@@ -23,6 +23,7 @@ struct InspectOptions {
   std::string target = "cpu";
   AttentionFlags attention;
   LimitFlags limits;
+  std::string matmulPrecision = "highest";
 };
 
 int runInspect(const InspectOptions &options, const OpRegistry &registry) {
@@ -40,6 +41,7 @@ int runInspect(const InspectOptions &options, const OpRegistry &registry) {
   pipeline.stopAfter = options.stage;
   pipeline.train = *train;
   pipeline.limits = options.limits.resolve();
+  pipeline.tf32 = options.matmulPrecision == "high";
   size_t index = 0;
   std::string error;
   if (!options.outDir.empty()) {
@@ -135,6 +137,7 @@ Subcommand addInspectCommand(CLI::App &app) {
                    "Lower and render as `compile --target` does: cpu, cuda, or cpu,cuda")
       ->capture_default_str();
   addAttentionFlags(*command, inspect->attention);
+  addMatmulPrecisionFlag(*command, inspect->matmulPrecision);
   addLimitFlags(*command, inspect->limits);
   return {command,
           [inspect](const OpRegistry &registry) { return runInspect(*inspect, registry); }};

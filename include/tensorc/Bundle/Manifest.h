@@ -93,6 +93,13 @@ struct Launch {
   int64_t cudaBlock = 0;
   /// Dynamic shared memory per block in bytes ("cuda_smem", absent when 0).
   int64_t cudaSharedBytes = 0;
+  /// Split-K workspaces ("cuda_partials", "cuda_counters"; absent, empty text, without split-K):
+  /// the kernel takes two more parameters after the symbols, a float scratch of cudaPartials
+  /// floats (any content) and cudaCounters unsigned ints that are zero before the first launch
+  /// (each launch leaves them zero). Launches run in order on one stream, so every split kernel
+  /// can share one scratch and one counter buffer of the largest sizes.
+  SizeExpr cudaPartials, cudaCounters;
+  bool splitK() const { return !cudaCounters.text().empty(); }
   /// Kernel, CUDA: the function to launch when it is another kernel's (identical kernels are
   /// compiled once); empty: `name`.
   std::string cudaSymbol;
@@ -151,6 +158,9 @@ struct Manifest {
   std::vector<CudaImage> cuda; // empty: the bundle has no CUDA kernels
   /// `-O reduce-overhead`: the CUDA runtime captures the launch list in a CUDA graph per shape.
   bool cudaGraphs = false;
+  /// CUDA bundles: how f32 GEMMs and convolutions multiply (--matmul-precision: "highest",
+  /// strict f32; "high", TF32 tensor cores). Empty without CUDA images.
+  std::string matmulPrecision;
   /// Shape checks beyond binding plain-symbol dims: `lhs == rhs` must hold once the symbols are
   /// bound, else the run fails with `message` (which names the input and dim).
   struct Guard {

@@ -40,11 +40,12 @@ struct KernelImage {
 
 /// How the runtime launches a kernel on a backend with explicit launch shapes (CUDA): `grid`
 /// blocks (an expression over the shape symbols) of `block` threads, with `sharedBytes` of
-/// dynamic shared memory per block.
+/// dynamic shared memory per block, and split-K workspaces (cuda::LaunchConfig's).
 struct LaunchShape {
   SymInt grid;
   int64_t block = 0;
   int64_t sharedBytes = 0;
+  SymInt partialFloats = SymInt(0), counterCount = SymInt(0);
   /// The function to launch when it is another kernel's (identical kernels are compiled once);
   /// empty: the kernel's own.
   std::string symbol;
@@ -114,6 +115,8 @@ struct CudaBackendOptions {
   unsigned jobs = 0;
   /// Check `archs` against NVRTC now (compile needs it; rendering source does not).
   bool validate = true;
+  /// f32 GEMMs and convolutions on TF32 tensor cores (--matmul-precision high), else strict f32.
+  bool tf32 = false;
 };
 /// The CUDA backend: the renderer (CUDA C++ per kernel, src/kernels.cu) and NVRTC (cuda/<arch>
 /// .cubin, cuda/kernels.ptx). Without the CUDA toolkit, validation and compile say so.

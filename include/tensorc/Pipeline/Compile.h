@@ -28,6 +28,9 @@ struct CompileOptions {
   std::vector<std::string> cudaArchs = {"sm_90"};
   /// `-O reduce-overhead`: the runtime replays the launch list as a CUDA graph per shape.
   bool cudaGraphs = false;
+  /// `--matmul-precision high`: f32 GEMMs and convolutions on TF32 tensor cores (CUDA; as
+  /// torch.set_float32_matmul_precision("high")); false (`highest`): strict f32.
+  bool tf32 = false;
   /// Form aten.scaled_dot_product_attention from softmax(Q.K^T*s [+ mask]).V and run it as one
   /// CUDA kernel, the L x S scores never stored (--target cuda only). Unset: the heads that run
   /// on tensor cores (f16/bf16, head dims multiples of 16 up to 128) when compiling inference for

@@ -139,18 +139,21 @@ public:
 
   Expected<std::string> source(const loop::LoopProgram &program,
                                const sched::Schedule &schedule) override {
-    TC_ASSIGN_OR_RETURN(cuda::RenderedKernels rendered, cuda::renderKernels(program, schedule));
+    TC_ASSIGN_OR_RETURN(cuda::RenderedKernels rendered,
+                        cuda::renderKernels(program, schedule, renderOptions()));
     return std::move(rendered.source);
   }
 
   Expected<BackendOutput> compile(const loop::LoopProgram &program, const sched::Schedule &schedule,
                                   const CompileContext &context) override {
     timing::Scope renderTime("cuda: render");
-    TC_ASSIGN_OR_RETURN(cuda::RenderedKernels rendered, cuda::renderKernels(program, schedule));
+    TC_ASSIGN_OR_RETURN(cuda::RenderedKernels rendered,
+                        cuda::renderKernels(program, schedule, renderOptions()));
     renderTime.stop();
     BackendOutput output;
     for (auto &[kernel, config] : rendered.configs)
-      output.launches[kernel] = {config.grid, config.block, config.sharedBytes};
+      output.launches[kernel] = {config.grid, config.block, config.sharedBytes,
+                                 config.partialFloats, config.counterCount};
     // Identical kernels (the layers of a transformer) are compiled once: the launches of the
     // others call the first one's function.
     timing::Scope dedupTime("cuda: find identical kernels");
@@ -203,6 +206,13 @@ public:
   }
 
 private:
+  cuda::RenderOptions renderOptions() const {
+    cuda::RenderOptions render;
+    render.matmulPrecision =
+        options_.tf32 ? cuda::MatmulPrecision::High : cuda::MatmulPrecision::Highest;
+    return render;
+  }
+
   CudaBackendOptions options_;
 };
 

@@ -1,6 +1,6 @@
 // The CUDA renderer: each scheduled Loop or Template kernel as one __global__ function (element per
-// thread, row per block, a shared-memory tiled GEMM/convolution with its epilogue, or attention)
-// and the launch shape the runtime uses for it. Loop kernels are rendered here.
+// thread, row per block, a kernel library GEMM/convolution with its epilogue, or attention) and
+// the launch shape the runtime uses for it. Loop kernels are rendered here.
 #include "KernelRenderer.h"
 
 #include "tensorc/Codegen/Common/Legalize.h"
@@ -18,12 +18,12 @@ Status KernelRenderer::loopKernel(const codegen::LoopKernel &loopKernel) {
 
 Status KernelRenderer::gemmKernel(const codegen::TemplateKernel &t) {
   start();
-  return finish(renderGemm(t));
+  return finish(renderLibraryGemm(t));
 }
 
 Status KernelRenderer::convKernel(const codegen::TemplateKernel &t) {
   start();
-  return finish(t.node->conv.channelsLast ? renderLibraryConv(t) : renderGemm(t));
+  return finish(t.node->conv.channelsLast ? renderLibraryConv(t) : renderNchwConv(t));
 }
 
 Status KernelRenderer::attentionKernel(const codegen::TemplateKernel &t) {
@@ -363,7 +363,8 @@ void KernelRenderer::renderReductionStage(const LoopNode &node, const Scope &out
 }
 
 Expected<RenderedKernels> renderKernels(const loop::LoopProgram &program,
-                                        const sched::Schedule &schedule) {
+                                        const sched::Schedule &schedule,
+                                        const RenderOptions &options) {
   RenderedKernels result;
   std::string kernels;
   bool flashAttention = false, kernelLibrary = false;
@@ -371,7 +372,7 @@ Expected<RenderedKernels> renderKernels(const loop::LoopProgram &program,
   for (const sched::Kernel &kernel : schedule.kernels) {
     if (kernel.kind == sched::Kernel::Kind::Extern)
       continue;
-    KernelRenderer renderer(legal, kernel);
+    KernelRenderer renderer(legal, kernel, options);
     Expected<LaunchConfig> config = renderer.render(kernels);
     if (!config)
       return config.takeError().withContext("kernel " + kernel.name);

@@ -1,6 +1,7 @@
 // The CUDA renderer's kernel renderer, shared by the files that render each kind of kernel:
-// CudaRenderer.cpp (loop kernels and the entry point), CudaGemm.cpp (GEMM and convolution
-// templates), CudaAttention.cpp (attention templates).
+// CudaRenderer.cpp (loop kernels and the entry point), CudaGemm.cpp (GEMM templates, the kernel
+// library's epilogue hook, NCHW convolutions), CudaConv.cpp (channels-last convolutions),
+// CudaAttention.cpp (attention templates).
 #pragma once
 
 #include "ExprRenderer.h"
@@ -26,8 +27,6 @@ constexpr int64_t kElementwiseBlock = 256;
 /// Elementwise kernels with more expression nodes than this are not vectorized (see
 /// renderVectorElementwise).
 constexpr size_t kMaxVectorizedExprNodes = 128;
-// GEMM tiles: BM x BN outputs per block of 256 threads (16 x 16, each 4 x 4), BK-deep panels.
-constexpr int64_t kTileM = 64, kTileN = 64, kTileK = 16, kGemmThreads = 256;
 
 inline SymInt product(const std::vector<SymInt> &dims, size_t from = 0, size_t to = SIZE_MAX) {
   SymInt result(1);
@@ -47,8 +46,9 @@ inline int64_t sizeHint(const SymInt &value) { return value.constant().value_or(
 /// first) and says how to launch it.
 class KernelRenderer : public codegen::KernelVisitor {
 public:
-  KernelRenderer(const loop::LoopProgram &program, const sched::Kernel &kernel)
-      : program(program), kernel(kernel) {}
+  KernelRenderer(const loop::LoopProgram &program, const sched::Kernel &kernel,
+                 const RenderOptions &options)
+      : program(program), kernel(kernel), options(options) {}
 
   Expected<LaunchConfig> render(std::string &source) {
     TC_RETURN_IF_ERROR(codegen::walkKernel(program, kernel, *this));
@@ -130,25 +130,37 @@ private:
                     const std::string &outer, const std::string &row, const std::string &col,
                     Scope &scope, const std::string &indent);
 
-  /// GEMM and convolution templates (an implicit GEMM per image and group).
-  Expected<LaunchConfig> renderGemm(const codegen::TemplateKernel &t);
+  /// The GPU the kernel library's heuristic configures for: an H100 without the sm_90a-only
+  /// paths (the module is compiled for plain sm_80/sm_90), so every configuration runs on any
+  /// sm_80+ GPU.
+  static kernels::GpuInfo targetGpu();
+  /// How GEMMs and convolutions of `dtype` multiply: tensor cores for f16/bf16; f32 by
+  /// --matmul-precision (strict SIMT, or TF32 tensor cores).
+  kernels::MathMode mathFor(DType dtype) const;
 
-  /// Stores the accumulator `acc` (a float expression) of output element (row, col) of batch `bi`
-  /// (convolutions: `image`, `group`), through the epilogue when there is one.
-  void storeElement(const LoopNode &node, const LoopNode *epilogue, int out, const std::string &acc,
-                    const std::string &indent);
-
-  /// The 4 x 4 accumulators acc[outer][inner] of a thread, each stored through storeElement
-  /// where `rowCol` (statements declaring `row` and `col`) puts it inside the M x N output; closes
-  /// the tile loop.
-  void storeTile(const LoopNode &node, const LoopNode *epilogue, int out, const std::string &outer,
-                 const std::string &inner, const std::string &rowCol);
-
-  /// Channels-last convolutions (CudaConv.cpp): a kernel of the kernel library (implicit GEMM,
-  /// or depthwise), whose epilogue hook stores each output element through the scheduled
-  /// epilogue. Its source replaces the kernel's (librarySource).
+  /// GEMM templates (CudaGemm.cpp): the kernel library's GEMM on the operands' strided views,
+  /// whose epilogue hook stores each output element through the scheduled epilogue. Its source
+  /// replaces the kernel's (librarySource).
+  Expected<LaunchConfig> renderLibraryGemm(const codegen::TemplateKernel &t);
+  /// Channels-last convolutions (CudaConv.cpp): the kernel library's implicit GEMM or depthwise
+  /// kernel, likewise.
   Expected<LaunchConfig> renderLibraryConv(const codegen::TemplateKernel &t);
+  /// The library's epilogue hook for a GEMM or channels-last convolution template: the site's
+  /// accumulators through the scheduled epilogue (if any) into the template's output buffer.
   std::string libraryEpilogue(const codegen::TemplateKernel &t, const kernels::EpilogueSite &site);
+  /// Takes a rendered library kernel as this kernel's source, launched on `grid` blocks.
+  LaunchConfig libraryLaunch(kernels::KernelSource source, SymInt grid);
+  /// Likewise for a GEMM-shaped kernel: `tiles` output tiles (all batch entries), each split
+  /// config.splitK ways, with its split-K workspaces.
+  LaunchConfig gemmLaunch(kernels::KernelSource source, const kernels::GemmConfig &config,
+                          SymInt tiles);
+
+  /// NCHW convolutions (CPU-and-CUDA compiles; CUDA alone lowers them channels-last): f32, an
+  /// implicit GEMM per image and group in shared-memory tiles, each output through the epilogue
+  /// (storeConvElement).
+  Expected<LaunchConfig> renderNchwConv(const codegen::TemplateKernel &t);
+  void storeConvElement(const LoopNode &node, const LoopNode *epilogue, int out,
+                        const std::string &acc, const std::string &indent);
 
   /// Declares `tc_mask_base`, the offset of batch entry `bi`'s mask (over the attention's batch
   /// dims, 0 where the mask broadcasts), and returns its name; "0ll" when it broadcasts over all.
@@ -167,39 +179,6 @@ private:
   /// accumulators) folds the values in as the keys stream by, so the L x S scores never exist.
   Expected<LaunchConfig> renderRowAttention(const LoopNode &node);
 
-  /// How one operand tile moves from global to shared memory: `rows` x BK elements of an
-  /// operand whose element (row, k) is at `index` (a C expression over `rowVar` and `gk`).
-  struct OperandTile {
-    int buffer = -1;
-    std::string smem, rowVar, rowLimit, index;
-    int64_t rows = 0;
-    bool kContiguous = false; // k has stride 1: threads walk k, else they walk rows
-    bool kMajor = false;      // shared memory holds [k][row] (B with n contiguous), else [row][k]
-  };
-
-  std::string smemAt(const OperandTile &tile, const std::string &stage, const std::string &row,
-                     const std::string &k);
-
-  /// Element-wise loads into smem[row][k] (16-bit patterns), coalesced along the operand's
-  /// contiguous dim; out-of-range elements are zero.
-  void loadTileElements(const OperandTile &tile, int64_t BK, int64_t threads,
-                        const std::string &stage, const std::string &indent);
-
-  /// 16-byte cp.async copies of 8 elements along the contiguous dim (the caller proved the
-  /// alignment, and that the dim's extent is a multiple of 8).
-  void loadTileAsync(const OperandTile &tile, int64_t BK, int64_t threads, const std::string &stage,
-                     const std::string &indent);
-
-  /// f16/bf16 GEMM on tensor cores (mma.sync m16n8k16, f32 accumulators, sm_80+): blocks of
-  /// 64 x 32 outputs, four warps of 16 x 32. Operands whose contiguous dim is 16-byte aligned
-  /// (linear layers) stream through a ring of three shared-memory stages with cp.async, so later
-  /// K slices load while one multiplies; others load element-wise, coalesced along their
-  /// contiguous dim. A is kept [m][k] in shared memory and B [n][k] (one 32-bit load per fragment
-  /// register) or, when n is contiguous, [k][n] (two 16-bit loads).
-  Expected<LaunchConfig> renderMmaGemm(const LoopNode &node, const LoopNode *epilogue, int out,
-                                       const std::string &aIndex, const std::string &bIndex,
-                                       DType dtype);
-
 public:
   /// Whether the kernel calls the flash-attention device code (flashAttentionLibrary()).
   bool usesFlashAttention = false;
@@ -209,6 +188,7 @@ public:
 private:
   const loop::LoopProgram &program;
   const sched::Kernel &kernel;
+  const RenderOptions &options;
   std::vector<std::string> params;
   LaunchConfig config;
   std::unique_ptr<ExprRenderer> ex;

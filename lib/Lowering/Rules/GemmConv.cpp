@@ -23,6 +23,21 @@ Status lowerGemm(LowerContext &context, const Node &node) {
   StridedView a = context.stridedView(node.input(0));
   StridedView b =
       context.contiguousWeight(context.stridedView(node.input(1)), node.input(1)->type().shape);
+  // Each operand has a unit-stride matrix dim (a size-1 dim counts), else it is copied dense:
+  // the CUDA GEMM reads operands as lines along one of them (views such as x[:, ::2] have none).
+  auto unitStrided = [](const StridedView &view, const std::vector<SymInt> &shape) {
+    size_t rows = shape.size() - 2;
+    for (size_t d = rows; d < shape.size(); ++d)
+      if (isOne(view.strides[d]) || isOne(shape[d]))
+        return true;
+    return false;
+  };
+  for (size_t i = 0; i < 2; ++i) {
+    StridedView &view = i == 0 ? a : b;
+    const std::vector<SymInt> &shape = node.input(i)->type().shape;
+    if (!unitStrided(view, shape))
+      view = {context.realize(node.input(i)), SymInt(0), contiguousStrides(shape)};
+  }
   LoopNode loop;
   LoopNode::Gemm &gemm = loop.gemm;
   const std::vector<SymInt> &aShape = node.input(0)->type().shape;

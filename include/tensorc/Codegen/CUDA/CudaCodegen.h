@@ -24,6 +24,19 @@ struct LaunchConfig {
   /// Dynamic shared memory per block in bytes (kernel-library kernels); over 48 KB the runtime
   /// raises the function's CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES first.
   int64_t sharedBytes = 0;
+  /// Split-K workspaces (GEMMs and convolutions whose K is split across blocks; 0 otherwise):
+  /// the kernel takes two more parameters after the shape symbols, `float *tk_partials` (this
+  /// many floats of scratch, any content) and `unsigned *tk_counters` (this many, zero before the
+  /// first launch; every launch leaves them zero).
+  SymInt partialFloats = SymInt(0), counterCount = SymInt(0);
+};
+
+/// How f32 GEMMs and convolutions multiply (torch.set_float32_matmul_precision): Highest is
+/// strict f32 (SIMT FMAs), High rounds the operands to TF32 on tensor cores.
+enum class MatmulPrecision { Highest, High };
+
+struct RenderOptions {
+  MatmulPrecision matmulPrecision = MatmulPrecision::Highest;
 };
 
 struct RenderedKernels {
@@ -34,12 +47,13 @@ struct RenderedKernels {
 /// Renders every Loop and Template kernel of `schedule` (Extern kernels stay the runtime's).
 /// Pure pointwise kernels run four elements per thread (dense operands as 4-wide vectors);
 /// kernels with reductions or inner loops run one row per block (warp-shuffle reductions, stages
-/// separated by block barriers); GEMM and convolution templates are shared-memory tiled (f16/bf16
-/// GEMMs on tensor cores) with the pointwise epilogue applied to the accumulators before the
-/// store; attention templates run on the flash kernel (f16/bf16 on tensor cores) or one warp per
-/// query row, with an online softmax.
+/// separated by block barriers); GEMM and convolution templates run the kernel library's kernels
+/// (tensor cores for f16/bf16, f32 as `options` say; split-K for small problems) with the
+/// pointwise epilogue applied to the accumulators before the store; attention templates run on the
+/// flash kernel (f16/bf16 on tensor cores) or one warp per query row, with an online softmax.
 Expected<RenderedKernels> renderKernels(const loop::LoopProgram &program,
-                                        const sched::Schedule &schedule);
+                                        const sched::Schedule &schedule,
+                                        const RenderOptions &options = {});
 
 struct CompileOptions {
   std::vector<std::string> archs = {"sm_90"}; // cubins, e.g. sm_80, sm_90

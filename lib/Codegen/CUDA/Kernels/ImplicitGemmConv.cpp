@@ -65,11 +65,8 @@ KernelSource renderConv(const ConvSpec &s, std::string &error) {
     kernel.params.push_back(p);
   for (const std::string &p : s.scalarParams)
     kernel.params.push_back(p);
-  if (!s.params.empty()) {
-    if (s.config.splitK > 1)
-      return fail("split-K needs the library's parameter list (its workspaces)");
-    kernel.params = s.params;
-  }
+  if (!s.params.empty())
+    kernel.params = detail::callerParams(s.params, s.config);
   bool split = s.config.splitK > 1;
   const char *v = vector ? "true" : "false";
   std::string body =

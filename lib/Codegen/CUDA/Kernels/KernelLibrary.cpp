@@ -111,6 +111,13 @@ std::vector<std::string> splitKParams(const GemmConfig &c) {
   return {"float *__restrict__ tk_partials", "unsigned *__restrict__ tk_counters"};
 }
 
+std::vector<std::string> callerParams(const std::vector<std::string> &params, const GemmConfig &c) {
+  std::vector<std::string> all = params;
+  for (std::string &p : splitKParams(c))
+    all.push_back(std::move(p));
+  return all;
+}
+
 std::string gemmTemplateCall(const GemmConfig &c, ElemType type, MathMode math) {
   if (math == MathMode::SimtF32)
     return strCat("tk_gemm_simt<", simtConfigType(c), ">");
@@ -143,22 +150,24 @@ KernelSource renderGemm(const GemmSpec &s, std::string &error) {
     k.params.push_back(p);
   for (const std::string &p : s.scalarParams)
     k.params.push_back(p);
+  if (!s.params.empty())
+    k.params = detail::callerParams(s.params, s.config);
   bool split = s.config.splitK > 1;
-  auto operand = [&](const MatrixOperand &o, const char *name, const char *rows) {
+  auto operand = [&](const MatrixOperand &o, const char *name, const std::string &base,
+                     const char *rows) {
     return strCat("  const TkMatrix<", t, ", ", o.kContiguous ? "true" : "false", ", ",
-                  o.aligned16 ? "true" : "false", "> tk_", name, "{",
-                  name == std::string("a") ? "A" : "B", ", (long long)(", o.ld, "), (long long)(",
-                  o.batchStride, "), ", rows, ", tk_K};\n");
+                  o.aligned16 ? "true" : "false", "> tk_", name, "{", base, ", (long long)(", o.ld,
+                  "), (long long)(", o.batchStride, "), ", rows, ", tk_K};\n");
   };
-  std::string body =
-      strCat("  TK_DYNAMIC_SMEM(tk_smem);\n", "  const long long tk_M = (", s.m, "), tk_N = (", s.n,
-             "), tk_K = (", s.k, "), tk_batches = (", s.batch, ");\n", operand(s.a, "a", "tk_M"),
-             operand(s.b, "b", "tk_N"), "  ", detail::gemmTemplateCall(s.config, s.type, s.math),
-             "(tk_a, tk_b, tk_M, tk_N, tk_K, tk_batches, ", split ? "tk_partials" : "nullptr", ", ",
-             split ? "tk_counters" : "nullptr", ", tk_smem,\n",
-             detail::epilogueLambdas(s.epilogue, s.math == MathMode::SimtF32 ? 4 : 8, "tk_b",
-                                     "tk_c", "      ", true),
-             ");\n");
+  std::string body = strCat(
+      "  TK_DYNAMIC_SMEM(tk_smem);\n", "  const long long tk_M = (", s.m, "), tk_N = (", s.n,
+      "), tk_K = (", s.k, "), tk_batches = (", s.batch, ");\n", operand(s.a, "a", s.aExpr, "tk_M"),
+      operand(s.b, "b", s.bExpr, "tk_N"), "  ", detail::gemmTemplateCall(s.config, s.type, s.math),
+      "(tk_a, tk_b, tk_M, tk_N, tk_K, tk_batches, ", split ? "tk_partials" : "nullptr", ", ",
+      split ? "tk_counters" : "nullptr", ", tk_smem,\n",
+      detail::epilogueLambdas(s.epilogue, s.math == MathMode::SimtF32 ? 4 : 8, "tk_b", "tk_c",
+                              "      ", true),
+      ");\n");
   k.source = detail::wrapKernel(k, body);
   return k;
 }

@@ -14,9 +14,10 @@
 //
 // Kernel ABI. Parameters, in order: the operand pointers (GEMM: A, B; convolution: input,
 // packed weights), the epilogue's `params`, then for split-K (`splitK > 1`) `float *tk_partials,
-// unsigned *tk_counters`, then the caller's `scalarParams`. Blocks are 1-D, `threads` wide,
-// with `smemBytes` of dynamic shared memory (a block over 48 KB needs
-// cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) once per function). The
+// unsigned *tk_counters`, then the caller's `scalarParams`. A caller with its own parameter list
+// (the specs' `params`) gets it as it is, followed for split-K by `tk_partials, tk_counters`.
+// Blocks are 1-D, `threads` wide, with `smemBytes` of dynamic shared memory (a block over 48 KB
+// needs cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) once per function). The
 // grid is `grid` blocks (`units`, or fewer for a persistent kernel); a kernel loops over its
 // units with a stride of gridDim.x, so any grid that is a multiple of `clusterSize` is correct.
 // Split-K workspaces: `tk_partials` holds partialFloats() floats (scratch, any content),
@@ -118,6 +119,11 @@ struct GemmSpec {
   std::vector<std::string> scalarParams; // declarations the expressions use ("long long M")
   GemmConfig config;
   Epilogue epilogue;
+  /// A caller with its own kernel signature (the CUDA renderer passes its buffers in its order):
+  /// every parameter declaration, replacing the default list (split-K's workspaces follow it),
+  /// and the C expressions of the operands' base pointers in terms of them.
+  std::vector<std::string> params;
+  std::string aExpr = "A", bExpr = "B";
 };
 
 /// A 2-D convolution on channels-last activations: input [N][H][W][C], weights pre-packed
@@ -138,8 +144,8 @@ struct ConvSpec {
   /// 16 bytes' elements, patches move as 16-byte vectors; otherwise element by element.
   bool aligned16 = true;
   /// A caller with its own kernel signature (the CUDA renderer passes its buffers in its order):
-  /// every parameter declaration, replacing the default list (then no split-K), and the C
-  /// expressions of the operands' pointers in terms of them.
+  /// every parameter declaration, replacing the default list (split-K's workspaces follow it),
+  /// and the C expressions of the operands' pointers in terms of them.
   std::vector<std::string> params;
   std::string inputExpr = "input", weightExpr = "weight";
 

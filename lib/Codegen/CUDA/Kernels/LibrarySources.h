@@ -51,6 +51,10 @@ std::string gemmLaunch(KernelSource &kernel, const GemmConfig &config, ElemType 
 /// The split-K workspace parameters (none without split-K).
 std::vector<std::string> splitKParams(const GemmConfig &config);
 
+/// A caller's own parameter list followed by the split-K workspace parameters.
+std::vector<std::string> callerParams(const std::vector<std::string> &params,
+                                      const GemmConfig &config);
+
 /// The device template call's name and config type for a math mode.
 std::string gemmTemplateCall(const GemmConfig &config, ElemType type, MathMode math);
 

@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""Runs CUDA GEMM templates (the kernel library's tensor-core and SIMT GEMMs with their fused
+epilogues, split-K with its workspaces) on the CPU emulation (test/e2e/cuda_emu.h) and compares
+them with the interpreter, on machines without a GPU.
+
+Each case is a small model of matrix products (linear layers with bias + GELU + residual
+epilogues, batched products, transposed operands, a strided slice as an operand, sizes that are
+not multiples of 16 bytes, a symbolic row count, f32 on TF32 tensor cores with
+--matmul-precision high) with its weights as constants, compiled with `--target cuda`: the bundle's kernels.cu, with the inline PTX replaced by
+the emulation, is built with the host C++ compiler and run; the reference is the interpreter on
+the f32 model with the same values. Cases that must split K check that the manifest plans the
+split's workspaces and that the counters are zero again after the run. Some cases compile for
+sm_80 and sm_90 (NVRTC compiles both). Prints one line per case and `N passed, M failed`.
+"""
+import argparse
+import os
+import sys
+import tempfile
+import zlib
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import check_cuda_conv_emulated as conv  # noqa: E402
+import check_cuda_emulated as emu  # noqa: E402
+
+
+def shape_text(dtype, shape):
+    return f"{dtype}[{', '.join(map(str, shape))}]"
+
+
+def linear_model(dtype, m, k, n, bias, gelu, residual):
+    """x [m, k] . w^T (w [n, k], a constant) [+ b] [-> GELU] [+ r]."""
+    ins = [f"%x: {shape_text(dtype, (m, k))}"]
+    if residual:
+        ins.append(f"%r: {shape_text(dtype, (m, n))}")
+    params = {"w": (n, k)}
+    out = shape_text(dtype, (m, n))
+    lines = [f"  %wt : {shape_text(dtype, (k, n))} = call_function[target=aten.t](args=(%w,))"]
+    if bias:
+        params["b"] = (n,)
+        lines.append(f"  %y : {out} = call_function[target=aten.addmm](args=(%b, %x, %wt))")
+    else:
+        lines.append(f"  %y : {out} = call_function[target=aten.mm](args=(%x, %wt))")
+    last = "y"
+    if gelu:
+        lines.append(f"  %g : {out} = call_function[target=aten.gelu](args=(%{last},), "
+                     "kwargs={approximate='none'})")
+        last = "g"
+    if residual:
+        lines.append(f"  %o : {out} = call_function[target=aten.add](args=(%{last}, %r))")
+        last = "o"
+    inputs = {"x": (m, k)}
+    if residual:
+        inputs["r"] = (m, n)
+    return ins, params, lines, last, inputs
+
+
+def bmm_model(dtype, batch, m, k, n, transpose_b):
+    """a [batch, m, k] . b [batch, k, n] (b an input given as [batch, n, k] and transposed when
+    `transpose_b`), scaled by 0.5."""
+    ins = [f"%a: {shape_text(dtype, (batch, m, k))}"]
+    out = shape_text(dtype, (batch, m, n))
+    lines = []
+    if transpose_b:
+        ins.append(f"%bt: {shape_text(dtype, (batch, n, k))}")
+        lines.append(f"  %b : {shape_text(dtype, (batch, k, n))} = call_function["
+                     "target=aten.transpose](args=(%bt, 1, 2))")
+        inputs = {"a": (batch, m, k), "bt": (batch, n, k)}
+    else:
+        ins.append(f"%b: {shape_text(dtype, (batch, k, n))}")
+        inputs = {"a": (batch, m, k), "b": (batch, k, n)}
+    lines.append(f"  %p : {out} = call_function[target=aten.bmm](args=(%a, %b))")
+    lines.append(f"  %o : {out} = call_function[target=aten.mul](args=(%p, 0.5))")
+    return ins, {}, lines, "o", inputs
+
+
+def transposed_a_model(dtype, m, k, n):
+    """x^T . w^T with x an input [k, m] (A is M-contiguous) and w a constant [n, k]."""
+    ins = [f"%x: {shape_text(dtype, (k, m))}"]
+    lines = [f"  %xt : {shape_text(dtype, (m, k))} = call_function[target=aten.t](args=(%x,))",
+             f"  %wt : {shape_text(dtype, (k, n))} = call_function[target=aten.t](args=(%w,))",
+             f"  %o : {shape_text(dtype, (m, n))} = call_function[target=aten.mm]"
+             "(args=(%xt, %wt))"]
+    return ins, {"w": (n, k)}, lines, "o", {"x": (k, m)}
+
+
+def strided_a_model(dtype, m, k, n):
+    """x[:, ::2] . w^T with x an input [m, 2k]: A has no unit-stride dim (the lowering copies it
+    dense first)."""
+    ins = [f"%x: {shape_text(dtype, (m, 2 * k))}"]
+    lines = [f"  %xs : {shape_text(dtype, (m, k))} = call_function[target=aten.slice]"
+             f"(args=(%x, 1, 0, {2 * k}, 2))",
+             f"  %wt : {shape_text(dtype, (k, n))} = call_function[target=aten.t](args=(%w,))",
+             f"  %o : {shape_text(dtype, (m, n))} = call_function[target=aten.mm]"
+             "(args=(%xs, %wt))"]
+    return ins, {"w": (n, k)}, lines, "o", {"x": (m, 2 * k)}
+
+
+def build_model(dtype, case):
+    kind = case["kind"]
+    if kind == "linear":
+        parts = linear_model(dtype, case["m"], case["k"], case["n"], case.get("bias", False),
+                             case.get("gelu", False), case.get("residual", False))
+    elif kind == "bmm":
+        parts = bmm_model(dtype, case["batch"], case["m"], case["k"], case["n"],
+                          case.get("transpose_b", False))
+    elif kind == "strided_a":
+        parts = strided_a_model(dtype, case["m"], case["k"], case["n"])
+    else:
+        parts = transposed_a_model(dtype, case["m"], case["k"], case["n"])
+    ins, params, lines, last, inputs = parts
+    param_ins = [f"%{name}: {shape_text(dtype, s)}" for name, s in params.items()]
+    text = (f"graph({', '.join(ins + param_ins)}):\n" + "\n".join(lines) +
+            f"\n  return (%{last},)\n")
+    return text, params, inputs
+
+
+def run_case(args, work, name, dtype, case):
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    folder = os.path.join(work, name)
+    os.makedirs(folder, exist_ok=True)
+    text, params, input_shapes = build_model(dtype, case)
+    reference_text, _, _ = build_model("f32", case)
+    symbols = case.get("symbols", {})
+    if symbols:  # the row count is a shape symbol: the model takes any, the run binds one
+        rows = (f"[{case['batch']}, {case['m']}, " if case["kind"] == "bmm" else f"[{case['m']}, ")
+        symbolic = rows.replace(f"{case['m']}, ", "s0, ")
+        text = text.replace(rows, symbolic)
+        reference_text = reference_text.replace(rows, symbolic)
+    scale = 1.0 / np.sqrt(case["k"])
+    weights = {p: emu.round_to(dtype, rng.uniform(-scale if p == "w" else -0.5,
+                                                  scale if p == "w" else 0.5, s)
+                               .astype(np.float32)) for p, s in params.items()}
+    inputs = {k: emu.round_to(dtype, rng.uniform(-1, 1, s).astype(np.float32))
+              for k, s in input_shapes.items()}
+    compile_args = ["--cuda-arch", case.get("archs", "sm_80")]
+    if case.get("tf32"):
+        compile_args += ["--matmul-precision", "high"]
+    want = "tk_gemm_simt<" if dtype == "f32" and not case.get("tf32") else "tk_gemm_tc<"
+    # TF32 keeps 10 of f32's 23 mantissa bits: a looser bound than strict f32 against the f32
+    # interpreter (products of operands under 1, sums of `k` of them).
+    tol = 2e-2 if case.get("tf32") else None
+    if case.get("want_vector"):  # both operands 16-byte aligned: TkMatrix<T, K-major, true>
+        want = [want, "TkMatrix<unsigned short, true, true> tk_a", "true> tk_b"]
+    else:
+        want = [want]
+    return conv.check_bundle(args, folder, dtype, text, reference_text, weights, inputs, want,
+                             symbols, case.get("blocks", 1 << 30), compile_args, tol,
+                             want_split=case.get("split", False))
+
+
+# name -> dtype, case (kind: linear (m, k, n, bias, gelu, residual), bmm (batch, m, k, n,
+# transpose_b), transposed_a or strided_a (m, k, n); split: some kernel must split K; blocks: launched at
+# most, so kernels stride over their units; archs: --cuda-arch; tf32: --matmul-precision high;
+# symbols: the row count as s0 at this value; want_vector: both operands take 16-byte copies)
+CASES = {
+    # batch-1 linear layer: 32 rows, too few tiles for the SMs, K split (workspaces), fused
+    # bias + GELU + residual; NVRTC compiles it for sm_80 and sm_90
+    "f16_linear_split_bias_gelu_residual": ("f16", dict(kind="linear", m=32, k=512, n=256,
+                                                        bias=True, gelu=True, residual=True,
+                                                        split=True, archs="sm_80,sm_90")),
+    "bf16_linear_split_bias_gelu": ("bf16", dict(kind="linear", m=24, k=384, n=192, bias=True,
+                                                 gelu=True, split=True, blocks=7)),
+    # more than 64 rows (64x64 tiles) split 6 ways, as BERT's seq-128 layers are
+    "f16_linear_128_rows_split": ("f16", dict(kind="linear", m=128, k=768, n=128, bias=True,
+                                              split=True)),
+    # strict f32 on SIMT, tails in every dim, split K
+    "f32_linear_simt_tails_bias_gelu": ("f32", dict(kind="linear", m=40, k=300, n=72, bias=True,
+                                                    gelu=True, split=True,
+                                                    archs="sm_80,sm_90")),
+    # f32 on TF32 tensor cores (--matmul-precision high)
+    "f32_linear_tf32_residual": ("f32", dict(kind="linear", m=48, k=256, n=96, residual=True,
+                                             tf32=True, split=True)),
+    # K not a multiple of 8 elements: element copies instead of 16-byte ones; N neither: the
+    # epilogue stores element by element (16-byte stores otherwise)
+    "f16_linear_unaligned_k_n": ("f16", dict(kind="linear", m=20, k=100, n=42, bias=True)),
+    # batched products: batch strides, B N-contiguous / B K-contiguous (transposed)
+    "f16_bmm": ("f16", dict(kind="bmm", batch=3, m=40, k=72, n=56)),
+    "bf16_bmm_transposed_b": ("bf16", dict(kind="bmm", batch=2, m=70, k=64, n=48,
+                                           transpose_b=True)),
+    "f32_bmm_transposed_b": ("f32", dict(kind="bmm", batch=2, m=33, k=20, n=24,
+                                         transpose_b=True)),
+    # A M-contiguous (x^T) on tensor cores: 32-row tiles for the transposing loads
+    "f16_transposed_a": ("f16", dict(kind="transposed_a", m=24, k=64, n=80)),
+    # x[:, ::2]: no unit stride in A's matrix dims
+    "f16_strided_a_copied": ("f16", dict(kind="strided_a", m=32, k=64, n=48)),
+    # a symbolic row count (the heuristic sizes for large M: no split)
+    "f16_linear_symbolic_rows": ("f16", dict(kind="linear", m=37, k=64, n=96, bias=True,
+                                             gelu=True, symbols={"s0": 37})),
+    # a symbolic row count in a batched product: the batch stride s0 * 72 is still a whole number
+    # of 16-byte vectors (16-byte copies)
+    "f16_bmm_symbolic_rows": ("f16", dict(kind="bmm", batch=2, m=45, k=72, n=40,
+                                          symbols={"s0": 45}, want_vector=True)),
+}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tensorc", required=True)
+    parser.add_argument("--cxx", default="c++", help="host C++ compiler (C++17, GNU extensions)")
+    parser.add_argument("--cases", default="", help="comma-separated subset of the cases")
+    parser.add_argument("--work", help="keep the cases' files here")
+    args = parser.parse_args()
+    names = [n for n in args.cases.split(",") if n] or list(CASES)
+    failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        work = args.work or tmp
+        for name in names:
+            dtype, case = CASES[name]
+            why = run_case(args, work, name, dtype, case)
+            print(f"{'FAIL' if why else 'ok'} {name}{': ' + why if why else ''}", flush=True)
+            failed += why is not None
+    print(f"{len(names) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
