@@ -71,6 +71,7 @@ Expected<Launch> readLaunch(const ObjectReader &reader) {
         return makeError(reader.path("cuda_smem"), ": must be 0 to 232448 bytes, got ",
                          launch.cudaSharedBytes);
       TC_ASSIGN_OR_RETURN(launch.cudaSymbol, reader.string("cuda_symbol", false));
+      TC_ASSIGN_OR_RETURN(launch.cudaModule, reader.integer("cuda_module", false, 0));
     } else {
       launch.cudaGrid = SizeExpr::constant(0);
     }
@@ -103,6 +104,10 @@ Expected<CudaImage> readCudaImage(const ObjectReader &reader) {
     return makeError(reader.path("kind"), ": unknown image kind '", kind,
                      "' (expected cubin or ptx)");
   image.ptx = kind == "ptx";
+  TC_ASSIGN_OR_RETURN(image.module, reader.integer("module", false, 0));
+  if (image.module < 0 || image.module >= kMaxCudaModules)
+    return makeError(reader.path("module"), ": must be 0 to ", kMaxCudaModules - 1, ", got ",
+                     image.module);
   return image;
 }
 

@@ -247,8 +247,8 @@ Status describeOutput(const codegen::BackendOutput &output, Manifest &manifest) 
     }
     case codegen::KernelImage::Kind::CudaCubin:
     case codegen::KernelImage::Kind::CudaPtx:
-      manifest.cuda.push_back(
-          {image.name, image.file, image.kind == codegen::KernelImage::Kind::CudaPtx});
+      manifest.cuda.push_back({image.name, image.file,
+                               image.kind == codegen::KernelImage::Kind::CudaPtx, image.module});
       break;
     }
   }
@@ -267,6 +267,7 @@ Status describeOutput(const codegen::BackendOutput &output, Manifest &manifest) 
     launch.cudaBlock = it->second.block;
     launch.cudaSharedBytes = it->second.sharedBytes;
     launch.cudaSymbol = it->second.symbol;
+    launch.cudaModule = it->second.module;
   }
   return Status::ok();
 }
@@ -290,6 +291,7 @@ createBackends(const TargetSet &targets, const CompileOptions &options) {
     cuda.cacheDir = options.cacheDir;
     cuda.quiet = options.quiet;
     cuda.jobs = options.jobs;
+    cuda.programCost = options.cudaProgramCost;
     TC_ASSIGN_OR_RETURN(backends.emplace_back(), codegen::createCudaBackend(cuda));
   }
   if (options.emit == CompileOptions::Emit::SharedObject) {
