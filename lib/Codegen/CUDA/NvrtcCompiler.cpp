@@ -1,7 +1,8 @@
 // The CUDA compiler: NVRTC turns rendered source into a cubin per architecture plus PTX for the
 // lowest one (forward compatibility), cached on disk by a hash of source, options and NVRTC
-// version. NVRTC runs on a thread with a large stack under a time limit; its failures become
-// errors naming the kernel.
+// version. Several programs (the backend's parts of one model) compile at once, every program x
+// arch a task of the -j pool. NVRTC runs on a thread with a large stack under a time limit; its
+// failures become errors naming the kernel.
 #include "tensorc/Codegen/CUDA/CudaCodegen.h"
 
 #include "tensorc/Support/Parallel.h"
