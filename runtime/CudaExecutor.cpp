@@ -20,8 +20,6 @@ namespace {
 
 constexpr size_t kAlignment = 256;
 
-int archNumber(const std::string &arch) { return std::atoi(arch.c_str() + 3); }
-
 std::string label(const Manifest &manifest, size_t index) {
   const Launch &launch = manifest.launches[index];
   return strCat("launches[", index, "] (", bundle::launchKindName(launch.kind), " ", launch.name,
@@ -68,28 +66,14 @@ CudaExecutor::create(const Manifest &manifest, const FileReader &readFile,
   int deviceArch = major * 10 + minor;
   std::string deviceArchName = strCat("sm_", deviceArch);
 
-  // A cubin runs on its own major architecture at an equal or newer minor; PTX JIT-compiles for
-  // any newer device.
-  const bundle::CudaImage *chosen = nullptr;
-  for (const bundle::CudaImage &image : manifest.cuda) {
-    int arch = archNumber(image.arch);
-    bool fits = image.ptx ? arch <= deviceArch : arch / 10 == major && arch % 10 <= minor;
-    if (!fits)
-      continue;
-    // Prefer cubins, then the newest arch.
-    if (!chosen || (chosen->ptx && !image.ptx) ||
-        (chosen->ptx == image.ptx && arch > archNumber(chosen->arch)))
-      chosen = &image;
-  }
-  if (!chosen) {
-    std::vector<std::string> built;
-    for (const bundle::CudaImage &image : manifest.cuda)
-      built.push_back(image.arch + (image.ptx ? " (PTX)" : ""));
-    return makeError("bundle built for ", join(built, ", "), "; device ", options.device, " (",
-                     name, ") is ", deviceArchName);
-  }
+  // The same image (cubin of one arch, or PTX) of every module the kernels are split over.
+  TC_ASSIGN_OR_RETURN(std::vector<const bundle::CudaImage *> images,
+                      bundle::chooseCudaImages(manifest, major, minor,
+                                               strCat("device ", options.device, " (", name, ")")));
+  const bundle::CudaImage *chosen = images.front();
   self->description_ =
-      strCat(name, " (", deviceArchName, ", ", chosen->ptx ? "PTX " : "cubin ", chosen->arch, ")");
+      strCat(name, " (", deviceArchName, ", ", chosen->ptx ? "PTX " : "cubin ", chosen->arch,
+             images.size() > 1 ? strCat(", ", images.size(), " modules") : std::string(), ")");
 
   TC_RETURN_IF_ERROR(
       d.check(d.primaryCtxRetain(&self->context_, self->device_), "cuDevicePrimaryCtxRetain"));
@@ -97,16 +81,20 @@ CudaExecutor::create(const Manifest &manifest, const FileReader &readFile,
   TC_RETURN_IF_ERROR(
       d.check(d.streamCreate(&self->ownStream_, cu::kStreamNonBlocking), "cuStreamCreate"));
   self->stream_ = self->ownStream_;
-  TC_ASSIGN_OR_RETURN(std::string image, readFile(chosen->file));
-  TC_RETURN_IF_ERROR(d.check(d.moduleLoadData(&self->module_, image.c_str()),
-                             strCat("loading ", chosen->file, " on ", deviceArchName)));
+  self->modules_.assign(images.size(), nullptr);
+  for (size_t m = 0; m < images.size(); ++m) {
+    TC_ASSIGN_OR_RETURN(std::string image, readFile(images[m]->file));
+    TC_RETURN_IF_ERROR(d.check(d.moduleLoadData(&self->modules_[m], image.c_str()),
+                               strCat("loading ", images[m]->file, " on ", deviceArchName)));
+  }
 
-  // The module's signature table (a __device__ byte array next to the kernels): the manifest
-  // must describe the plan the kernels were compiled for.
+  // Module 0's signature table (a __device__ byte array next to its kernels): the manifest must
+  // describe the plan the kernels were compiled for.
   cu::DevicePtr tableAddress = 0;
   size_t tableBytes = 0;
   TC_RETURN_IF_ERROR(d.check(
-      d.moduleGetGlobal(&tableAddress, &tableBytes, self->module_, bundle::kKernelSignatureSymbol),
+      d.moduleGetGlobal(&tableAddress, &tableBytes, self->modules_[0],
+                        bundle::kKernelSignatureSymbol),
       strCat(chosen->file, ": no kernel signature table (", bundle::kKernelSignatureSymbol, ")")));
   std::string table(tableBytes, '\0');
   if (tableBytes)
@@ -117,15 +105,19 @@ CudaExecutor::create(const Manifest &manifest, const FileReader &readFile,
   table.resize(std::strlen(table.c_str()));
   TC_RETURN_IF_ERROR(bundle::checkKernelSignatures(manifest, table, chosen->file, /*cuda=*/true));
 
+  // Each kernel from its own module (manifest validation keeps cudaModule in range).
   self->functions_.assign(manifest.launches.size(), nullptr);
   for (size_t i = 0; i < manifest.launches.size(); ++i) {
     const Launch &launch = manifest.launches[i];
     if (launch.kind != LaunchKind::Kernel)
       continue;
+    size_t module = size_t(launch.cudaModule);
+    if (module >= images.size())
+      return makeError(label(manifest, i), ": no CUDA module ", launch.cudaModule);
     TC_RETURN_IF_ERROR(d.check(
-        d.moduleGetFunction(&self->functions_[i], self->module_,
+        d.moduleGetFunction(&self->functions_[i], self->modules_[module],
                             (launch.cudaSymbol.empty() ? launch.name : launch.cudaSymbol).c_str()),
-        label(manifest, i) + ": kernel not in " + chosen->file));
+        label(manifest, i) + ": kernel not in " + images[module]->file));
     // Dynamic shared memory beyond the default 48 KB is opted into once per function.
     constexpr int kMaxDynamicShared = 8; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
     if (launch.cudaSharedBytes > 48 * 1024)
@@ -193,8 +185,9 @@ CudaExecutor::~CudaExecutor() {
   for (cu::DevicePtr pointer : {arena_, partials_, counters_})
     if (pointer)
       d.memFree(pointer);
-  if (module_)
-    d.moduleUnload(module_);
+  for (cu::Module module : modules_)
+    if (module)
+      d.moduleUnload(module);
   if (ownStream_)
     d.streamDestroy(ownStream_);
   if (context_)

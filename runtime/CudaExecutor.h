@@ -1,6 +1,7 @@
 // Running a bundle's launch list on a CUDA device: module image choice (cubin for the device's
-// arch, else PTX JIT), device memory for weights, inputs, outputs and the planned arena, kernel
-// launches on one stream, extern fallbacks through the host, and optional CUDA-graph replay.
+// arch, else PTX JIT; the same for each of the bundle's modules), device memory for weights,
+// inputs, outputs and the planned arena, kernel launches on one stream, extern fallbacks through
+// the host, and optional CUDA-graph replay.
 #pragma once
 
 #include "CudaDriver.h"
@@ -30,9 +31,9 @@ public:
   /// Reads a bundle file (relative path, e.g. "cuda/sm_90.cubin") whole.
   using FileReader = std::function<Expected<std::string>(const std::string &file)>;
 
-  /// Picks the module image for the device, loads it (read through `readFile`), resolves every
-  /// kernel and uploads the weights (`weights[id]`: host bytes of Weight buffer `id`, null when
-  /// unused).
+  /// Picks the image of each module for the device, loads them (read through `readFile`),
+  /// resolves every kernel in its module and uploads the weights (`weights[id]`: host bytes of
+  /// Weight buffer `id`, null when unused).
   static Expected<std::unique_ptr<CudaExecutor>>
   create(const bundle::Manifest &manifest, const FileReader &readFile,
          const std::vector<const void *> &weights, const std::vector<bool> &usedBuffers,
@@ -118,8 +119,8 @@ private:
   cu::Device device_ = 0;
   cu::Context context_ = nullptr;
   cu::Stream ownStream_ = nullptr;
-  cu::Stream stream_ = nullptr; // where the current run queues: ownStream_ or the caller's
-  cu::Module module_ = nullptr;
+  cu::Stream stream_ = nullptr;         // where the current run queues: ownStream_ or the caller's
+  std::vector<cu::Module> modules_;     // per bundle CUDA module (manifest CudaImage::module)
   std::vector<cu::Function> functions_; // per launch (Kernel launches only)
   std::vector<cu::DevicePtr> pointers_; // per buffer
   std::vector<size_t> capacities_;      // per buffer: bytes held (inputs, outputs, weights)

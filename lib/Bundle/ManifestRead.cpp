@@ -76,6 +76,7 @@ Expected<Launch> readLaunch(const ObjectReader &reader) {
       if (launch.cudaPartials.text().empty() != launch.cudaCounters.text().empty())
         return makeError(reader.path(launch.splitK() ? "cuda_partials" : "cuda_counters"),
                          ": missing (split-K kernels take both workspaces)");
+      TC_ASSIGN_OR_RETURN(launch.cudaModule, reader.integer("cuda_module", false, 0));
     } else {
       launch.cudaGrid = SizeExpr::constant(0);
     }
@@ -108,6 +109,10 @@ Expected<CudaImage> readCudaImage(const ObjectReader &reader) {
     return makeError(reader.path("kind"), ": unknown image kind '", kind,
                      "' (expected cubin or ptx)");
   image.ptx = kind == "ptx";
+  TC_ASSIGN_OR_RETURN(image.module, reader.integer("module", false, 0));
+  if (image.module < 0 || image.module >= kMaxCudaModules)
+    return makeError(reader.path("module"), ": must be 0 to ", kMaxCudaModules - 1, ", got ",
+                     image.module);
   return image;
 }
 

@@ -3,12 +3,42 @@
 
 #include "tensorc/Support/Identifier.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
 namespace tensorc::bundle {
 
 namespace {
+
+/// CUDA modules 0..N-1 each have an image, and every one the same archs and kinds as module 0
+/// (the runtime loads the same choice of each); returns N (0 without CUDA images).
+Expected<int64_t> validateCudaModules(const std::vector<CudaImage> &images) {
+  std::map<int64_t, std::set<std::pair<std::string, bool>>> modules;
+  for (size_t i = 0; i < images.size(); ++i)
+    if (!modules[images[i].module].insert({images[i].arch, images[i].ptx}).second)
+      return makeError(indexPath("cuda", i), ": module ", images[i].module, " has two ",
+                       images[i].arch, images[i].ptx ? " PTX" : " cubin", " images");
+  int64_t count = modules.empty() ? 0 : modules.rbegin()->first + 1;
+  for (int64_t m = 0; m < count; ++m)
+    if (!modules.count(m))
+      return makeError("cuda: no image of module ", m, " (the bundle has modules up to ", count - 1,
+                       ")");
+  for (size_t i = 0; i < images.size(); ++i)
+    if (modules[images[i].module] != modules[0]) {
+      // Name an image one module has and the other lacks.
+      const auto &mine = modules[images[i].module];
+      for (const auto &[arch, ptx] : modules[0])
+        if (!mine.count({arch, ptx}))
+          return makeError("cuda: module ", images[i].module, " has no ", arch,
+                           ptx ? " PTX" : " cubin", " image, which module 0 has");
+      for (const auto &[arch, ptx] : mine)
+        if (!modules[0].count({arch, ptx}))
+          return makeError("cuda: module 0 has no ", arch, ptx ? " PTX" : " cubin",
+                           " image, which module ", images[i].module, " has");
+    }
+  return count;
+}
 
 /// Every input is data or state exactly once; state pairs match in dtype and shape.
 Status validateTraining(const Manifest &manifest, const TrainingInfo &training) {
@@ -130,6 +160,7 @@ Status validateManifest(const Manifest &manifest) {
                        manifest.outputs[i].name, "'");
   TC_RETURN_IF_ERROR(checkExpr(manifest.arenaBytes, "arena_bytes"));
 
+  TC_ASSIGN_OR_RETURN(int64_t cudaModules, validateCudaModules(manifest.cuda));
   for (size_t i = 0; i < manifest.launches.size(); ++i) {
     const Launch &launch = manifest.launches[i];
     std::string path = indexPath("launches", i);
@@ -144,6 +175,9 @@ Status validateManifest(const Manifest &manifest) {
       if (!manifest.cuda.empty() && launch.cudaBlock == 0)
         return makeError(path, ": kernel '", launch.name,
                          "' has no cuda_block, but the bundle has CUDA images");
+      if (launch.cudaModule < 0 || launch.cudaModule >= std::max<int64_t>(cudaModules, 1))
+        return makeError(path, ".cuda_module: no CUDA module ", launch.cudaModule,
+                         " (the bundle has ", cudaModules, ")");
     }
     if (launch.kind == LaunchKind::Copy) {
       const BufferDesc &from = manifest.buffers[size_t(launch.args[0])];

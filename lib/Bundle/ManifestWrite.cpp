@@ -83,6 +83,8 @@ Json Manifest::toJson() const {
         }
         if (!launch.cudaSymbol.empty())
           item["cuda_symbol"] = launch.cudaSymbol;
+        if (launch.cudaModule != 0)
+          item["cuda_module"] = launch.cudaModule;
       }
       break;
     case LaunchKind::Extern:
@@ -116,6 +118,7 @@ Json Manifest::toJson() const {
       item["arch"] = image.arch;
       item["file"] = image.file;
       item["kind"] = std::string(image.ptx ? "ptx" : "cubin");
+      item["module"] = image.module;
       imageList.push(std::move(item));
     }
     json["cuda"] = std::move(imageList);

@@ -247,8 +247,8 @@ Status describeOutput(const codegen::BackendOutput &output, Manifest &manifest) 
     }
     case codegen::KernelImage::Kind::CudaCubin:
     case codegen::KernelImage::Kind::CudaPtx:
-      manifest.cuda.push_back(
-          {image.name, image.file, image.kind == codegen::KernelImage::Kind::CudaPtx});
+      manifest.cuda.push_back({image.name, image.file,
+                               image.kind == codegen::KernelImage::Kind::CudaPtx, image.module});
       break;
     }
   }
@@ -276,6 +276,7 @@ Status describeOutput(const codegen::BackendOutput &output, Manifest &manifest) 
       launch.cudaCounters = std::move(*counters);
     }
     launch.cudaSymbol = it->second.symbol;
+    launch.cudaModule = it->second.module;
   }
   return Status::ok();
 }
@@ -300,6 +301,7 @@ createBackends(const TargetSet &targets, const CompileOptions &options) {
     cuda.quiet = options.quiet;
     cuda.jobs = options.jobs;
     cuda.tf32 = options.tf32;
+    cuda.programCost = options.cudaProgramCost;
     TC_ASSIGN_OR_RETURN(backends.emplace_back(), codegen::createCudaBackend(cuda));
   }
   if (options.emit == CompileOptions::Emit::SharedObject) {

@@ -98,6 +98,8 @@ std::string describeOptions(const CompileOptions &options) {
       << joinList(options.cpuArchs) << "\nvariants " << joinList(options.variants) << "\nlinker "
       << options.linker << "\nfallback " << (options.fallback ? int(*options.fallback) : -1)
       << "\n";
+  if (options.cudaProgramCost > 0)
+    out << "cuda-program-cost " << options.cudaProgramCost << "\n";
   if (const std::optional<autodiff::TrainOptions> &train = options.train) {
     out.precision(17);
     out << "train " << train->loss << " " << train->label << " " << train->optimizer << " "

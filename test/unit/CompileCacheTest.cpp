@@ -1,5 +1,7 @@
 // The compile cache (hits, misses on changed weights and options, corrupt entries), bundles that
-// do not depend on -j, and the hashes behind them (SHA-256 against FIPS 180 vectors, ContentHash).
+// do not depend on -j (CPU, and CUDA with its kernels split over NVRTC programs), and the hashes
+// behind them (SHA-256 against FIPS 180 vectors, ContentHash).
+#include "tensorc/Bundle/Manifest.h"
 #include "tensorc/Ops/Registry.h"
 #include "tensorc/Pipeline/Compile.h"
 #include "tensorc/Support/ContentHash.h"
@@ -13,6 +15,7 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include <unistd.h>
@@ -97,7 +100,7 @@ protected:
     dir_ = fs::temp_directory_path() / ("tensorc-cache-test-" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "model");
-    for (const char *file : {"mlp.fx", "mlp.safetensors"})
+    for (const char *file : {"mlp.fx", "mlp.safetensors", "convnet.fx", "convnet.safetensors"})
       fs::copy_file(fs::path(TENSORC_SOURCE_DIR "/models") / file, dir_ / "model" / file);
     Expected<OpRegistry> built = ops::buildCoreRegistry();
     ASSERT_TRUE(built.hasValue());
@@ -112,8 +115,9 @@ protected:
     result.quiet = true;
     return result;
   }
-  Expected<CompileSummary> compile(const CompileOptions &options) {
-    return compileModel((dir_ / "model" / "mlp.fx").string(), *registry_, options);
+  Expected<CompileSummary> compile(const CompileOptions &options,
+                                   const std::string &model = "mlp.fx") {
+    return compileModel((dir_ / "model" / model).string(), *registry_, options);
   }
   /// The cache's entries (one directory per key).
   size_t entries() const {
@@ -232,6 +236,69 @@ TEST_F(CompileCache, BundleDoesNotDependOnJobs) {
   std::map<std::string, std::string> a = readBundle(dir_ / "j1"), b = readBundle(dir_ / "j3");
   EXPECT_EQ(a, b);
   EXPECT_TRUE(a.count("cpu/x86_64.so") && a.count("cpu/x86_64-avx512.so"));
+}
+
+/// The functions (.entry) a PTX file defines.
+std::set<std::string> ptxEntries(const std::string &ptx) {
+  std::set<std::string> names;
+  for (size_t at = ptx.find(".entry "); at != std::string::npos; at = ptx.find(".entry ", at + 1)) {
+    size_t begin = at + 7, end = ptx.find_first_of("( \n", begin);
+    names.insert(ptx.substr(begin, end - begin));
+  }
+  return names;
+}
+
+TEST_F(CompileCache, CudaBundleDoesNotDependOnJobs) {
+  CompileOptions serial = options("cuda-j1"), parallel = options("cuda-j3");
+  for (CompileOptions *each : {&serial, &parallel}) {
+    each->cacheDir = "-";
+    each->target = "cuda";
+    each->cudaArchs = {"sm_80", "sm_90"};
+    each->cudaProgramCost = 1; // a program per kernel
+  }
+  serial.jobs = 1;
+  parallel.jobs = 3;
+  Expected<CompileSummary> one = compile(serial, "convnet.fx");
+  if (!one && one.error().message().find("without the CUDA toolkit") != std::string::npos)
+    GTEST_SKIP() << "built without NVRTC";
+  ASSERT_TRUE(one.hasValue()) << one.error().message();
+  Expected<CompileSummary> three = compile(parallel, "convnet.fx");
+  ASSERT_TRUE(three.hasValue()) << three.error().message();
+  std::map<std::string, std::string> a = readBundle(dir_ / "cuda-j1");
+  EXPECT_EQ(a, readBundle(dir_ / "cuda-j3"));
+
+  // The kernels are split over several NVRTC programs, each a module of the bundle: every launch's
+  // function is in its own module's code and in no other's, and module 0 holds the signature table.
+  Expected<Json> json = Json::parse(a.at("manifest.json"));
+  ASSERT_TRUE(json) << json.error().message();
+  Expected<bundle::Manifest> manifest = bundle::Manifest::fromJson(*json);
+  ASSERT_TRUE(manifest) << manifest.error().message();
+  std::map<int64_t, std::set<std::string>> entries;
+  std::map<int64_t, std::string> ptx;
+  for (const bundle::CudaImage &image : manifest->cuda) {
+    ASSERT_TRUE(a.count(image.file)) << image.file;
+    if (image.ptx) {
+      EXPECT_EQ(image.arch, "sm_80");
+      entries[image.module] = ptxEntries(a.at(image.file));
+      ptx[image.module] = a.at(image.file);
+    }
+  }
+  ASSERT_GE(entries.size(), 2u);
+  EXPECT_EQ(manifest->cuda.size(), 3 * entries.size()); // sm_80 and sm_90 cubins, PTX
+  size_t kernels = 0;
+  for (const bundle::Launch &launch : manifest->launches) {
+    if (launch.kind != bundle::LaunchKind::Kernel)
+      continue;
+    ++kernels;
+    std::string symbol = launch.cudaSymbol.empty() ? launch.name : launch.cudaSymbol;
+    for (const auto &[module, names] : entries)
+      EXPECT_EQ(names.count(symbol), module == launch.cudaModule ? 1u : 0u)
+          << symbol << " in module " << module << " (manifest: " << launch.cudaModule << ")";
+  }
+  EXPECT_GT(kernels, 0u);
+  for (const auto &[module, text] : ptx)
+    EXPECT_EQ(text.find(bundle::kKernelSignatureSymbol) != std::string::npos, module == 0)
+        << "module " << module;
 }
 
 } // namespace

@@ -1,12 +1,17 @@
 // The CUDA backend's guards around NVRTC: rendered source nests shallowly however deep the loop
 // IR's indices and chains are, NVRTC errors name the kernel (and its fused nodes), and source
-// nested too deeply for NVRTC is refused naming the kernel instead of crashing it.
+// nested too deeply for NVRTC is refused naming the kernel instead of crashing it; several
+// programs compile apart, each cached on its own.
 #include "tensorc/Codegen/CUDA/CudaCodegen.h"
 #include "tensorc/Lowering/LoopParser.h"
 #include "tensorc/Scheduler/Schedule.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include <unistd.h>
 
 namespace tensorc {
 namespace {
@@ -133,6 +138,64 @@ TEST(CudaSource, TooDeepSourceIsRefusedNamingTheKernel) {
                                            "nest 250 levels deep"),
             std::string::npos)
       << module->error().message();
+}
+
+/// A one-kernel program storing `value`.
+cuda::SourcePart storeProgram(const std::string &name, const std::string &kernel,
+                              const std::string &value) {
+  return {name,
+          "extern \"C\" __global__ void __launch_bounds__(32) " + kernel + "(float *b0) {\n" +
+              "  b0[0] = " + value + ";\n}\n",
+          1.0};
+}
+
+TEST(CudaSource, ProgramsCompileApartAndAreCachedEachOnItsOwn) {
+  std::string dir = ::testing::TempDir() + "tensorc-nvrtc-cache-" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  cuda::CompileOptions options;
+  options.archs = {"sm_80", "sm_90"};
+  options.cacheDir = dir;
+  options.jobs = 2;
+  std::vector<cuda::SourcePart> parts = {storeProgram("kernels.0", "one_0", "1.0f"),
+                                         storeProgram("kernels.1", "two_1", "2.0f")};
+  Expected<std::vector<cuda::CompiledModule>> first = cuda::compileSources(parts, options);
+  if (!first && first.error().message().find("without the CUDA toolkit") != std::string::npos)
+    GTEST_SKIP() << "built without NVRTC";
+  ASSERT_TRUE(first) << first.error().message();
+  ASSERT_EQ(first->size(), 2u);
+  for (size_t p = 0; p < 2; ++p) {
+    const cuda::CompiledModule &module = (*first)[p];
+    EXPECT_FALSE(module.fromCache);
+    EXPECT_EQ(module.ptxArch, "sm_80");
+    EXPECT_EQ(module.cubins.size(), 2u);
+    // Each module holds its own kernel only.
+    EXPECT_NE(module.ptx.find(p == 0 ? ".entry one_0" : ".entry two_1"), std::string::npos);
+    EXPECT_EQ(module.ptx.find(p == 0 ? "two_1" : "one_0"), std::string::npos);
+  }
+  // The same programs again: both from the cache, the same bytes. A changed program alone is
+  // compiled.
+  Expected<std::vector<cuda::CompiledModule>> again = cuda::compileSources(parts, options);
+  ASSERT_TRUE(again) << again.error().message();
+  for (size_t p = 0; p < 2; ++p) {
+    EXPECT_TRUE((*again)[p].fromCache);
+    EXPECT_EQ((*again)[p].cubins, (*first)[p].cubins);
+    EXPECT_EQ((*again)[p].ptx, (*first)[p].ptx);
+  }
+  parts[1] = storeProgram("kernels.1", "two_1", "3.0f");
+  Expected<std::vector<cuda::CompiledModule>> changed = cuda::compileSources(parts, options);
+  ASSERT_TRUE(changed) << changed.error().message();
+  EXPECT_TRUE((*changed)[0].fromCache);
+  EXPECT_FALSE((*changed)[1].fromCache);
+  EXPECT_NE((*changed)[1].ptx, (*first)[1].ptx);
+  // An error names the kernel of the program that failed, whichever finished first.
+  parts[0] = storeProgram("kernels.0", "broken_0", "undeclared_value");
+  options.kernelNotes["broken_0"] = "fused nodes n";
+  Expected<std::vector<cuda::CompiledModule>> failed = cuda::compileSources(parts, options);
+  ASSERT_FALSE(failed);
+  EXPECT_NE(failed.error().message().find("CUDA kernel broken_0 (fused nodes n)"),
+            std::string::npos)
+      << failed.error().message();
+  std::filesystem::remove_all(dir);
 }
 
 } // namespace

@@ -353,6 +353,120 @@ TEST(ManifestJson, RequiresADigestForEveryFileTheRuntimeReads) {
             "cuda[1].file: 'cuda/kernels.ptx' has no sha256 in files");
 }
 
+/// cudaManifest with its kernels split over `modules` modules (each an sm_90 cubin and sm_80
+/// PTX); the kernel lives in the last one.
+Manifest multiModuleManifest(int64_t modules) {
+  Manifest m = cudaManifest();
+  m.cuda.clear();
+  m.files.resize(m.files.size() - 2);
+  for (int64_t i = 0; i < modules; ++i) {
+    std::string cubin = "cuda/sm_90." + std::to_string(i) + ".cubin";
+    std::string ptx = "cuda/kernels." + std::to_string(i) + ".ptx";
+    m.cuda.push_back({"sm_90", cubin, false, i});
+    m.cuda.push_back({"sm_80", ptx, true, i});
+    m.files.push_back({cubin, std::string(64, char('a' + i % 6))});
+    m.files.push_back({ptx, std::string(64, char('a' + i % 6))});
+  }
+  m.launches[0].cudaModule = modules - 1;
+  return m;
+}
+
+std::string multiModuleErrorAfter(const std::function<void(Json &)> &edit) {
+  Json json = multiModuleManifest(3).toJson();
+  edit(json);
+  Expected<Manifest> manifest = Manifest::fromJson(json);
+  return manifest ? "(valid)" : manifest.error().message();
+}
+
+TEST(ManifestJson, RoundTripsCudaModules) {
+  std::string text = multiModuleManifest(3).toJson().dump(2);
+  Expected<Json> json = Json::parse(text);
+  ASSERT_TRUE(json) << json.error().message();
+  Expected<Manifest> parsed = Manifest::fromJson(*json);
+  ASSERT_TRUE(parsed) << parsed.error().message();
+  EXPECT_EQ(parsed->toJson().dump(2), text);
+  ASSERT_EQ(parsed->cuda.size(), 6u);
+  for (size_t i = 0; i < 6; ++i)
+    EXPECT_EQ(parsed->cuda[i].module, int64_t(i / 2));
+  EXPECT_EQ(parsed->launches[0].cudaModule, 2);
+  // A bundle written before modules (no "module", no "cuda_module") has one module, 0.
+  Json old = cudaManifest().toJson();
+  for (size_t i = 0; i < 2; ++i) {
+    Json image = Json::object();
+    for (const auto &[key, value] : item(old, "cuda", i).members())
+      if (key != "module")
+        image[key] = value;
+    item(old, "cuda", i) = image;
+  }
+  Expected<Manifest> single = Manifest::fromJson(old);
+  ASSERT_TRUE(single) << single.error().message();
+  EXPECT_EQ(single->cuda[1].module, 0);
+  EXPECT_EQ(single->launches[0].cudaModule, 0);
+}
+
+TEST(ManifestJson, RejectsInconsistentCudaModules) {
+  EXPECT_EQ(multiModuleErrorAfter([](Json &j) { item(j, "launches", 0)["cuda_module"] = 3; }),
+            "launches[0].cuda_module: no CUDA module 3 (the bundle has 3)");
+  EXPECT_EQ(multiModuleErrorAfter([](Json &j) { item(j, "launches", 0)["cuda_module"] = -1; }),
+            "launches[0].cuda_module: no CUDA module -1 (the bundle has 3)");
+  EXPECT_EQ(multiModuleErrorAfter([](Json &j) { item(j, "cuda", 0)["module"] = -2; }),
+            "cuda[0].module: must be 0 to 4095, got -2");
+  // Module 1 missing altogether.
+  EXPECT_EQ(multiModuleErrorAfter([](Json &j) {
+              item(j, "cuda", 2)["module"] = 2;
+              item(j, "cuda", 3)["module"] = 2;
+            }),
+            "cuda[4]: module 2 has two sm_90 cubin images");
+  EXPECT_EQ(multiModuleErrorAfter([](Json &j) {
+              item(j, "cuda", 2)["module"] = 0;
+              item(j, "cuda", 2)["arch"] = "sm_89";
+              item(j, "cuda", 3)["module"] = 0;
+              item(j, "cuda", 3)["arch"] = "sm_75";
+            }),
+            "cuda: no image of module 1 (the bundle has modules up to 2)");
+  // A module without the cubin module 0 has, and one with an image module 0 lacks.
+  EXPECT_EQ(multiModuleErrorAfter([](Json &j) {
+              item(j, "cuda", 4)["kind"] = "ptx";
+              item(j, "cuda", 4)["arch"] = "sm_80";
+            }),
+            "cuda[5]: module 2 has two sm_80 PTX images");
+  EXPECT_EQ(multiModuleErrorAfter([](Json &j) { item(j, "cuda", 4)["kind"] = "ptx"; }),
+            "cuda: module 2 has no sm_90 cubin image, which module 0 has");
+  EXPECT_EQ(multiModuleErrorAfter([](Json &j) { item(j, "cuda", 4)["arch"] = "sm_86"; }),
+            "cuda: module 2 has no sm_90 cubin image, which module 0 has");
+  EXPECT_EQ(multiModuleErrorAfter([](Json &j) { item(j, "cuda", 0)["arch"] = "sm_86"; }),
+            "cuda: module 1 has no sm_86 cubin image, which module 0 has");
+}
+
+TEST(CudaImages, EveryModuleLoadsTheSameChoice) {
+  Manifest manifest = multiModuleManifest(3);
+  auto files = [&](int major, int minor) -> std::string {
+    Expected<std::vector<const CudaImage *>> images =
+        chooseCudaImages(manifest, major, minor, "device 0 (test GPU)");
+    if (!images)
+      return images.error().message();
+    std::vector<std::string> names;
+    for (const CudaImage *image : *images)
+      names.push_back(image->file);
+    return join(names, " ");
+  };
+  // The device's own arch: cubins; a newer minor of it too.
+  EXPECT_EQ(files(9, 0), "cuda/sm_90.0.cubin cuda/sm_90.1.cubin cuda/sm_90.2.cubin");
+  EXPECT_EQ(files(9, 2), "cuda/sm_90.0.cubin cuda/sm_90.1.cubin cuda/sm_90.2.cubin");
+  // Another major at least the PTX's arch: PTX, JIT-compiled.
+  EXPECT_EQ(files(8, 6), "cuda/kernels.0.ptx cuda/kernels.1.ptx cuda/kernels.2.ptx");
+  EXPECT_EQ(files(10, 0), "cuda/kernels.0.ptx cuda/kernels.1.ptx cuda/kernels.2.ptx");
+  // Older than everything.
+  EXPECT_EQ(files(7, 5), "bundle built for sm_90, sm_80 (PTX); device 0 (test GPU) is sm_75");
+  // One module: the bundles written before modules.
+  Manifest old = cudaManifest();
+  Expected<std::vector<const CudaImage *>> single =
+      chooseCudaImages(old, 9, 0, "device 0 (test GPU)");
+  ASSERT_TRUE(single) << single.error().message();
+  ASSERT_EQ(single->size(), 1u);
+  EXPECT_EQ(single->front()->file, "cuda/sm_90.cubin");
+}
+
 TEST(KernelSignatures, AcceptTheManifestTheyWereMadeFrom) {
   Manifest manifest = sampleManifest();
   std::string table = kernelSignatureTable(manifest);

@@ -103,13 +103,21 @@ struct Launch {
   /// Kernel, CUDA: the function to launch when it is another kernel's (identical kernels are
   /// compiled once); empty: `name`.
   std::string cudaSymbol;
+  /// Kernel, CUDA: the module (CudaImage::module) whose image holds that function.
+  int64_t cudaModule = 0;
 };
 
 /// One CUDA module image: a cubin for one architecture, or PTX the driver compiles for newer ones.
+/// A bundle's kernels may be split over several modules (0, 1, ...; compiled apart): each has the
+/// same set of images (archs and kinds), and the runtime loads the same choice of every one.
+/// More CUDA modules than any compile makes (kernels are grouped by compile cost).
+constexpr int64_t kMaxCudaModules = 4096;
+
 struct CudaImage {
   std::string arch; // "sm_90"
-  std::string file; // relative to the bundle: "cuda/sm_90.cubin", "cuda/kernels.ptx"
+  std::string file; // relative to the bundle: "cuda/sm_90.0.cubin", "cuda/kernels.0.ptx"
   bool ptx = false;
+  int64_t module = 0;
 };
 
 /// One shared object of CPU kernels.
@@ -187,7 +195,7 @@ struct Manifest {
 /// The signatures of the kernels a manifest launches, as compiled: per kernel its argument
 /// buffers' dtypes and shapes, its range and CUDA block size, and the symbol order of `syms`.
 /// The compiler stores this text in each kernel image (the data symbol
-/// kKernelSignatureSymbol of a CPU variant, the same-named __device__ array of a CUDA module), so
+/// kKernelSignatureSymbol of a CPU variant, the same-named __device__ array of CUDA module 0), so
 /// that the runtime can check a manifest against the code it is about to run.
 std::string kernelSignatureTable(const Manifest &manifest);
 
@@ -199,7 +207,15 @@ std::string kernelSignatureTable(const Manifest &manifest);
 Status checkKernelSignatures(const Manifest &manifest, std::string_view table,
                              const std::string &origin, bool cuda);
 
-/// The name of the signature table in kernel images.
+/// The CUDA images to load on a device of compute capability `major`.`minor`, one per module
+/// (index = module): every module's cubin of the newest arch the device runs (its own major, an
+/// equal or older minor), else every module's PTX when the device is at least its arch. Errors
+/// list what the bundle was built for and name the device (`device`, e.g. "device 0 (NVIDIA
+/// H100)"). The manifest must be valid (fromJson checks that every module has the same images).
+Expected<std::vector<const CudaImage *>> chooseCudaImages(const Manifest &manifest, int major,
+                                                          int minor, const std::string &device);
+
+/// The name of the signature table in kernel images (module 0's, for CUDA).
 inline constexpr const char *kKernelSignatureSymbol = "tensorc_kernel_signatures";
 
 /// Names used in manifest.json for the enums ("arena", "kernel").

@@ -36,6 +36,7 @@ struct KernelImage {
   std::string file;                   // its bundle-relative path (among the output's files)
   std::vector<std::string> requires_; // CPU: host features the runtime checks first
   int64_t priority = 0;               // CPU: the runtime prefers higher among those it can run
+  int64_t module = 0; // CUDA: which of the backend's modules (NVRTC programs) this image is of
 };
 
 /// How the runtime launches a kernel on a backend with explicit launch shapes (CUDA): `grid`
@@ -49,6 +50,8 @@ struct LaunchShape {
   /// The function to launch when it is another kernel's (identical kernels are compiled once);
   /// empty: the kernel's own.
   std::string symbol;
+  /// The module (KernelImage::module) holding the function.
+  int64_t module = 0;
 };
 
 /// What a backend made of a scheduled program.
@@ -113,13 +116,17 @@ struct CudaBackendOptions {
   bool quiet = false;
   /// Threads running NVRTC at once (`-j`; 0: every core). The output does not depend on it.
   unsigned jobs = 0;
+  /// The estimated cost (about CPU milliseconds of NVRTC) one NVRTC program gathers kernels up
+  /// to; 0: the default (1000).
+  double programCost = 0;
   /// Check `archs` against NVRTC now (compile needs it; rendering source does not).
   bool validate = true;
   /// f32 GEMMs and convolutions on TF32 tensor cores (--matmul-precision high), else strict f32.
   bool tf32 = false;
 };
-/// The CUDA backend: the renderer (CUDA C++ per kernel, src/kernels.cu) and NVRTC (cuda/<arch>
-/// .cubin, cuda/kernels.ptx). Without the CUDA toolkit, validation and compile say so.
+/// The CUDA backend: the renderer (CUDA C++ per kernel, src/kernels.cu) and NVRTC, one program
+/// per part of the kernels (cuda/<arch>.<part>.cubin, cuda/kernels.<part>.ptx). Without the CUDA
+/// toolkit, validation and compile say so.
 Expected<std::unique_ptr<Backend>> createCudaBackend(const CudaBackendOptions &options);
 
 } // namespace tensorc::codegen

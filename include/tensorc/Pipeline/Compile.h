@@ -42,6 +42,9 @@ struct CompileOptions {
   std::string cacheDir;
   /// Threads generating code at once (`-j`; 0: every core). The bundle does not depend on it.
   unsigned jobs = 0;
+  /// The estimated NVRTC cost (about CPU milliseconds) one CUDA program gathers kernels up to
+  /// (0: the backend's default); tests lower it to split small models over several modules.
+  double cudaProgramCost = 0;
   /// Told what the compile is doing ("lower", "cpu x86_64: 3/16 modules"...): the driver's
   /// progress line. Called from code generation's worker threads too. May be empty.
   std::function<void(const std::string &)> progress;

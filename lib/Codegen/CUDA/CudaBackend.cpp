@@ -1,5 +1,7 @@
-// The CUDA backend: the renderer's CUDA C++ (src/kernels.cu), compiled by NVRTC into a cubin per
-// arch and PTX for the lowest (cuda/), with each kernel's launch shape.
+// The CUDA backend: the renderer's CUDA C++ (src/kernels.cu), its distinct kernels cut into parts
+// by estimated compile cost, each part compiled by its own NVRTC program (at once, on the -j
+// threads) into a module: a cubin per arch and PTX for the lowest (cuda/), with each kernel's
+// launch shape and module.
 #include "tensorc/Codegen/Backend.h"
 
 #include "tensorc/Codegen/CUDA/CudaCodegen.h"
@@ -131,6 +133,67 @@ std::map<std::string, std::string> removeDuplicateKernels(std::string &source) {
   return sameAs;
 }
 
+/// How often `text` reads a loop index the renderer decomposed from a flat one (x<d>_<n>, declared
+/// "long long x<d>_<n> = ..."): each read keeps a chain of 64-bit divisions alive.
+int64_t decomposedIndexReads(std::string_view text) {
+  int64_t reads = 0;
+  auto identifierChar = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != 'x' || (i > 0 && identifierChar(text[i - 1])))
+      continue;
+    size_t j = i + 1;
+    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j])))
+      ++j;
+    if (j == i + 1 || j >= text.size() || text[j] != '_')
+      continue;
+    size_t k = j + 1;
+    while (k < text.size() && std::isdigit(static_cast<unsigned char>(text[k])))
+      ++k;
+    if (k == j + 1 || (k < text.size() && identifierChar(text[k])))
+      continue;
+    bool declared = i >= 10 && text.substr(i - 10, 10) == "long long ";
+    reads += !declared;
+    i = k - 1;
+  }
+  return reads;
+}
+
+/// A guess at the CPU milliseconds NVRTC takes for `kernel` (ptxas takes most), fitted on the zoo
+/// models' kernels: a kernel-library GEMM or convolution, 0.2 to 2 s, grows with the index
+/// arithmetic its epilogue (unrolled over the thread's tile) keeps; a loop kernel takes tens of
+/// milliseconds, growing with its text. Partitioning depends on nothing else, so the parts are
+/// the same on every machine and for every -j.
+double compileCost(const cuda::RenderedKernel &kernel) {
+  if (kernel.usesKernelLibrary)
+    return 250 + 100 * double(decomposedIndexReads(kernel.text));
+  return (kernel.usesFlashAttention ? 500 : 40) + double(kernel.text.size()) / 100;
+}
+
+/// The estimated cost one NVRTC program (part) gathers by default before the next kernel starts
+/// another: about a second of CPU, so that parts balance over a few cores and the NVRTC work
+/// repeated per program (the prelude, about 20 ms) stays small.
+constexpr double kPartBudget = 1000;
+
+/// `kernels` in source order, cut into consecutive parts of at most `budget` estimated cost (a
+/// costlier kernel alone); at least one part, which may be empty.
+std::vector<std::vector<const cuda::RenderedKernel *>>
+partitionKernels(const std::vector<const cuda::RenderedKernel *> &kernels, double budget) {
+  std::vector<std::vector<const cuda::RenderedKernel *>> parts(1);
+  double cost = 0;
+  for (const cuda::RenderedKernel *kernel : kernels) {
+    double next = compileCost(*kernel);
+    if (!parts.back().empty() && cost + next > budget) {
+      parts.emplace_back();
+      cost = 0;
+    }
+    parts.back().push_back(kernel);
+    cost += next;
+  }
+  return parts;
+}
+
 class CudaBackend final : public Backend {
 public:
   explicit CudaBackend(const CudaBackendOptions &options) : options_(options) {}
@@ -161,17 +224,42 @@ public:
     for (const auto &[kernel, original] : sameAs)
       output.launches[kernel].symbol = original;
     dedupTime.stop();
+
+    // The distinct kernels, in parts compiled as separate NVRTC programs (modules) at once; each
+    // launch names the module holding its function.
+    std::vector<const cuda::RenderedKernel *> distinct;
+    for (const cuda::RenderedKernel &kernel : rendered.kernels)
+      if (!sameAs.count(kernel.name))
+        distinct.push_back(&kernel);
+    std::vector<std::vector<const cuda::RenderedKernel *>> parts =
+        partitionKernels(distinct, options_.programCost > 0 ? options_.programCost : kPartBudget);
+    std::map<std::string, int64_t> moduleOf;
+    for (size_t p = 0; p < parts.size(); ++p)
+      for (const cuda::RenderedKernel *kernel : parts[p])
+        moduleOf[kernel->name] = int64_t(p);
+    for (auto &[kernel, shape] : output.launches)
+      shape.module = moduleOf[shape.symbol.empty() ? kernel : shape.symbol];
+    std::vector<cuda::SourcePart> sources(parts.size());
+    for (size_t p = 0; p < parts.size(); ++p) {
+      sources[p].name = strCat("kernels.", p);
+      sources[p].source = cuda::assembleSource(parts[p]);
+      for (const cuda::RenderedKernel *kernel : parts[p])
+        sources[p].cost += compileCost(*kernel);
+    }
+    // The signature table lives in module 0 (src/kernels.cu keeps all of it in one unit).
     if (!context.dataSymbol.empty() && context.dataFor) {
       TC_ASSIGN_OR_RETURN(std::string data, context.dataFor(output.launches));
-      rendered.source += deviceConstant(context.dataSymbol, data);
+      std::string table = deviceConstant(context.dataSymbol, data);
+      rendered.source += table;
+      sources[0].source += table;
     }
     if (!options_.quiet)
-      log::info(strCat("compiling ", rendered.configs.size() - sameAs.size(),
-                       " distinct CUDA kernels of ", rendered.configs.size(), " for ",
-                       join(options_.archs, ", "), " with NVRTC"));
+      log::info(strCat("compiling ", distinct.size(), " distinct CUDA kernels of ",
+                       rendered.configs.size(), " in ", parts.size(), " NVRTC program",
+                       parts.size() == 1 ? "" : "s", " for ", join(options_.archs, ", ")));
     if (context.progress)
-      context.progress(strCat("cuda: NVRTC, ", rendered.configs.size() - sameAs.size(),
-                              " distinct kernels for ", join(options_.archs, ", ")));
+      context.progress(strCat("cuda: NVRTC, ", distinct.size(), " distinct kernels in ",
+                              parts.size(), " programs for ", join(options_.archs, ", ")));
     cuda::CompileOptions nvrtc;
     nvrtc.archs = options_.archs;
     nvrtc.cacheDir = options_.cacheDir;
@@ -185,22 +273,27 @@ public:
         nodes.resize(8), nodes.push_back(strCat("... ", kernel.nodes.size() - 8, " more"));
       nvrtc.kernelNotes[kernel.name] = "fused nodes " + join(nodes, ", ");
     }
-    TC_ASSIGN_OR_RETURN(cuda::CompiledModule module,
-                        cuda::compileSource(rendered.source, "kernels", nvrtc));
-    for (auto &[arch, cubin] : module.cubins) {
-      KernelImage image;
-      image.kind = KernelImage::Kind::CudaCubin;
-      image.name = arch;
-      image.file = "cuda/" + arch + ".cubin";
-      output.files.push_back({image.file, std::move(cubin)});
-      output.images.push_back(std::move(image));
+    TC_ASSIGN_OR_RETURN(std::vector<cuda::CompiledModule> modules,
+                        cuda::compileSources(sources, nvrtc));
+    for (size_t p = 0; p < modules.size(); ++p) {
+      cuda::CompiledModule &module = modules[p];
+      for (auto &[arch, cubin] : module.cubins) {
+        KernelImage image;
+        image.kind = KernelImage::Kind::CudaCubin;
+        image.name = arch;
+        image.module = int64_t(p);
+        image.file = strCat("cuda/", arch, ".", p, ".cubin");
+        output.files.push_back({image.file, std::move(cubin)});
+        output.images.push_back(std::move(image));
+      }
+      KernelImage ptx;
+      ptx.kind = KernelImage::Kind::CudaPtx;
+      ptx.name = module.ptxArch;
+      ptx.module = int64_t(p);
+      ptx.file = strCat("cuda/kernels.", p, ".ptx");
+      output.files.push_back({ptx.file, std::move(module.ptx)});
+      output.images.push_back(std::move(ptx));
     }
-    KernelImage ptx;
-    ptx.kind = KernelImage::Kind::CudaPtx;
-    ptx.name = module.ptxArch;
-    ptx.file = "cuda/kernels.ptx";
-    output.files.push_back({ptx.file, std::move(module.ptx)});
-    output.images.push_back(std::move(ptx));
     output.files.push_back({"src/kernels.cu", std::move(rendered.source)});
     return output;
   }

@@ -366,23 +366,41 @@ Expected<RenderedKernels> renderKernels(const loop::LoopProgram &program,
                                         const sched::Schedule &schedule,
                                         const RenderOptions &options) {
   RenderedKernels result;
-  std::string kernels;
-  bool flashAttention = false, kernelLibrary = false;
   loop::LoopProgram legal = codegen::legalize(program, {/*nativeFloatPow=*/true});
   for (const sched::Kernel &kernel : schedule.kernels) {
     if (kernel.kind == sched::Kernel::Kind::Extern)
       continue;
     KernelRenderer renderer(legal, kernel, options);
-    Expected<LaunchConfig> config = renderer.render(kernels);
+    RenderedKernel &rendered = result.kernels.emplace_back();
+    rendered.name = kernel.name;
+    Expected<LaunchConfig> config = renderer.render(rendered.text);
     if (!config)
       return config.takeError().withContext("kernel " + kernel.name);
     result.configs[kernel.name] = std::move(*config);
-    flashAttention = flashAttention || renderer.usesFlashAttention;
-    kernelLibrary = kernelLibrary || renderer.usesKernelLibrary;
+    rendered.usesFlashAttention = renderer.usesFlashAttention;
+    rendered.usesKernelLibrary = renderer.usesKernelLibrary;
   }
-  result.source = prelude() + "\n" + (flashAttention ? flashAttentionLibrary() + "\n" : "") +
-                  (kernelLibrary ? kernels::kernelLibrarySource() + "\n" : "") + kernels;
+  std::vector<const RenderedKernel *> all;
+  for (const RenderedKernel &kernel : result.kernels)
+    all.push_back(&kernel);
+  result.source = assembleSource(all);
   return result;
+}
+
+std::string assembleSource(const std::vector<const RenderedKernel *> &kernels) {
+  bool flashAttention = false, kernelLibrary = false;
+  size_t bytes = 0;
+  for (const RenderedKernel *kernel : kernels) {
+    flashAttention = flashAttention || kernel->usesFlashAttention;
+    kernelLibrary = kernelLibrary || kernel->usesKernelLibrary;
+    bytes += kernel->text.size();
+  }
+  std::string source = prelude() + "\n" + (flashAttention ? flashAttentionLibrary() + "\n" : "") +
+                       (kernelLibrary ? kernels::kernelLibrarySource() + "\n" : "");
+  source.reserve(source.size() + bytes);
+  for (const RenderedKernel *kernel : kernels)
+    source += kernel->text;
+  return source;
 }
 
 } // namespace tensorc::cuda

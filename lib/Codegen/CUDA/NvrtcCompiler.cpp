@@ -1,7 +1,8 @@
 // The CUDA compiler: NVRTC turns rendered source into a cubin per architecture plus PTX for the
 // lowest one (forward compatibility), cached on disk by a hash of source, options and NVRTC
-// version. NVRTC runs on a thread with a large stack under a time limit; its failures become
-// errors naming the kernel.
+// version. Several programs (the backend's parts of one model) compile at once, every program x
+// arch a task of the -j pool. NVRTC runs on a thread with a large stack under a time limit; its
+// failures become errors naming the kernel.
 #include "tensorc/Codegen/CUDA/CudaCodegen.h"
 
 #include "tensorc/Support/Parallel.h"
@@ -164,6 +165,7 @@ struct Job {
   std::string source, name, arch;
   bool wantPtx = false;
   Compilation result;
+  double cpuSeconds = 0; // the compiler thread's CPU time, once done
   std::mutex mutex;
   std::condition_variable finished;
   bool done = false;
@@ -173,7 +175,12 @@ void *runJob(void *arg) {
   std::unique_ptr<std::shared_ptr<Job>> owner(static_cast<std::shared_ptr<Job> *>(arg));
   Job &job = **owner;
   compileOnce(job.source, job.name, job.arch, job.wantPtx, job.result);
+  timespec used{};
+  double cpu = clock_gettime(CLOCK_THREAD_CPUTIME_ID, &used) == 0
+                   ? double(used.tv_sec) + double(used.tv_nsec) * 1e-9
+                   : 0.0;
   std::lock_guard<std::mutex> lock(job.mutex);
+  job.cpuSeconds = cpu;
   job.done = true;
   job.finished.notify_all();
   return nullptr;
@@ -255,7 +262,8 @@ Status checkDepth(const std::string &source, const std::vector<SourceKernel> &ke
 /// Compiles for `arch` and turns every failure into an error naming the kernel(s) at fault.
 Status compileChecked(const std::string &source, const std::string &name, const std::string &arch,
                       bool wantPtx, const std::vector<SourceKernel> &kernels,
-                      const CompileOptions &options, std::string &cubin, std::string &ptx) {
+                      const CompileOptions &options, std::string &cubin, std::string &ptx,
+                      double &cpuSeconds) {
   auto job = std::make_shared<Job>();
   job->source = source;
   job->name = name;
@@ -288,6 +296,7 @@ Status compileChecked(const std::string &source, const std::string &name, const 
   }
   cubin = std::move(result.cubin);
   ptx = std::move(result.ptx);
+  cpuSeconds = job->cpuSeconds;
   return Status::ok();
 }
 
@@ -319,6 +328,13 @@ Status validateArchs(const std::vector<std::string> &archs) {
 
 Expected<CompiledModule> compileSource(const std::string &source, const std::string &name,
                                        const CompileOptions &options) {
+  TC_ASSIGN_OR_RETURN(std::vector<CompiledModule> modules,
+                      compileSources({{name, source, 0.0}}, options));
+  return std::move(modules.front());
+}
+
+Expected<std::vector<CompiledModule>> compileSources(const std::vector<SourcePart> &parts,
+                                                     const CompileOptions &options) {
   TC_RETURN_IF_ERROR(validateArchs(options.archs));
   std::vector<std::string> archs = options.archs;
   std::sort(archs.begin(), archs.end(), [](const std::string &a, const std::string &b) {
@@ -327,48 +343,97 @@ Expected<CompiledModule> compileSource(const std::string &source, const std::str
   archs.erase(std::unique(archs.begin(), archs.end()), archs.end());
   int major = 0, minor = 0;
   nvrtcVersion(&major, &minor);
-
-  CompiledModule module;
-  module.ptxArch = archs.front();
   std::string dir = cacheDirectory(options.cacheDir);
-  std::string key = hashText(strCat("nvrtc ", major, ".", minor, "\n", source));
-  auto cached = [&](const std::string &suffix) { return fs::path(dir) / (key + "." + suffix); };
-  if (!dir.empty()) {
-    bool hit = readCached(cached(module.ptxArch + ".ptx"), module.ptx);
-    for (const std::string &arch : archs)
-      hit = hit && readCached(cached(arch + ".cubin"), module.cubins[arch]);
-    if (hit) {
-      module.fromCache = true;
-      return module;
+
+  // Each part comes from the cache whole (PTX and every cubin) or is compiled whole.
+  std::vector<CompiledModule> modules(parts.size());
+  std::vector<std::string> keys(parts.size());
+  std::vector<std::vector<SourceKernel>> kernels(parts.size());
+  auto cached = [&](size_t part, const std::string &suffix) {
+    return fs::path(dir) / (keys[part] + "." + suffix);
+  };
+  struct Task {
+    size_t part, arch;
+  };
+  std::vector<Task> tasks;
+  for (size_t p = 0; p < parts.size(); ++p) {
+    CompiledModule &module = modules[p];
+    module.ptxArch = archs.front();
+    keys[p] = hashText(strCat("nvrtc ", major, ".", minor, "\n", parts[p].source));
+    if (!dir.empty()) {
+      bool hit = readCached(cached(p, module.ptxArch + ".ptx"), module.ptx);
+      for (const std::string &arch : archs)
+        hit = hit && readCached(cached(p, arch + ".cubin"), module.cubins[arch]);
+      module.fromCache = hit;
+      if (hit)
+        continue;
+      module.cubins.clear();
+      module.ptx.clear();
     }
-    module.cubins.clear();
-    module.ptx.clear();
+    kernels[p] = sourceKernels(parts[p].source);
+    TC_RETURN_IF_ERROR(checkDepth(parts[p].source, kernels[p], options));
+    for (size_t a = 0; a < archs.size(); ++a)
+      tasks.push_back({p, a});
   }
-  std::vector<SourceKernel> kernels = sourceKernels(source);
-  TC_RETURN_IF_ERROR(checkDepth(source, kernels, options));
-  // One NVRTC program per arch, compiled at once (NVRTC is thread-safe across programs).
-  std::vector<std::string> cubins(archs.size()), ptxs(archs.size());
-  std::vector<Status> statuses(archs.size());
-  std::vector<double> ms(archs.size());
-  parallelFor(archs.size(), options.jobs, [&](size_t i) {
-    auto start = std::chrono::steady_clock::now();
-    statuses[i] = compileChecked(source, name, archs[i], archs[i] == module.ptxArch, kernels,
-                                 options, cubins[i], ptxs[i]);
-    ms[i] = timing::msSince(start);
+  // The costliest first, so that a long one does not start last; ties in part and arch order.
+  std::stable_sort(tasks.begin(), tasks.end(), [&](const Task &x, const Task &y) {
+    return parts[x.part].cost > parts[y.part].cost;
   });
-  for (size_t i = 0; i < archs.size(); ++i) {
-    timing::report(strCat("cuda: NVRTC ", name, ".cu for ", archs[i]), ms[i]);
-    TC_RETURN_IF_ERROR(std::move(statuses[i]));
-    module.cubins[archs[i]] = std::move(cubins[i]);
-    if (archs[i] == module.ptxArch)
-      module.ptx = std::move(ptxs[i]);
+  // Every compilation is its own NVRTC program (NVRTC is thread-safe across programs); each task
+  // writes only its own slot.
+  size_t count = tasks.size();
+  std::vector<std::string> cubins(count), ptxs(count);
+  std::vector<Status> statuses(count);
+  std::vector<double> ms(count), cpu(count);
+  auto started = std::chrono::steady_clock::now();
+  parallelFor(count, options.jobs, [&](size_t t) {
+    const Task &task = tasks[t];
+    const std::string &arch = archs[task.arch];
+    auto start = std::chrono::steady_clock::now();
+    statuses[t] =
+        compileChecked(parts[task.part].source, parts[task.part].name, arch, arch == archs.front(),
+                       kernels[task.part], options, cubins[t], ptxs[t], cpu[t]);
+    ms[t] = timing::msSince(start);
+  });
+  double wall = timing::msSince(started);
+
+  // Reports and errors in part order, whatever order the compilations ran in.
+  std::vector<size_t> order(count);
+  for (size_t t = 0; t < count; ++t)
+    order[t] = t;
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    return std::make_pair(tasks[x].part, tasks[x].arch) <
+           std::make_pair(tasks[y].part, tasks[y].arch);
+  });
+  double cpuTotal = 0;
+  for (size_t t : order) {
+    const Task &task = tasks[t];
+    const std::string &arch = archs[task.arch];
+    cpuTotal += cpu[t];
+    timing::report(strCat("cuda: NVRTC ", parts[task.part].name, ".cu for ", arch, " (",
+                          kernels[task.part].size(), " kernels, ", int64_t(cpu[t] * 1000 + 0.5),
+                          " ms CPU, estimated ", int64_t(parts[task.part].cost + 0.5), ")"),
+                   ms[t]);
+    TC_RETURN_IF_ERROR(std::move(statuses[t]));
+    CompiledModule &module = modules[task.part];
+    module.cubins[arch] = std::move(cubins[t]);
+    if (arch == module.ptxArch)
+      module.ptx = std::move(ptxs[t]);
   }
-  if (!dir.empty()) {
-    writeCached(cached(module.ptxArch + ".ptx"), module.ptx);
-    for (const auto &[arch, cubin] : module.cubins)
-      writeCached(cached(arch + ".cubin"), cubin);
-  }
-  return module;
+  if (count > 1)
+    timing::report(strCat("cuda: NVRTC, ", count, " programs on ",
+                          std::min<size_t>(count, options.jobs ? options.jobs : defaultJobs()),
+                          " threads (", int64_t(cpuTotal * 1000 + 0.5), " ms CPU)"),
+                   wall);
+  if (!dir.empty())
+    for (size_t p = 0; p < parts.size(); ++p) {
+      if (modules[p].fromCache)
+        continue;
+      writeCached(cached(p, modules[p].ptxArch + ".ptx"), modules[p].ptx);
+      for (const auto &[arch, cubin] : modules[p].cubins)
+        writeCached(cached(p, arch + ".cubin"), cubin);
+    }
+  return modules;
 }
 
 } // namespace tensorc::cuda

@@ -20,4 +20,9 @@ Expected<CompiledModule> compileSource(const std::string &, const std::string &,
   return unavailable();
 }
 
+Expected<std::vector<CompiledModule>> compileSources(const std::vector<SourcePart> &,
+                                                     const CompileOptions &) {
+  return unavailable();
+}
+
 } // namespace tensorc::cuda

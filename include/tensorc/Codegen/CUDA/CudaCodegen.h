@@ -39,10 +39,25 @@ struct RenderOptions {
   MatmulPrecision matmulPrecision = MatmulPrecision::Highest;
 };
 
+/// One rendered kernel: its text (the __global__ function, after whatever it carries before it)
+/// and the shared device code it calls besides the prelude.
+struct RenderedKernel {
+  std::string name;
+  std::string text;
+  bool usesFlashAttention = false;
+  bool usesKernelLibrary = false;
+};
+
 struct RenderedKernels {
   std::string source;                          // one translation unit, self-contained
   std::map<std::string, LaunchConfig> configs; // by kernel name (Loop and Template kernels)
+  /// `source`'s kernels in source order: assembleSource(all of them) is `source`.
+  std::vector<RenderedKernel> kernels;
 };
+
+/// A self-contained translation unit of `kernels` (in this order): the prelude, the flash
+/// attention and kernel libraries when one of them uses it, then their texts.
+std::string assembleSource(const std::vector<const RenderedKernel *> &kernels);
 
 /// Renders every Loop and Template kernel of `schedule` (Extern kernels stay the runtime's).
 /// Pure pointwise kernels run four elements per thread (dense operands as 4-wide vectors);
@@ -67,7 +82,7 @@ struct CompileOptions {
   /// What each kernel computes ("fused nodes a, b, c"), by kernel name: errors about a kernel
   /// name it with this.
   std::map<std::string, std::string> kernelNotes;
-  /// Archs compiled at once, each by its own NVRTC program (0: every core).
+  /// NVRTC programs (parts x archs) compiled at once (0: every core).
   unsigned jobs = 0;
 };
 
@@ -89,6 +104,15 @@ struct SourceKernel {
 };
 std::vector<SourceKernel> sourceKernels(const std::string &source);
 
+/// One NVRTC program: a self-contained source and its name (NVRTC's file name without ".cu").
+struct SourcePart {
+  std::string name;
+  std::string source;
+  /// The estimated compile cost (any unit): only the order compilations start in, never what
+  /// they make.
+  double cost = 0;
+};
+
 struct CompiledModule {
   std::map<std::string, std::string> cubins; // by arch ("sm_90") -> cubin bytes
   std::string ptx;                           // PTX for the lowest requested arch
@@ -102,6 +126,14 @@ struct CompiledModule {
 /// sm_<major><minor> names NVRTC supports.
 Expected<CompiledModule> compileSource(const std::string &source, const std::string &name,
                                        const CompileOptions &options);
+
+/// compileSource for several programs at once: every (part, arch) compilation is a task of one
+/// pool of `options.jobs` threads, the costliest parts first (SourcePart::cost). Each part is
+/// cached on its own. Returns a module per part, in order; the first failing part's error (in
+/// part order, whatever finished first). `--log timing` reports each compilation's wall and CPU
+/// time.
+Expected<std::vector<CompiledModule>> compileSources(const std::vector<SourcePart> &parts,
+                                                     const CompileOptions &options);
 
 /// Checks an --cuda-arch list ("sm_80", "sm_90") against what this NVRTC supports.
 Status validateArchs(const std::vector<std::string> &archs);
