@@ -69,18 +69,46 @@ void KernelRenderer::decompose(const std::string &flat, const std::vector<SymInt
                                const std::string &indent) {
   if (first >= last)
     return;
-  std::string rest = "tc_rest" + std::to_string(counter++);
-  text += strCat(indent, "long long ", rest, " = ", flat, ";\n");
-  for (size_t d = last; d-- > first;) {
-    std::string var = varName(d) + "_" + std::to_string(counter++);
-    if (d == first) {
-      text += strCat(indent, "const long long ", var, " = ", rest, ";\n");
-    } else {
-      std::string extent = ex->index(ranges[d], symbols);
-      text += strCat(indent, "const long long ", var, " = ", rest, " % ", extent, ";\n");
-      text += strCat(indent, rest, " /= ", extent, ";\n");
+  // Indices of dims [from, to) from `source` of C type `type`: the last dims by % and /, the
+  // first takes what remains. 32-bit dims get plain int extents (no promotion to 64 bits).
+  auto emit = [&](const std::string &source, size_t from, size_t to, bool narrow) {
+    const char *type = narrow ? "int" : "long long";
+    std::string rest = "tc_rest" + std::to_string(counter++);
+    text += strCat(indent, type, " ", rest, " = ", source, ";\n");
+    for (size_t d = to; d-- > from;) {
+      std::string var = varName(d) + "_" + std::to_string(counter++);
+      if (d == from) {
+        text += strCat(indent, "const ", type, " ", var, " = ", rest, ";\n");
+      } else {
+        std::string extent = narrow ? std::to_string(*ranges[d].constant())
+                                    : ex->index(ranges[d], symbols);
+        text += strCat(indent, "const ", type, " ", var, " = ", rest, " % ", extent, ";\n");
+        text += strCat(indent, rest, " /= ", extent, ";\n");
+      }
+      scope[varName(d)] = var;
     }
-    scope[varName(d)] = var;
+  };
+  // The trailing dims of constant extents whose product stays below 2^31 decompose in 32-bit
+  // arithmetic after at most one 64-bit division: 64-bit div/mod by a constant is a long
+  // multiply-high sequence on a GPU, and unrolled over a tile's elements it dominated NVRTC's
+  // time on convolution epilogues.
+  size_t split = last;
+  int64_t product = 1;
+  for (; split > first; --split) {
+    std::optional<int64_t> extent = ranges[split - 1].constant();
+    if (!extent || *extent <= 0 || product > (int64_t(1) << 31) / *extent - 1)
+      break;
+    product *= *extent;
+  }
+  if (split == last) {
+    emit(flat, first, last, false);
+  } else if (split == first) {
+    emit(strCat("(int)(", flat, ")"), first, last, true);
+  } else {
+    std::string quotient = "tc_quot" + std::to_string(counter++);
+    text += strCat(indent, "const long long ", quotient, " = (", flat, ") / ", product, "ll;\n");
+    emit(strCat("(int)((", flat, ") - ", quotient, " * ", product, "ll)"), split, last, true);
+    emit(quotient, first, split, false);
   }
 }
 
