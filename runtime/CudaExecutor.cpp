@@ -118,9 +118,11 @@ CudaExecutor::create(const Manifest &manifest, const FileReader &readFile,
         d.moduleGetFunction(&self->functions_[i], self->modules_[module],
                             (launch.cudaSymbol.empty() ? launch.name : launch.cudaSymbol).c_str()),
         label(manifest, i) + ": kernel not in " + images[module]->file));
-    // Dynamic shared memory beyond the default 48 KB is opted into once per function.
+    // Dynamic shared memory is opted into once per function: the default limit of 48 KB counts
+    // static and dynamic shared memory together, so a kernel with 48 KB of dynamic shared memory
+    // and a static word (the split-K kernels' tk_last) fails to launch without it.
     constexpr int kMaxDynamicShared = 8; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-    if (launch.cudaSharedBytes > 48 * 1024)
+    if (launch.cudaSharedBytes > 0)
       TC_RETURN_IF_ERROR(d.check(
           d.funcSetAttribute(self->functions_[i], kMaxDynamicShared, int(launch.cudaSharedBytes)),
           label(manifest, i) + ": " + std::to_string(launch.cudaSharedBytes) +

@@ -16,8 +16,9 @@
 // packed weights), the epilogue's `params`, then for split-K (`splitK > 1`) `float *tk_partials,
 // unsigned *tk_counters`, then the caller's `scalarParams`. A caller with its own parameter list
 // (the specs' `params`) gets it as it is, followed for split-K by `tk_partials, tk_counters`.
-// Blocks are 1-D, `threads` wide, with `smemBytes` of dynamic shared memory (a block over 48 KB
-// needs cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) once per function). The
+// Blocks are 1-D, `threads` wide, with `smemBytes` of dynamic shared memory (set
+// cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) once per function: split-K
+// kernels add a static word, so 48 KB of dynamic shared memory already passes the default). The
 // grid is `grid` blocks (`units`, or fewer for a persistent kernel); a kernel loops over its
 // units with a stride of gridDim.x, so any grid that is a multiple of `clusterSize` is correct.
 // Split-K workspaces: `tk_partials` holds partialFloats() floats (scratch, any content),
