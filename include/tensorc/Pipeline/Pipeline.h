@@ -54,6 +54,9 @@ struct PipelineOptions {
   /// Code for GPUs only (`--target cuda`): f16/bf16 GEMMs become templates and epilogues may
   /// store any float dtype (the CPU GEMM is f32-only).
   bool gpuOnly = false;
+  /// CPU-only inference: convolutions with constant weights run channels-last on the CPU's
+  /// NHWC kernels (weights packed at compile time), NHWC kept between them.
+  bool cpuChannelsLast = false;
   /// Which attention patterns the simplify stage fuses into one op (GPU-only compiles).
   AttentionFusion attentionFusion = AttentionFusion::None;
   /// `--fallback`: whether an op without a generated kernel may run on its reference kernel.

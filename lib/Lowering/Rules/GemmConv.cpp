@@ -96,6 +96,15 @@ StridedView packedConvWeight(LowerContext &context, const Value *weight,
   return view;
 }
 
+/// Whether `weight` is a view of a constant (a weight with its data in the program).
+bool isConstantWeight(LowerContext &context, const Value *weight) {
+  if (weight->type().rank() != 4)
+    return false;
+  StridedView view = context.stridedView(weight);
+  const Buffer &buffer = context.program().buffers[size_t(view.buffer)];
+  return buffer.kind == Buffer::Kind::Weight && context.program().weights.count(buffer.name) > 0;
+}
+
 /// The channels-last form (LowerOptions::channelsLastConv): the input read as a dense NHWC
 /// buffer (a copy when it is not one), packed weights, the result in an NHWC buffer that every
 /// user reads at the NHWC address of its NCHW index; the bias add is computed in f32 and
@@ -143,6 +152,8 @@ Status lowerConvolution(LowerContext &context, const Node &node) {
   const Value *bias = node.inputs().size() > 2 ? node.input(2) : nullptr;
   DType dtype = outType.dtype;
   bool channelsLast = context.options().channelsLastConv;
+  if (channelsLast && context.options().channelsLastNeedsConstantWeights)
+    channelsLast = isConstantWeight(context, node.input(1));
   bool templated =
       dtype == DType::F32 || (channelsLast && context.options().halfPrecisionTemplates &&
                               (dtype == DType::F16 || dtype == DType::BF16));
