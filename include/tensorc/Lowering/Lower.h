@@ -40,7 +40,8 @@ struct LowerOptions {
   bool channelsLastNeedsConstantWeights = false;
   /// Under channelsLastConv, a pool's or pad's input that must be computed once is stored in
   /// the layout its loads suggest (LowerContext::materialize: NHWC after a convolution), not
-  /// NCHW, so a conv -> relu -> max_pool stem keeps NHWC (and the relu stays the conv's epilogue).
+  /// NCHW, so a conv -> relu -> max_pool stem keeps NHWC (and the relu stays the conv's epilogue);
+  /// a value whose loads read channels contiguously (a pool over an NHWC buffer) is stored NHWC.
   bool channelsLastWindows = false;
   FallbackPolicy fallback = FallbackPolicy::Allow;
 };
