@@ -159,9 +159,10 @@ Status lowerConvolution(LowerContext &context, const Node &node) {
                               (dtype == DType::F16 || dtype == DType::BF16));
   if (!templated || inType.dtype != dtype || wType.dtype != dtype ||
       (bias && bias->type().dtype != dtype))
-    return context.fallback(node, channelsLast ? "no convolution template for this dtype (f32, "
-                                                 "f16, bf16 of one dtype)"
-                                               : "the convolution template is f32 only");
+    return context.fallback(node, context.options().halfPrecisionTemplates
+                                      ? "no convolution template for this dtype (f32, "
+                                        "f16, bf16 of one dtype)"
+                                      : "the convolution template is f32 only");
   if (inType.rank() != 4 || wType.rank() != 4 || outType.rank() != 4)
     return context.fallback(node, "the convolution template is 2-D only");
   if (attrs.getBool("transposed"))
