@@ -16,6 +16,7 @@
 #include "tensorc/Support/StrCat.h"
 
 #include <map>
+#include <optional>
 #include <set>
 
 namespace tensorc::debug {
@@ -175,6 +176,11 @@ public:
         interp::interpret(lowered, inputs_, {}, [&](const Value &value, const Tensor &tensor) {
           if (wanted.count(value.name()))
             reference[value.name()] = tensor;
+          // A value stored channels-last (a CPU or CUDA convolution chain) is compared in the
+          // NHWC buffer its kernel writes.
+          if (wanted.count(value.name() + "_nhwc"))
+            if (std::optional<Tensor> nhwc = toChannelsLast(tensor))
+              reference[value.name() + "_nhwc"] = std::move(*nhwc);
         });
     if (!interpreted)
       return makeError(
@@ -211,6 +217,22 @@ public:
   }
 
 private:
+  /// `tensor` ([N, C, H, W]) as [N, H, W, C]; none for other ranks.
+  static std::optional<Tensor> toChannelsLast(const Tensor &tensor) {
+    const std::vector<int64_t> &s = tensor.shape();
+    if (s.size() != 4)
+      return std::nullopt;
+    Expected<Tensor> out = Tensor::zeros(tensor.dtype(), {s[0], s[2], s[3], s[1]});
+    if (!out)
+      return std::nullopt;
+    for (int64_t n = 0, at = 0; n < s[0]; ++n)
+      for (int64_t c = 0; c < s[1]; ++c)
+        for (int64_t h = 0; h < s[2]; ++h)
+          for (int64_t w = 0; w < s[3]; ++w, ++at)
+            out->setDouble(((n * s[2] + h) * s[3] + w) * s[1] + c, tensor.getDouble(at));
+    return std::move(*out);
+  }
+
   std::string describeDims() const {
     std::vector<std::string> parts;
     for (const auto &[name, value] : dims_)

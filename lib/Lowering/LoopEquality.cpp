@@ -51,7 +51,8 @@ std::string nodeDifference(const LoopNode &a, const LoopNode &b) {
                      x.oh == y.oh && x.ow == y.ow && x.strideH == y.strideH &&
                      x.strideW == y.strideW && x.padH == y.padH && x.padW == y.padW &&
                      x.dilationH == y.dilationH && x.dilationW == y.dilationW &&
-                     x.groups == y.groups && x.channelsLast == y.channelsLast
+                     x.groups == y.groups && x.channelsLast == y.channelsLast &&
+                     x.packedWeights == y.packedWeights && x.tileM == y.tileM && x.tileN == y.tileN
                  ? ""
                  : "conv parameters";
     }

@@ -506,6 +506,12 @@ private:
           return error(strCat("unknown conv2d layout '", layout, "' (nhwc)"));
         c.channelsLast = true;
       }
+      if (isIdent("tiles")) {
+        TC_RETURN_IF_ERROR(pairKey("tiles", c.tileM, c.tileN));
+        if (!c.channelsLast || c.tileM < 1 || c.tileN < 1)
+          return error("conv2d tiles= needs layout=nhwc and positive tile sizes");
+        c.packedWeights = true;
+      }
       TC_RETURN_IF_ERROR(parseNodeSuffix(node));
       TC_RETURN_IF_ERROR(detailLine("input"));
       TC_ASSIGN_OR_RETURN(c.input, parseBufferRef());

@@ -177,7 +177,8 @@ std::string templateHeader(const LoopProgram &program, const LoopNode &node,
            " oc=" + std::to_string(c.oc) + " kernel=" + pair(c.kh, c.kw) +
            " out=" + pair(c.oh, c.ow) + " stride=" + pair(c.strideH, c.strideW) +
            " padding=" + pair(c.padH, c.padW) + " dilation=" + pair(c.dilationH, c.dilationW) +
-           " groups=" + std::to_string(c.groups) + (c.channelsLast ? " layout=nhwc" : "");
+           " groups=" + std::to_string(c.groups) + (c.channelsLast ? " layout=nhwc" : "") +
+           (c.packedWeights ? " tiles=" + pair(c.tileM, c.tileN) : "");
   }
   case LoopNode::TemplateKind::Attention: {
     const LoopNode::Attention &a = node.attention;

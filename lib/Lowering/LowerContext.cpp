@@ -203,6 +203,11 @@ bool LowerContext::readsChannelsLast(const Value *value) {
     };
     found = stride(1) == SymInt(1) && (*w == 1 || stride(3) == SymInt(*c)) &&
             (*h == 1 || stride(2) == SymInt(*w * *c));
+    // A window over an NHWC buffer (a max_pool's padded taps wrap the spatial index) still
+    // reads its channels contiguously at each pixel: stored NHWC it needs no transpose either.
+    // (A per-channel operand, such as a bias, does not move with the pixel: it says nothing.)
+    found = found || (options_.channelsLastWindows && stride(1) == SymInt(1) &&
+                      (stride(2) != SymInt(0) || stride(3) != SymInt(0)));
   });
   return found;
 }

@@ -368,6 +368,9 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
     Expected<int> packed = cpu::packGemmWeights(lowered.program, lowered.schedule);
     if (!packed)
       return makeError(modelPath, ": ", packed.error().message());
+    Expected<int> convs = cpu::packConvTemplates(lowered.program, lowered.schedule);
+    if (!convs)
+      return makeError(modelPath, ": ", convs.error().message());
   }
   if (!lowered.program.fallbacks.empty() && !options.quiet)
     log::info(strCat("fallbacks (run by the runtime's reference kernels): ",

@@ -200,7 +200,9 @@ Status runStages(PipelineState state, const std::string &modelPath, const OpRegi
         lowering.halfPrecisionTemplates = options.gpuOnly;
         lowering.fallback = options.fallback;
         lowering.attentionTemplates = options.gpuOnly;
-        lowering.channelsLastConv = options.gpuOnly;
+        lowering.channelsLastConv = options.gpuOnly || options.cpuChannelsLast;
+        lowering.channelsLastNeedsConstantWeights = !options.gpuOnly;
+        lowering.channelsLastWindows = options.cpuChannelsLast;
         TC_ASSIGN_OR_RETURN(lowered.program, loop::lower(graph, lowering));
         return Status::ok();
       },
@@ -293,6 +295,7 @@ Expected<PipelineOptions> pipelineOptionsFor(const TargetSet &targets,
                                              std::optional<bool> fuseAttention, bool training) {
   PipelineOptions options;
   options.gpuOnly = targets.cuda && !targets.cpu;
+  options.cpuChannelsLast = targets.cpu && !targets.cuda && !training;
   if (fuseAttention.value_or(false) && !options.gpuOnly)
     return makeError("--fuse-attention needs --target cuda (the CPU has no attention kernel)");
   if (fuseAttention.value_or(false) && training)

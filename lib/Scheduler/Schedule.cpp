@@ -27,6 +27,13 @@ SymInt gemmTileCount(const loop::LoopNode::Gemm &gemm) {
 }
 
 SymInt convTileCount(const loop::LoopNode::Conv &conv) {
+  auto ceilDiv = [](int64_t x, int64_t d) { return (x + d - 1) / d; };
+  if (conv.packedWeights) { // the CPU's channels-last tiles, chosen when the weights were packed
+    if (conv.depthwise())
+      return conv.n * SymInt(ceilDiv(conv.oh, conv.tileM) * ceilDiv(conv.c, conv.tileN));
+    return conv.n * SymInt(conv.groups * ceilDiv(conv.oh * conv.ow, conv.tileM) *
+                           ceilDiv(conv.oc / conv.groups, conv.tileN));
+  }
   int64_t rows = conv.oc / conv.groups, cols = conv.oh * conv.ow;
   int64_t tiles = (rows + kGemmTileM - 1) / kGemmTileM * ((cols + kGemmTileN - 1) / kGemmTileN);
   return conv.n * SymInt(conv.groups * tiles);

@@ -2,6 +2,8 @@
 // schedule -> CPU kernels run in launch order, compared with the reference interpreter.
 #include "tensorc/Codegen/CPU/CpuCodegen.h"
 
+#include "tensorc/Codegen/CPU/PackGemmWeights.h"
+
 #include "tensorc/Bundle/Manifest.h"
 #include "tensorc/Frontend/FX/FxParser.h"
 #include "tensorc/Interp/Interpreter.h"
@@ -18,6 +20,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <vector>
 
 namespace tensorc::cpu {
@@ -40,14 +43,25 @@ struct Compiled {
   }
 };
 
-std::unique_ptr<Compiled> compileGraph(const Graph &graph) {
+/// `channelsLast`: as a CPU-only inference compile lowers and packs it (convolutions with
+/// constant weights channels-last, weights packed, NHWC kept between them).
+std::unique_ptr<Compiled> compileGraph(const Graph &graph, bool channelsLast = false) {
   auto compiled = std::make_unique<Compiled>();
-  auto program = loop::lower(graph);
+  loop::LowerOptions options;
+  options.channelsLastConv = channelsLast;
+  options.channelsLastNeedsConstantWeights = channelsLast;
+  options.channelsLastWindows = channelsLast;
+  auto program = loop::lower(graph, options);
   EXPECT_TRUE(program.hasValue()) << program.error().message();
   compiled->program = std::move(*program);
   auto schedule = sched::schedule(compiled->program, {});
   EXPECT_TRUE(schedule.hasValue()) << schedule.error().message();
   compiled->schedule = std::move(*schedule);
+  if (channelsLast) {
+    auto packed = packConvTemplates(compiled->program, compiled->schedule);
+    EXPECT_TRUE(packed.hasValue()) << packed.error().message();
+    EXPECT_GT(packed ? *packed : 0, 0) << "no convolution was packed";
+  }
   auto kernels = compileKernels(compiled->program, compiled->schedule, hostTarget(), {});
   EXPECT_TRUE(kernels.hasValue()) << kernels.error().message();
   if (!kernels)
@@ -64,7 +78,7 @@ std::unique_ptr<Compiled> compileGraph(const Graph &graph) {
   return compiled;
 }
 
-/// Runs every kernel of `c` in order (each range in two halves) with one allocation per buffer;
+/// Runs every kernel of `c` in order (each range in two calls) with one allocation per buffer;
 /// returns the graph outputs.
 std::vector<std::vector<float>> runCompiled(Compiled &c, const std::vector<Tensor> &inputs,
                                             const SymbolBindings &symbols, int reps = 1,
@@ -81,6 +95,15 @@ std::vector<std::vector<float>> runCompiled(Compiled &c, const std::vector<Tenso
     if (buffer.kind == loop::Buffer::Kind::Input) {
       const Tensor &input = inputs[size_t(buffer.inputIndex)];
       data.assign(input.dataAs<float>(), input.dataAs<float>() + numel);
+    }
+    if (buffer.kind == loop::Buffer::Kind::Weight) {
+      // A weight with no data is one no kernel reads (replaced by its dense or packed copy).
+      auto weight = c.program.weights.find(buffer.name);
+      if (weight == c.program.weights.end())
+        continue;
+      EXPECT_EQ(weight->second.numel(), int64_t(numel)) << buffer.name;
+      data.assign(weight->second.dataAs<float>(),
+                  weight->second.dataAs<float>() + weight->second.numel());
     }
   }
   auto start = std::chrono::steady_clock::now();
@@ -103,8 +126,9 @@ std::vector<std::vector<float>> runCompiled(Compiled &c, const std::vector<Tenso
       EXPECT_NE(fn, nullptr) << kernel.name;
       if (!fn)
         continue;
-      fn(args.data(), syms.data(), 0, count / 2);
-      fn(args.data(), syms.data(), count / 2, count);
+      // Two calls split off the images' boundaries (a call's range may span several images).
+      fn(args.data(), syms.data(), 0, count / 3);
+      fn(args.data(), syms.data(), count / 3, count);
     }
   if (secondsPerRun)
     *secondsPerRun =
@@ -128,6 +152,9 @@ struct Case {
   std::vector<std::vector<int64_t>> inputShapes; // concrete, symbols bound below
   SymbolBindings symbols;
   std::string expectKernel; // a substring of some kernel name
+  /// Channels-last (the CPU inference path): these inputs (by index) become constant weights.
+  bool channelsLast = false;
+  std::set<size_t> constants;
 };
 
 /// Compiles and runs `fx`, compares every output with the interpreter; returns the schedule text.
@@ -139,13 +166,22 @@ std::string check(const Case &test) {
   if (!graph)
     return "";
   std::vector<Tensor> inputs;
-  for (size_t i = 0; i < test.inputShapes.size(); ++i)
-    inputs.push_back(filled(test.inputShapes[i], int(i)));
+  for (size_t i = 0; i < test.inputShapes.size(); ++i) {
+    Tensor value = filled(test.inputShapes[i], int(i));
+    if (test.constants.count(i))
+      graph->weights()[graph->inputs()[i]->name()] = std::move(value);
+    else
+      inputs.push_back(std::move(value));
+  }
   auto expected = interp::interpret(*graph, inputs);
   EXPECT_TRUE(expected.hasValue()) << expected.error().message();
-  std::unique_ptr<Compiled> compiled = compileGraph(*graph);
+  std::unique_ptr<Compiled> compiled = compileGraph(*graph, test.channelsLast);
   std::string text = sched::printSchedule(compiled->program, compiled->schedule);
   EXPECT_NE(text.find(test.expectKernel), std::string::npos) << text;
+  if (test.channelsLast) {
+    std::string loops = loop::printProgram(compiled->program);
+    EXPECT_NE(loops.find("layout=nhwc tiles="), std::string::npos) << loops;
+  }
   std::vector<std::vector<float>> outputs = runCompiled(*compiled, inputs, test.symbols);
   if (!expected)
     return text;
@@ -259,6 +295,120 @@ TEST(ConvTemplate, ChainedConvolutions) {
   test.inputShapes = {{2, 3, 9, 9}, {6, 3, 3, 3}, {4, 6, 1, 1}};
   test.symbols = {{"s0", 2}};
   test.expectKernel = "tem_convolution_relu_0";
+  check(test);
+}
+
+// ---- Channels-last (CPU inference: constant weights packed, NHWC kernels) -------------------
+
+/// convCase with its weight (and bias) constant, compiled channels-last.
+Case nhwcCase(int64_t n, int64_t c, int64_t h, int64_t w, int64_t oc, int64_t k, int64_t stride,
+              int64_t pad, int64_t dilation, int64_t groups, bool bias, bool relu) {
+  Case test = convCase(n, c, h, w, oc, k, stride, pad, dilation, groups, bias, relu);
+  test.channelsLast = true;
+  test.constants = {1};
+  if (bias)
+    test.constants.insert(2);
+  return test;
+}
+
+TEST(ConvChannelsLast, Basic3x3BiasReluSymbolicBatch) {
+  // The result is a graph output (NCHW): bias and relu run in its NHWC -> NCHW copy.
+  check(nhwcCase(2, 5, 11, 11, 7, 3, 1, 1, 1, 1, true, true));
+}
+
+TEST(ConvChannelsLast, Stride2Padding1NoBias) {
+  check(nhwcCase(3, 4, 13, 12, 6, 3, 2, 1, 1, 1, false, false));
+}
+
+TEST(ConvChannelsLast, Dilation2OddSizes) {
+  check(nhwcCase(2, 3, 13, 9, 5, 3, 1, 2, 2, 1, true, false));
+}
+
+TEST(ConvChannelsLast, Groups) {
+  check(nhwcCase(2, 6, 10, 10, 4, 3, 1, 1, 1, 2, true, true));
+  // Odd group widths (3 channels in, 5 out per group), strided and padded.
+  check(nhwcCase(1, 9, 11, 7, 15, 3, 2, 1, 1, 3, true, true));
+}
+
+TEST(ConvChannelsLast, Depthwise) {
+  check(nhwcCase(2, 8, 9, 9, 8, 3, 1, 1, 1, 8, true, true));
+  // Channel counts not multiples of the vector width, stride 2, 5x5, batch 3.
+  check(nhwcCase(3, 37, 12, 10, 37, 5, 2, 2, 1, 37, true, true));
+  check(nhwcCase(1, 72, 7, 7, 72, 3, 1, 1, 2, 72, false, false));
+  // Width below the register block (3 output columns).
+  check(nhwcCase(2, 40, 3, 3, 40, 3, 1, 1, 1, 40, true, false));
+}
+
+TEST(ConvChannelsLast, ChannelMultiplier) {
+  // groups == C with two outputs per channel: a grouped convolution, not depthwise.
+  check(nhwcCase(2, 6, 8, 8, 12, 3, 1, 1, 1, 6, true, true));
+}
+
+TEST(ConvChannelsLast, Pointwise1x1) {
+  check(nhwcCase(2, 16, 7, 7, 24, 1, 1, 0, 1, 1, true, false));
+  check(nhwcCase(1, 19, 5, 9, 33, 1, 1, 0, 1, 1, false, true));
+  // Strided 1x1 (a ResNet downsample): not a plain GEMM.
+  check(nhwcCase(2, 24, 9, 9, 40, 1, 2, 0, 1, 1, true, false));
+}
+
+TEST(ConvChannelsLast, ManyTilesAndWideStem) {
+  check(nhwcCase(1, 32, 20, 20, 100, 3, 1, 1, 1, 1, true, true));
+  // A 7x7 stride-2 stem on 3 channels (row segments of 21 floats).
+  check(nhwcCase(2, 3, 23, 21, 17, 7, 2, 3, 1, 1, true, true));
+}
+
+TEST(ConvChannelsLast, UnitOutputDims) {
+  check(nhwcCase(1, 3, 5, 9, 1, 5, 1, 0, 1, 1, true, true));
+  check(nhwcCase(2, 20, 7, 7, 30, 7, 1, 0, 1, 1, true, false)); // 1x1 output
+}
+
+TEST(ConvChannelsLast, ResidualChainAndGraphInputWeight) {
+  // conv -> relu -> depthwise -> conv 1x1 + residual (the first conv's output) -> relu, batch
+  // 2: the NHWC buffers pass between convolutions and the residual add is an epilogue. The last
+  // conv's weight is a graph input (not a constant): it keeps the NCHW template.
+  Case test;
+  test.fx = "graph(%x: f32[s0, 3, 10, 10], %w1: f32[16, 3, 3, 3], %b1: f32[16], "
+            "%w2: f32[16, 1, 3, 3], %w3: f32[16, 16, 1, 1], %w4: f32[8, 16, 3, 3]):\n"
+            "  %y : f32[s0, 16, 10, 10] = call_function[target=aten.convolution](args=(%x, %w1, "
+            "%b1, [1, 1], [1, 1], [1, 1], False, [0, 0], 1))\n"
+            "  %r : f32[s0, 16, 10, 10] = call_function[target=aten.relu](args=(%y,))\n"
+            "  %d : f32[s0, 16, 10, 10] = call_function[target=aten.convolution](args=(%r, %w2, "
+            "None, [1, 1], [1, 1], [1, 1], False, [0, 0], 16))\n"
+            "  %p : f32[s0, 16, 10, 10] = call_function[target=aten.convolution](args=(%d, %w3, "
+            "None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1))\n"
+            "  %s : f32[s0, 16, 10, 10] = call_function[target=aten.add](args=(%p, %r))\n"
+            "  %t : f32[s0, 16, 10, 10] = call_function[target=aten.relu](args=(%s,))\n"
+            "  %z : f32[s0, 8, 5, 5] = call_function[target=aten.convolution](args=(%t, %w4, "
+            "None, [2, 2], [1, 1], [1, 1], False, [0, 0], 1))\n"
+            "  return (%t, %z)\n";
+  test.inputShapes = {{2, 3, 10, 10}, {16, 3, 3, 3},  {16},
+                      {16, 1, 3, 3},  {16, 16, 1, 1}, {8, 16, 3, 3}};
+  test.symbols = {{"s0", 2}};
+  test.channelsLast = true;
+  test.constants = {1, 2, 3, 4};
+  test.expectKernel = "tem_convolution_add_relu";
+  check(test);
+}
+
+TEST(ConvChannelsLast, StemWithMaxPool) {
+  // conv 7x7/2 -> relu -> max_pool 3x3/2 pad 1 -> conv 3x3: the relu stays the first conv's
+  // epilogue and the pool reads (and writes) NHWC.
+  Case test;
+  test.fx = "graph(%x: f32[2, 3, 19, 19], %w1: f32[8, 3, 7, 7], %b1: f32[8], "
+            "%w2: f32[12, 8, 3, 3]):\n"
+            "  %y : f32[2, 8, 10, 10] = call_function[target=aten.convolution](args=(%x, %w1, "
+            "%b1, [2, 2], [3, 3], [1, 1], False, [0, 0], 1))\n"
+            "  %r : f32[2, 8, 10, 10] = call_function[target=aten.relu](args=(%y,))\n"
+            "  %m : f32[2, 8, 5, 5] = call_function[target=aten.max_pool](args=(%r,), "
+            "kwargs={kernel_size=[3, 3], stride=[2, 2], padding=[1, 1], dilation=[1, 1], "
+            "ceil_mode=False})\n"
+            "  %z : f32[2, 12, 5, 5] = call_function[target=aten.convolution](args=(%m, %w2, "
+            "None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1))\n"
+            "  return (%z,)\n";
+  test.inputShapes = {{2, 3, 19, 19}, {8, 3, 7, 7}, {8}, {12, 8, 3, 3}};
+  test.channelsLast = true;
+  test.constants = {1, 2, 3};
+  test.expectKernel = "tem_convolution_relu";
   check(test);
 }
 

@@ -180,6 +180,14 @@ struct LoopNode {
     int64_t strideH = 1, strideW = 1, padH = 0, padW = 0, dilationH = 1, dilationW = 1;
     int64_t groups = 1;
     bool channelsLast = false;
+    /// Channels-last on the CPU: the back end packed the constant weights at compile time
+    /// (cpu::packConvTemplates), so weight.buffer holds per group the K x OC/groups operand in
+    /// strips of 16 channels (depthwise: cpu::packDepthwiseWeights), not at the view's offsets
+    /// (the view keeps its [OC, KH, KW, C/groups] shape: every bound checked on it still holds).
+    /// The tasks are tiles of tileM output pixels x tileN channels per image and group
+    /// (depthwise: tileM output rows x tileN channels per image).
+    bool packedWeights = false;
+    int64_t tileM = 0, tileN = 0;
     /// A depthwise convolution: groups == C == OC.
     bool depthwise() const { return groups == c && oc == c && c > 1; }
   } conv;

@@ -35,6 +35,14 @@ struct LowerOptions {
   /// Pointwise values that read channels-last buffers are stored channels-last too, so a chain
   /// of convolutions keeps NHWC between them; graph outputs keep their declared layout.
   bool channelsLastConv = false;
+  /// Under channelsLastConv, only convolutions whose weights are constants go channels-last
+  /// (CPU inference: the back end packs them at compile time); the others keep the NCHW form.
+  bool channelsLastNeedsConstantWeights = false;
+  /// Under channelsLastConv, a pool's or pad's input that must be computed once is stored in
+  /// the layout its loads suggest (LowerContext::materialize: NHWC after a convolution), not
+  /// NCHW, so a conv -> relu -> max_pool stem keeps NHWC (and the relu stays the conv's epilogue);
+  /// a value whose loads read channels contiguously (a pool over an NHWC buffer) is stored NHWC.
+  bool channelsLastWindows = false;
   FallbackPolicy fallback = FallbackPolicy::Allow;
 };
 

@@ -57,6 +57,9 @@ struct PipelineOptions {
   /// `--matmul-precision high`: the CUDA stage renders f32 GEMMs and convolutions on TF32 tensor
   /// cores (compile takes it from CompileOptions::tf32).
   bool tf32 = false;
+  /// CPU-only inference: convolutions with constant weights run channels-last on the CPU's
+  /// NHWC kernels (weights packed at compile time), NHWC kept between them.
+  bool cpuChannelsLast = false;
   /// Which attention patterns the simplify stage fuses into one op (GPU-only compiles).
   AttentionFusion attentionFusion = AttentionFusion::None;
   /// `--fallback`: whether an op without a generated kernel may run on its reference kernel.

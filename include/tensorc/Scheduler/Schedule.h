@@ -45,7 +45,8 @@ constexpr int64_t kGemmTileM = 96;
 constexpr int64_t kGemmTileN = 256;
 SymInt gemmTileCount(const loop::LoopNode::Gemm &gemm);
 /// Convolution templates: one GEMM per image and group, OC/groups x OH*OW, tiled the same way
-/// (task t is tile t % tilesPerGemm of GEMM t / tilesPerGemm, GEMMs ordered image-major).
+/// (task t is tile t % tilesPerGemm of GEMM t / tilesPerGemm, GEMMs ordered image-major); CPU
+/// convolutions with packed weights: their own tiles (Conv::tileM x Conv::tileN).
 SymInt convTileCount(const loop::LoopNode::Conv &conv);
 /// The task count of a Template node of either kind (the manifest's launch range).
 SymInt templateTileCount(const loop::LoopNode &node);

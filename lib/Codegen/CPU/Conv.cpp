@@ -263,8 +263,11 @@ void ConvEmitter::emit(Value *images, Value *tileBegin, Value *tileEnd) {
           return epilogue(ir, acc, image, pixel,
                           ir.CreateAdd(ir.CreateMul(group, ir.getInt64(p.ocg())), col));
         };
-      emitPackedGemmTiles(b, target, gemmTiling, ops, b.CreateSub(tileBegin, base),
-                          b.CreateSub(min(tileEnd, tileCount), base), gemmEpilogue);
+      // This GEMM's share of [tileBegin, tileEnd): a range may start in an earlier GEMM and end
+      // in a later one.
+      Value *from = b.CreateSub(tileBegin, base), *to = b.CreateSub(min(tileEnd, tileCount), base);
+      from = b.CreateSelect(b.CreateICmpSLT(from, i64(0)), i64(0), from);
+      emitPackedGemmTiles(b, target, gemmTiling, ops, from, min(to, i64(gemmTiles)), gemmEpilogue);
     });
     return;
   }

@@ -5,7 +5,9 @@
 #include "ExprEmitter.h"
 #include "IRLoops.h"
 #include "ObjectLinker.h"
+#include "tensorc/Codegen/CPU/Conv.h"
 #include "tensorc/Codegen/CPU/Gemm.h"
+#include "tensorc/Codegen/CPU/PackGemmWeights.h"
 #include "tensorc/Codegen/CPU/PackedGemm.h"
 #include "tensorc/Codegen/Common/KernelWalker.h"
 #include "tensorc/Codegen/Common/Legalize.h"
@@ -58,6 +60,7 @@ public:
   Status loopKernel(const codegen::LoopKernel &loopKernel) override;
   Status gemmKernel(const codegen::TemplateKernel &t) override;
   Status convKernel(const codegen::TemplateKernel &t) override;
+  Status channelsLastConvKernel(const codegen::TemplateKernel &t);
   Status attentionKernel(const codegen::TemplateKernel &t) override;
 
 private:
@@ -619,7 +622,7 @@ Status KernelEmitter::gemmKernel(const codegen::TemplateKernel &t) {
 // straight from the input through a loader (zero outside it), so no im2col buffer exists.
 Status KernelEmitter::convKernel(const codegen::TemplateKernel &t) {
   if (t.node->conv.channelsLast)
-    return makeError("kernel ", t.node->name, ": channels-last convolutions are CUDA-only");
+    return channelsLastConvKernel(t);
   createFunctions();
   const LoopNode &convNode = *t.node;
   const LoopNode *epilogueNode = t.epilogue;
@@ -707,6 +710,45 @@ Status KernelEmitter::convKernel(const codegen::TemplateKernel &t) {
       epilogue = templateEpilogue(convNode, *epilogueNode, 2, image, firstChannel);
     emitGemmTiles(b, target, tiling, ops, tileBegin, tileEnd, epilogue);
   });
+  return Status::ok();
+}
+
+// Channels-last: the NHWC kernels of Conv.h on weights packed at compile time, over the tiles
+// packConvTemplates chose (the launch range); the epilogue runs per stored vector, at the
+// template's [N, OH, OW, OC] index of (image, pixel, channel).
+Status KernelEmitter::channelsLastConvKernel(const codegen::TemplateKernel &t) {
+  const LoopNode &convNode = *t.node;
+  const LoopNode::Conv &cv = convNode.conv;
+  if (!cv.packedWeights)
+    return makeError("kernel ", convNode.name,
+                     ": a channels-last convolution on the CPU needs its weights packed at "
+                     "compile time (a constant weight, CPU-only inference)");
+  createFunctions();
+  TC_RETURN_IF_ERROR(checkTemplateBuffers(t, {cv.input, cv.weight.buffer}));
+  const LoopNode *epilogueNode = t.epilogue;
+  ConvParams params = convParamsOf(cv);
+  Value *images = ex->emitIndex(cv.n, symbols);
+  Value *input = bufferPtrs[size_t(cv.input)];
+  Value *weights = bufferPtrs[size_t(cv.weight.buffer)];
+  Value *output = bufferPtrs[size_t(t.output)];
+  ConvEpilogue epilogue;
+  if (epilogueNode)
+    epilogue = [this, &convNode, epilogueNode, &cv](llvm::IRBuilderBase &ir, Value *acc,
+                                                    Value *image, Value *pixel, Value *channel) {
+      // Outer dims [N, OH], row OW, column OC.
+      Value *oh = ir.CreateUDiv(pixel, i64(cv.ow)), *ow = ir.CreateURem(pixel, i64(cv.ow));
+      Value *outer = ir.CreateAdd(ir.CreateMul(image, i64(cv.oh)), oh);
+      GemmEpilogue at = templateEpilogue(convNode, *epilogueNode, 1, outer, nullptr);
+      return at(ir, acc, ow, channel);
+    };
+  if (cv.depthwise()) {
+    DepthwiseTiling tiling{cv.tileM, cv.tileN};
+    emitDepthwiseTiles(b, target, params, tiling, images, input, weights, output, begin, end,
+                       epilogue);
+  } else {
+    ConvTiling tiling{cv.tileM, cv.tileN};
+    emitConvTiles(b, target, params, tiling, images, input, weights, output, begin, end, epilogue);
+  }
   return Status::ok();
 }
 

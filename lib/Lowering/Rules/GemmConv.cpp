@@ -111,6 +111,15 @@ StridedView packedConvWeight(LowerContext &context, const Value *weight,
   return view;
 }
 
+/// Whether `weight` is a view of a constant (a weight with its data in the program).
+bool isConstantWeight(LowerContext &context, const Value *weight) {
+  if (weight->type().rank() != 4)
+    return false;
+  StridedView view = context.stridedView(weight);
+  const Buffer &buffer = context.program().buffers[size_t(view.buffer)];
+  return buffer.kind == Buffer::Kind::Weight && context.program().weights.count(buffer.name) > 0;
+}
+
 /// The channels-last form (LowerOptions::channelsLastConv): the input read as a dense NHWC
 /// buffer (a copy when it is not one), packed weights, the result in an NHWC buffer that every
 /// user reads at the NHWC address of its NCHW index; the bias add is computed in f32 and
@@ -158,14 +167,17 @@ Status lowerConvolution(LowerContext &context, const Node &node) {
   const Value *bias = node.inputs().size() > 2 ? node.input(2) : nullptr;
   DType dtype = outType.dtype;
   bool channelsLast = context.options().channelsLastConv;
+  if (channelsLast && context.options().channelsLastNeedsConstantWeights)
+    channelsLast = isConstantWeight(context, node.input(1));
   bool templated =
       dtype == DType::F32 || (channelsLast && context.options().halfPrecisionTemplates &&
                               (dtype == DType::F16 || dtype == DType::BF16));
   if (!templated || inType.dtype != dtype || wType.dtype != dtype ||
       (bias && bias->type().dtype != dtype))
-    return context.fallback(node, channelsLast ? "no convolution template for this dtype (f32, "
-                                                 "f16, bf16 of one dtype)"
-                                               : "the convolution template is f32 only");
+    return context.fallback(node, context.options().halfPrecisionTemplates
+                                      ? "no convolution template for this dtype (f32, "
+                                        "f16, bf16 of one dtype)"
+                                      : "the convolution template is f32 only");
   if (inType.rank() != 4 || wType.rank() != 4 || outType.rank() != 4)
     return context.fallback(node, "the convolution template is 2-D only");
   if (attrs.getBool("transposed"))

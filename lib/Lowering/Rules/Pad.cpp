@@ -69,8 +69,12 @@ Status lowerPad(LowerContext &context, const Node &node) {
     for (size_t k = 0; k < dims.size(); ++k)
       reads *= 3;
   if (context.value(input).buffer < 0 &&
-      context.value(input).cost * reads >= context.options().realizeCostThreshold)
-    context.realize(input);
+      context.value(input).cost * reads >= context.options().realizeCostThreshold) {
+    if (context.options().channelsLastWindows)
+      context.materialize(input);
+    else
+      context.realize(input);
+  }
   Loader source = context.value(input).load;
   Loader load;
   if (mode == "constant") {

@@ -126,8 +126,12 @@ std::vector<int64_t> lastOffsets(const Pool &pool) {
 /// one computed once into a buffer.
 Loader windowSource(LowerContext &context, const Value *input, int64_t taps) {
   const Lowered &lowered = context.value(input);
-  if (lowered.buffer < 0 && lowered.cost * taps >= context.options().realizeCostThreshold)
-    context.realize(input);
+  if (lowered.buffer < 0 && lowered.cost * taps >= context.options().realizeCostThreshold) {
+    if (context.options().channelsLastWindows)
+      context.materialize(input);
+    else
+      context.realize(input);
+  }
   return context.value(input).load;
 }
 

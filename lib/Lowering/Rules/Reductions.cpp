@@ -104,7 +104,9 @@ Status lowerReduction(LowerContext &context, const Node &node) {
       (op == ReduceOp::ArgMax || op == ReduceOp::ArgMin) ? input->type().dtype : outType.dtype;
   ExprRef body = makeCast(context.value(input).load(inIndex), bodyType);
   loop.body = context.simplifyBody(body, loop.ranges, loop.reductionRanges);
-  if (context.options().channelsLastConv && op != ReduceOp::ArgMax && op != ReduceOp::ArgMin) {
+  // (CUDA only: CPU compiles with channels-last convolutions keep their reductions as they were.)
+  if (context.options().channelsLastConv && !context.options().channelsLastNeedsConstantWeights &&
+      op != ReduceOp::ArgMax && op != ReduceOp::ArgMin) {
     // On simplified indices: views (a flatten, then a split) fold back to plain strides first.
     size_t dims = loop.reductionRanges.size();
     loop.body = collapseReductionDims(loop.body, loop.reductionRanges);

@@ -3,6 +3,7 @@
 // (WeightPacking.h), so a bundle stores its weights packed and no run repacks them.
 #pragma once
 
+#include "tensorc/Codegen/CPU/Conv.h"
 #include "tensorc/Lowering/LoopIR.h"
 #include "tensorc/Scheduler/Schedule.h"
 #include "tensorc/Support/Status.h"
@@ -16,5 +17,15 @@ namespace tensorc::cpu {
 /// packed layout is the CPU's: call this only when no other back end compiles the program.
 /// Returns the number of GEMMs rewritten.
 Expected<int> packGemmWeights(loop::LoopProgram &program, sched::Schedule &schedule);
+
+/// Rewrites each scheduled f32 channels-last convolution whose weight is a static view of a
+/// weight into one reading a packed copy (packConvWeights, or packDepthwiseWeights for depthwise
+/// ones; LoopNode::Conv::packedWeights) and chooses its task tiles (Conv::tileM, tileN), which
+/// fix its launch range. Copies replace the weight's data as packGemmWeights' do (a new weight
+/// is `<name>.conv16`). Returns the number of convolutions rewritten.
+Expected<int> packConvTemplates(loop::LoopProgram &program, sched::Schedule &schedule);
+
+/// The kernel parameters (NHWC) of a channels-last convolution node.
+ConvParams convParamsOf(const loop::LoopNode::Conv &conv);
 
 } // namespace tensorc::cpu
