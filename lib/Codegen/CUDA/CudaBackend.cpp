@@ -214,9 +214,14 @@ public:
                         cuda::renderKernels(program, schedule, renderOptions()));
     renderTime.stop();
     BackendOutput output;
-    for (auto &[kernel, config] : rendered.configs)
-      output.launches[kernel] = {config.grid, config.block, config.sharedBytes,
-                                 config.partialFloats, config.counterCount};
+    for (auto &[kernel, config] : rendered.configs) {
+      LaunchShape &shape = output.launches[kernel];
+      shape.grid = config.grid;
+      shape.block = config.block;
+      shape.sharedBytes = config.sharedBytes;
+      shape.partialFloats = config.partialFloats;
+      shape.counterCount = config.counterCount;
+    }
     // Identical kernels (the layers of a transformer) are compiled once: the launches of the
     // others call the first one's function.
     timing::Scope dedupTime("cuda: find identical kernels");
