@@ -1,6 +1,7 @@
 // Loading a bundle and running its launch list on the CPU.
 #include "tensorc/Runtime/Model.h"
 
+#include "BundleFiles.h"
 #include "CpuTarget.h"
 #include "CudaExecutor.h"
 #include "KernelLibrary.h"
@@ -44,141 +45,6 @@ constexpr size_t kArenaAlignment = 64;
 struct FreeDeleter {
   void operator()(void *memory) const { std::free(memory); }
 };
-
-/// A bundle file mapped read-only; unmapped when the last holder lets go.
-struct MappedFile {
-  const void *data = nullptr;
-  size_t size = 0;
-  MappedFile() = default;
-  MappedFile(const MappedFile &) = delete;
-  MappedFile &operator=(const MappedFile &) = delete;
-  ~MappedFile() {
-    if (data && size)
-      ::munmap(const_cast<void *>(data), size);
-  }
-};
-
-/// `bundleDir`/`relative` with every symlink resolved, which must still lie inside the bundle
-/// (a symlinked variant could otherwise load any file of the machine) and be a regular file.
-Expected<std::string> resolveInBundle(const std::string &bundleDir, const std::string &relative) {
-  std::string path = bundleDir + "/" + relative;
-  char rootBuffer[PATH_MAX], fileBuffer[PATH_MAX];
-  if (!::realpath(bundleDir.c_str(), rootBuffer))
-    return makeError("cannot open ", path, ": ", std::strerror(errno));
-  if (!::realpath(path.c_str(), fileBuffer))
-    return makeError("cannot open ", path, ": ", std::strerror(errno));
-  std::string root = rootBuffer, file = fileBuffer;
-  if (file.compare(0, root.size() + 1, root + "/") != 0)
-    return makeError(path, ": resolves to ", file,
-                     ", outside the bundle (symlinks must stay inside it)");
-  struct stat info;
-  if (::stat(file.c_str(), &info) != 0 || !S_ISREG(info.st_mode))
-    return makeError(path, ": not a regular file");
-  return file;
-}
-
-Expected<std::shared_ptr<MappedFile>> mapBundleFile(const std::string &bundleDir,
-                                                    const std::string &relative) {
-  TC_ASSIGN_OR_RETURN(std::string resolved, resolveInBundle(bundleDir, relative));
-  std::string path = bundleDir + "/" + relative;
-  int fd = ::open(resolved.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return makeError("cannot read ", path, ": ", std::strerror(errno));
-  struct stat info;
-  auto mapped = std::make_shared<MappedFile>();
-  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-    ::close(fd);
-    return makeError(path, ": not a regular file");
-  }
-  mapped->size = size_t(info.st_size);
-  if (mapped->size > 0) {
-    void *data = ::mmap(nullptr, mapped->size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (data == MAP_FAILED) {
-      ::close(fd);
-      return makeError("cannot map ", path, ": ", std::strerror(errno));
-    }
-    mapped->data = data;
-  }
-  ::close(fd);
-  return mapped;
-}
-
-/// Checks `bytes` against the digest the manifest lists for `relative`; `where` names them.
-Status verifyBundleFile(const Manifest &manifest, const std::string &relative, const void *bytes,
-                        size_t size, const std::string &where) {
-  const bundle::BundleFile *listed = manifest.findFile(relative);
-  if (!listed)
-    return makeError(where, ": the manifest lists no sha256 for it");
-  if (sha256Hex(bytes, size) != listed->sha256)
-    return makeError(where, ": corrupt (its SHA-256 does not match the manifest's)");
-  return Status::ok();
-}
-
-/// A bundle file's bytes, resolved inside the bundle and verified against the manifest.
-Expected<std::string> readBundleFile(const std::string &bundleDir, const Manifest &manifest,
-                                     const std::string &relative) {
-  TC_ASSIGN_OR_RETURN(std::shared_ptr<MappedFile> mapped, mapBundleFile(bundleDir, relative));
-  TC_RETURN_IF_ERROR(
-      verifyBundleFile(manifest, relative, mapped->data, mapped->size, bundleDir + "/" + relative));
-  return std::string(static_cast<const char *>(mapped->data), mapped->size);
-}
-
-Expected<std::string> readFile(const std::string &path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    return makeError("cannot read ", path, ": ", std::strerror(errno));
-  std::ostringstream text;
-  text << file.rdbuf();
-  if (file.bad())
-    return makeError("cannot read ", path, ": ", std::strerror(errno));
-  return text.str();
-}
-
-Expected<Manifest> parseManifest(std::string_view text, const std::string &path) {
-  Expected<Json> json = Json::parse(text);
-  if (!json)
-    return json.takeError().withContext(path);
-  Expected<Manifest> manifest = Manifest::fromJson(*json);
-  if (!manifest)
-    return manifest.takeError().withContext(path);
-  return manifest;
-}
-
-Expected<Manifest> readManifest(const std::string &bundleDir) {
-  std::string path = bundleDir + "/manifest.json";
-  TC_ASSIGN_OR_RETURN(std::string resolved, resolveInBundle(bundleDir, "manifest.json"));
-  TC_ASSIGN_OR_RETURN(std::string text, readFile(resolved));
-  return parseManifest(text, path);
-}
-
-/// The model library holding the embedded bundle, for messages: "/path/model.so".
-std::string embeddedLibraryName() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void *>(&tensorc_embedded_bundle), &info) && info.dli_fname)
-    return info.dli_fname;
-  return "<model library>";
-}
-
-const bundle::EmbeddedFile *findEmbeddedFile(const bundle::EmbeddedBundle &embedded,
-                                             const std::string &name) {
-  for (uint32_t i = 0; i < embedded.numFiles; ++i)
-    if (name == embedded.files[i].name)
-      return &embedded.files[i];
-  return nullptr;
-}
-
-std::string launchLabel(const Manifest &manifest, size_t index) {
-  const Launch &launch = manifest.launches[index];
-  return strCat("launches[", index, "] (", bundle::launchKindName(launch.kind), " ", launch.name,
-                ")");
-}
-
-std::string shapeText(const std::vector<bundle::SizeExpr> &shape) {
-  std::vector<std::string> dims;
-  for (const bundle::SizeExpr &dim : shape)
-    dims.push_back(dim.text());
-  return "[" + join(dims, ", ") + "]";
-}
 
 } // namespace
 
@@ -475,8 +341,7 @@ Expected<std::vector<double>> Model::time(const std::vector<Tensor> &inputs, int
   if (impl.cuda) {
     TC_RETURN_IF_ERROR(run(inputs).status()); // uploads the inputs the timed launches reuse
     std::lock_guard<std::mutex> lock(impl.runMutex);
-    return impl.cuda->timeLaunches(impl.bindings, impl.symbolValues, impl.bufferShapes,
-                                   iterations);
+    return impl.cuda->timeLaunches(impl.bindings, impl.symbolValues, impl.bufferShapes, iterations);
   }
   std::vector<double> times;
   for (int64_t i = 0; i < iterations; ++i) {

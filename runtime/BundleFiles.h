@@ -1,0 +1,51 @@
+// Files of a bundle: resolved inside its directory (symlinks may not leave it), mapped
+// read-only, verified against the manifest's SHA-256 digests; the manifest itself; files embedded
+// in a model library (`--emit=so`).
+#pragma once
+
+#include "tensorc/Bundle/EmbeddedBundle.h"
+#include "tensorc/Bundle/Manifest.h"
+#include "tensorc/Support/Status.h"
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tensorc::rt {
+
+/// A bundle file mapped read-only; unmapped when the last holder lets go.
+struct MappedFile {
+  const void *data = nullptr;
+  size_t size = 0;
+  MappedFile() = default;
+  MappedFile(const MappedFile &) = delete;
+  MappedFile &operator=(const MappedFile &) = delete;
+  ~MappedFile();
+};
+
+/// `bundleDir`/`relative` with every symlink resolved, which must still lie inside the bundle
+/// (a symlinked variant could otherwise load any file of the machine) and be a regular file.
+Expected<std::string> resolveInBundle(const std::string &bundleDir, const std::string &relative);
+Expected<std::shared_ptr<MappedFile>> mapBundleFile(const std::string &bundleDir,
+                                                    const std::string &relative);
+/// Checks `bytes` against the digest the manifest lists for `relative`; `where` names them.
+Status verifyBundleFile(const bundle::Manifest &manifest, const std::string &relative,
+                        const void *bytes, size_t size, const std::string &where);
+/// A bundle file's bytes, resolved inside the bundle and verified against the manifest.
+Expected<std::string> readBundleFile(const std::string &bundleDir, const bundle::Manifest &manifest,
+                                     const std::string &relative);
+Expected<std::string> readFile(const std::string &path);
+Expected<bundle::Manifest> parseManifest(std::string_view text, const std::string &path);
+Expected<bundle::Manifest> readManifest(const std::string &bundleDir);
+/// The model library holding the embedded bundle, for messages: "/path/model.so".
+std::string embeddedLibraryName();
+const bundle::EmbeddedFile *findEmbeddedFile(const bundle::EmbeddedBundle &embedded,
+                                             const std::string &name);
+/// "launches[i] (kernel NAME)", for messages.
+std::string launchLabel(const bundle::Manifest &manifest, size_t index);
+/// "[s0, 128]": a manifest shape's dims.
+std::string shapeText(const std::vector<bundle::SizeExpr> &shape);
+
+} // namespace tensorc::rt
