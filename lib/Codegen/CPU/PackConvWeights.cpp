@@ -4,6 +4,8 @@
 #include "tensorc/Codegen/CPU/PackGemmWeights.h"
 #include "tensorc/Codegen/CPU/WeightPacking.h"
 
+#include "PackTemplateWeights.h"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -94,13 +96,6 @@ Expected<Tensor> pack(const Tensor &weight, const ConvPackKey &key) {
   return out;
 }
 
-std::string freshName(const std::set<std::string> &taken, const std::string &base) {
-  std::string name = base + ".conv16";
-  for (int i = 1; taken.count(name); ++i)
-    name = base + ".conv16_" + std::to_string(i);
-  return name;
-}
-
 ConvParams paramsOf(const LoopNode::Conv &conv) {
   ConvParams p;
   p.c = conv.c, p.h = conv.h, p.w = conv.w, p.oc = conv.oc, p.kh = conv.kh, p.kw = conv.kw;
@@ -116,87 +111,31 @@ ConvParams paramsOf(const LoopNode::Conv &conv) {
 ConvParams convParamsOf(const loop::LoopNode::Conv &conv) { return paramsOf(conv); }
 
 Expected<int> packConvTemplates(LoopProgram &program, sched::Schedule &schedule) {
-  std::map<ConvPackKey, std::vector<std::pair<size_t, int>>> users;
-  for (size_t kernel = 0; kernel < schedule.kernels.size(); ++kernel) {
-    const sched::Kernel &k = schedule.kernels[kernel];
-    if (k.kind != sched::Kernel::Kind::Template || k.nodes.empty() || k.nodes[0] < 0 ||
-        size_t(k.nodes[0]) >= program.nodes.size())
-      continue;
-    if (std::optional<ConvPackKey> key = packKey(program, program.nodes[size_t(k.nodes[0])]))
-      users[*key].push_back({kernel, k.nodes[0]});
-  }
-  if (users.empty())
-    return 0;
-
-  // A weight whose only readers are packable convolutions (through one view) takes its packed
-  // copy's place.
-  std::map<int, std::set<ConvPackKey>> keysOf;
-  std::set<int> convNodes;
-  for (const auto &[key, list] : users) {
-    keysOf[key.buffer].insert(key);
-    for (const auto &[kernel, node] : list)
-      convNodes.insert(node);
-  }
-  std::set<int> sharedWeights(program.outputs.begin(), program.outputs.end());
-  for (const LoopNode &node : program.nodes) {
-    bool packable = convNodes.count(node.id) > 0;
-    for (int buffer : node.reads())
-      if (!packable || node.conv.input == buffer)
-        sharedWeights.insert(buffer);
-  }
-  std::set<std::string> names;
-  for (const Buffer &buffer : program.buffers)
-    names.insert(buffer.name);
-
-  int rewritten = 0;
-  for (const auto &[key, list] : users) {
-    Buffer &source = program.buffers[size_t(key.buffer)];
-    TC_ASSIGN_OR_RETURN(Tensor packed, pack(program.weights.at(source.name), key));
-    int target = key.buffer;
-    if (!sharedWeights.count(key.buffer) && keysOf[key.buffer].size() == 1) {
-      source.shape = {SymInt(packed.numel())};
-      program.weights[source.name] = std::move(packed);
-    } else {
-      Buffer copy;
-      copy.id = int(program.buffers.size());
-      copy.name = freshName(names, source.name);
-      copy.kind = Buffer::Kind::Weight;
-      copy.dtype = DType::F32;
-      copy.shape = {SymInt(packed.numel())};
-      names.insert(copy.name);
-      program.weights[copy.name] = std::move(packed);
-      target = copy.id;
-      program.buffers.push_back(std::move(copy));
-      if (schedule.plan.offsets.size() + 1 == program.buffers.size())
-        schedule.plan.offsets.push_back(SymInt(0));
-    }
-    for (const auto &[kernel, nodeId] : list) {
-      LoopNode::Conv &conv = program.nodes[size_t(nodeId)].conv;
-      // The view keeps the dense [OC, KH, KW, C/groups] shape (every bound checked on it holds:
-      // the packed data is at least that many floats); the data is the kernel's (packedWeights).
-      int64_t cg = conv.c / conv.groups;
-      conv.weight.buffer = target;
-      conv.weight.offset = SymInt(0);
-      conv.weight.strides = {SymInt(conv.kh * conv.kw * cg), SymInt(conv.kw * cg), SymInt(cg),
-                             SymInt(1)};
-      conv.packedWeights = true;
-      ConvParams params = paramsOf(conv);
-      if (conv.depthwise()) {
-        DepthwiseTiling tiling = chooseDepthwiseTiling(params, kTileThreads);
-        conv.tileM = tiling.rows;
-        conv.tileN = tiling.channels;
-      } else {
-        ConvTiling tiling = chooseConvTiling(params, kTileThreads);
-        conv.tileM = tiling.mc;
-        conv.tileN = tiling.nc;
-      }
-      std::vector<int> &args = schedule.kernels[kernel].args;
-      if (!std::binary_search(args.begin(), args.end(), target))
-        args.insert(std::upper_bound(args.begin(), args.end(), target), target);
-      ++rewritten;
-    }
-  }
-  return rewritten;
+  return packTemplateWeights<ConvPackKey>(
+      program, schedule, ".conv16", packKey, [](const LoopNode &node) { return node.conv.input; },
+      [](const std::set<ConvPackKey> &keys, const ConvPackKey &) { return keys.size() == 1; }, pack,
+      [](LoopNode &node, const ConvPackKey &, int target) {
+        LoopNode::Conv &conv = node.conv;
+        // The view keeps the dense [OC, KH, KW, C/groups] shape (every bound checked on it holds:
+        // the packed data is at least that many floats); the data is the kernel's
+        // (packedWeights).
+        int64_t cg = conv.c / conv.groups;
+        conv.weight.buffer = target;
+        conv.weight.offset = SymInt(0);
+        conv.weight.strides = {SymInt(conv.kh * conv.kw * cg), SymInt(conv.kw * cg), SymInt(cg),
+                               SymInt(1)};
+        conv.packedWeights = true;
+        ConvParams params = paramsOf(conv);
+        if (conv.depthwise()) {
+          DepthwiseTiling tiling = chooseDepthwiseTiling(params, kTileThreads);
+          conv.tileM = tiling.rows;
+          conv.tileN = tiling.channels;
+        } else {
+          ConvTiling tiling = chooseConvTiling(params, kTileThreads);
+          conv.tileM = tiling.mc;
+          conv.tileN = tiling.nc;
+        }
+      });
 }
 
 } // namespace tensorc::cpu

@@ -1,6 +1,8 @@
 // Compile-time packing of the constant B operands of CPU GEMMs into the micro-kernels' strips.
 #include "tensorc/Codegen/CPU/PackGemmWeights.h"
 
+#include "PackTemplateWeights.h"
+
 #include "tensorc/Codegen/CPU/WeightPacking.h"
 
 #include <algorithm>
@@ -80,91 +82,28 @@ Expected<Tensor> pack(const Tensor &weight, const PackKey &key) {
   return packed;
 }
 
-/// A buffer name not taken yet: `<base>.packed16`, then `<base>.packed16_1`, ...
-std::string freshName(const std::set<std::string> &taken, const std::string &base) {
-  std::string name = base + ".packed16";
-  for (int i = 1; taken.count(name); ++i)
-    name = base + ".packed16_" + std::to_string(i);
-  return name;
-}
-
 } // namespace
 
 Expected<int> packGemmWeights(LoopProgram &program, sched::Schedule &schedule) {
-  // Packable GEMMs by key, with the kernel each belongs to.
-  std::map<PackKey, std::vector<std::pair<size_t, int>>> users;
-  for (size_t kernel = 0; kernel < schedule.kernels.size(); ++kernel) {
-    const sched::Kernel &k = schedule.kernels[kernel];
-    if (k.kind != sched::Kernel::Kind::Template || k.nodes.empty() || k.nodes[0] < 0 ||
-        size_t(k.nodes[0]) >= program.nodes.size())
-      continue;
-    if (std::optional<PackKey> key = packKey(program, program.nodes[size_t(k.nodes[0])]))
-      users[*key].push_back({kernel, k.nodes[0]});
-  }
-  if (users.empty())
-    return 0;
-
-  // A weight whose only readers are packable GEMMs is replaced by a packed copy.
-  std::map<int, std::set<PackKey>> keysOf;
-  std::set<int> gemmNodes;
-  for (const auto &[key, list] : users) {
-    keysOf[key.buffer].insert(key);
-    for (const auto &[kernel, node] : list)
-      gemmNodes.insert(node);
-  }
-  std::set<int> sharedWeights(program.outputs.begin(), program.outputs.end());
-  for (const LoopNode &node : program.nodes) {
-    bool packable = gemmNodes.count(node.id) > 0;
-    for (int buffer : node.reads())
-      if (!packable || node.gemm.a.buffer == buffer)
-        sharedWeights.insert(buffer);
-  }
-  std::set<std::string> names;
-  for (const Buffer &buffer : program.buffers)
-    names.insert(buffer.name);
-
-  int rewritten = 0;
-  for (const auto &[key, list] : users) {
-    Buffer &source = program.buffers[size_t(key.buffer)];
-    TC_ASSIGN_OR_RETURN(Tensor packed, pack(program.weights.at(source.name), key));
-    int target = key.buffer;
-    // An unshared weight read through several views keeps its data until the last one is packed,
-    // which then takes its place.
-    if (!sharedWeights.count(key.buffer) && !(*keysOf[key.buffer].rbegin() < key)) {
-      source.shape = {SymInt(packed.numel())};
-      program.weights[source.name] = std::move(packed);
-    } else {
-      Buffer copy;
-      copy.id = int(program.buffers.size());
-      copy.name = freshName(names, source.name);
-      copy.kind = Buffer::Kind::Weight;
-      copy.dtype = DType::F32;
-      copy.shape = {SymInt(packed.numel())};
-      names.insert(copy.name);
-      program.weights[copy.name] = std::move(packed);
-      target = copy.id;
-      program.buffers.push_back(std::move(copy));
-      if (schedule.plan.offsets.size() + 1 == program.buffers.size())
-        schedule.plan.offsets.push_back(SymInt(0));
-    }
-    for (const auto &[kernel, nodeId] : list) {
-      LoopNode::Gemm &gemm = program.nodes[size_t(nodeId)].gemm;
-      gemm.b.buffer = target;
-      gemm.b.offset = SymInt(0);
-      // The dense K x N shape of the view stays (every bound checked on it holds: a packed
-      // operand is at least K x N floats); the data is in strips (packedB).
-      int64_t each = packedGemmBSize(key.k, key.n);
-      gemm.b.strides = {SymInt(key.n), SymInt(1)};
-      if (key.batched)
-        gemm.b.strides.insert(gemm.b.strides.begin(), SymInt(key.copies() > 1 ? each : 0));
-      gemm.packedB = true;
-      std::vector<int> &args = schedule.kernels[kernel].args;
-      if (!std::binary_search(args.begin(), args.end(), target))
-        args.insert(std::upper_bound(args.begin(), args.end(), target), target);
-      ++rewritten;
-    }
-  }
-  return rewritten;
+  return packTemplateWeights<PackKey>(
+      program, schedule, ".packed16", packKey,
+      [](const LoopNode &node) { return node.gemm.a.buffer; },
+      // An unshared weight read through several views keeps its data until the last one is
+      // packed, which then takes its place.
+      [](const std::set<PackKey> &keys, const PackKey &key) { return !(*keys.rbegin() < key); },
+      pack,
+      [](LoopNode &node, const PackKey &key, int target) {
+        LoopNode::Gemm &gemm = node.gemm;
+        gemm.b.buffer = target;
+        gemm.b.offset = SymInt(0);
+        // The dense K x N shape of the view stays (every bound checked on it holds: a packed
+        // operand is at least K x N floats); the data is in strips (packedB).
+        int64_t each = packedGemmBSize(key.k, key.n);
+        gemm.b.strides = {SymInt(key.n), SymInt(1)};
+        if (key.batched)
+          gemm.b.strides.insert(gemm.b.strides.begin(), SymInt(key.copies() > 1 ? each : 0));
+        gemm.packedB = true;
+      });
 }
 
 } // namespace tensorc::cpu
