@@ -523,7 +523,7 @@ Status CudaExecutor::run(const std::map<std::string, int64_t> &bindings,
 
   lastBindings_ = bindings;
   double hostStartUs = profiler_ ? profiler_->nowUs() : 0.0;
-  if (useGraphs_ && !profiler_ && !observer_) {
+  if (replaysGraphs()) {
     CapturedGraph &graph = graphs_[symbols];
     if (graph.exec && graph.generation != generation_) {
       d.graphExecDestroy(graph.exec);
@@ -628,8 +628,7 @@ CudaExecutor::timeLaunches(const std::map<std::string, int64_t> &bindings,
   TC_RETURN_IF_ERROR(d.check(d.ctxSetCurrent(context_), "cuCtxSetCurrent"));
   stream_ = ownStream_;
   cu::GraphExec graph = nullptr;
-  // Profiled (or observed) runs launch one by one, as run() does then: no graph was captured.
-  if (useGraphs_ && !profiler_ && !observer_) {
+  if (replaysGraphs()) {
     auto it = graphs_.find(symbols);
     if (it == graphs_.end() || !it->second.exec || it->second.generation != generation_)
       return makeError("timing needs a run with the same shapes first");

@@ -131,6 +131,8 @@ private:
   cu::DevicePtr partials_ = 0, counters_ = 0;
   size_t partialsCapacity_ = 0, countersCapacity_ = 0;
   bool useGraphs_ = false;
+  /// Runs replay a captured graph; profiled or observed runs launch one by one (no graph).
+  bool replaysGraphs() const { return useGraphs_ && !profiler_ && !observer_; }
   uint64_t generation_ = 0; // bumped by every reallocation: captured graphs hold old pointers
   struct CapturedGraph {
     cu::GraphExec exec = nullptr;

@@ -70,10 +70,11 @@ Status fuseAttentionWhere(Graph &graph, const PassContext &context, bool tensorC
     return makeError("fuse-attention: the registry lacks aten.scaled_dot_product_attention or "
                      "aten.transpose");
   const OpDef &attentionOp = *attentionDef, &transposeOp = *transposeDef;
-  auto usedOnce = [&](const Value *value) {
+  auto usesOf = [&](const Value *value) {
     auto it = uses.find(value->name());
-    return it != uses.end() && it->second == 1;
+    return it == uses.end() ? size_t(0) : it->second;
   };
+  auto usedOnce = [&](const Value *value) { return usesOf(value) == 1; };
   auto rewrite = [&](RewriteContext &ctx) -> Expected<std::optional<std::vector<Value *>>> {
     const Node &node = ctx.node();
     if (!isMatmul(&node))
@@ -93,7 +94,7 @@ Status fuseAttentionWhere(Graph &graph, const PassContext &context, bool tensorC
       if (!isNan || isNan->opId() != OpId::IsNan || isNan->input(0) != guarded || !zero ||
           *zero != 0.0 || !guarded->producer() || guarded->producer()->opId() != OpId::Softmax)
         return std::optional<std::vector<Value *>>(); // not attention: nothing to say
-      if (!usedOnce(probs) || !usedOnce(guard->input(0)) || uses[guarded->name()] != 2)
+      if (!usedOnce(probs) || !usedOnce(guard->input(0)) || usesOf(guarded) != 2)
         return skip("the guarded probabilities have other users");
       probs = guarded;
       safe = true;
