@@ -16,7 +16,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import zlib
 
 import numpy as np
@@ -190,12 +189,9 @@ def check_bundle(args, folder, dtype, text, reference_text, weights, inputs, wan
         raw = open(os.path.join(folder, f"out{out['id']}.bin"), "rb").read()
         got = emu.from_memory(out["dtype"], raw, want.shape).astype(np.float64)
         tol = tol or {"f32": 1e-4, "f16": 1e-2, "bf16": 5e-2}[dtype]
-        ok = np.isclose(got, want, rtol=tol, atol=tol)
-        if not ok.all():
-            i = int(np.argmin(ok.reshape(-1)))
-            return (f"{mode}: {int((~ok).sum())} of {ok.size} values differ; first at "
-                    f"{np.unravel_index(i, got.shape)}: {got.reshape(-1)[i]!r} vs "
-                    f"{want.reshape(-1)[i]!r}")
+        why = emu.mismatch(mode, np.isclose(got, want, rtol=tol, atol=tol), got, want)
+        if why:
+            return why
     return None
 
 
@@ -247,21 +243,16 @@ def main():
     parser.add_argument("--work", help="keep the cases' files here")
     args = parser.parse_args()
     names = [n for n in args.cases.split(",") if n] or list(CASES) + list(MODEL_CASES)
-    failed = 0
-    with tempfile.TemporaryDirectory() as tmp:
-        work = args.work or tmp
-        for name in names:
-            if name in MODEL_CASES:
-                dtype, path, shapes, symbols, want = MODEL_CASES[name]
-                why = run_model_case(args, work, name, dtype, os.path.join(MODELS, path), shapes,
-                                     symbols, want)
-            else:
-                dtype, case = CASES[name]
-                why = run_case(args, work, name, dtype, case)
-            print(f"{'FAIL' if why else 'ok'} {name}{': ' + why if why else ''}", flush=True)
-            failed += why is not None
-    print(f"{len(names) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+
+    def run(work, name):
+        if name in MODEL_CASES:
+            dtype, path, shapes, symbols, want = MODEL_CASES[name]
+            return run_model_case(args, work, name, dtype, os.path.join(MODELS, path), shapes,
+                                  symbols, want)
+        dtype, case = CASES[name]
+        return run_case(args, work, name, dtype, case)
+
+    return emu.run_cases(args, names, run)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,30 @@ SIZES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "bool": 1, "i64": 8, "i32": 4,
          "i8": 1, "u8": 1, "u16": 2, "u32": 4, "u64": 8}
 
 
+def mismatch(mode, ok, got, want):
+    """None when every element is `ok`; else a line: how many differ, and the first of them."""
+    if ok.all():
+        return None
+    i = int(np.argmin(ok.reshape(-1)))
+    return (f"{mode}: {int((~ok).sum())} of {ok.size} values differ; first at "
+            f"{np.unravel_index(i, got.shape)}: {got.reshape(-1)[i]!r} vs "
+            f"{want.reshape(-1)[i]!r}")
+
+
+def run_cases(args, names, run):
+    """`run(work, name)` (None, or why the case failed) for each case, in args.work or a
+    temporary directory: a line per case, then `N passed, M failed`. Returns the exit status."""
+    failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        work = args.work or tmp
+        for name in names:
+            why = run(work, name)
+            print(f"{'FAIL' if why else 'ok'} {name}{': ' + why if why else ''}", flush=True)
+            failed += why is not None
+    print(f"{len(names) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
 def attention_fx(dtype, b, h, l, s, e, ev, mask, safe=False):
     """softmax(q.k^T * 0.125 [+ mask | masked]) . v; mask is (kind, shape) or None. Dims are
     numbers or shape symbols. `safe` writes it as torch's exporter does: sqrt(0.125) on q and on
@@ -266,12 +290,9 @@ def run_case(args, work, name, dtype, shape, mask, blocks, symbols):
         got = from_memory(out["dtype"], open(os.path.join(case, f"out{out['id']}.bin"), "rb").read(),
                           want.shape).astype(np.float64)
         tol = {"f32": 1e-4, "f16": 4e-3, "bf16": 2e-2}[dtype]
-        ok = np.isclose(got, want, rtol=tol, atol=tol, equal_nan=True)
-        if not ok.all():
-            i = int(np.argmin(ok.reshape(-1)))
-            return (f"{mode}: {int((~ok).sum())} of {ok.size} values differ; first at "
-                    f"{np.unravel_index(i, got.shape)}: {got.reshape(-1)[i]!r} vs "
-                    f"{want.reshape(-1)[i]!r}")
+        why = mismatch(mode, np.isclose(got, want, rtol=tol, atol=tol, equal_nan=True), got, want)
+        if why:
+            return why
     return None
 
 
@@ -309,17 +330,13 @@ def main():
     parser.add_argument("--expect-flash", action="store_true", default=True)
     args = parser.parse_args()
     names = [n for n in args.cases.split(",") if n] or list(CASES)
-    failed = 0
-    with tempfile.TemporaryDirectory() as tmp:
-        work = args.work or tmp
-        for name in names:
-            dtype, shape, mask, blocks, *symbols = CASES[name]
-            why = run_case(args, work, name, dtype, shape, mask, blocks,
-                           symbols[0] if symbols else {})
-            print(f"{'FAIL' if why else 'ok'} {name}{': ' + why if why else ''}", flush=True)
-            failed += why is not None
-    print(f"{len(names) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+
+    def run(work, name):
+        dtype, shape, mask, blocks, *symbols = CASES[name]
+        return run_case(args, work, name, dtype, shape, mask, blocks,
+                        symbols[0] if symbols else {})
+
+    return run_cases(args, names, run)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ sm_80 and sm_90 (NVRTC compiles both). Prints one line per case and `N passed, M
 import argparse
 import os
 import sys
-import tempfile
 import zlib
 
 import numpy as np
@@ -204,16 +203,7 @@ def main():
     parser.add_argument("--work", help="keep the cases' files here")
     args = parser.parse_args()
     names = [n for n in args.cases.split(",") if n] or list(CASES)
-    failed = 0
-    with tempfile.TemporaryDirectory() as tmp:
-        work = args.work or tmp
-        for name in names:
-            dtype, case = CASES[name]
-            why = run_case(args, work, name, dtype, case)
-            print(f"{'FAIL' if why else 'ok'} {name}{': ' + why if why else ''}", flush=True)
-            failed += why is not None
-    print(f"{len(names) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return emu.run_cases(args, names, lambda work, name: run_case(args, work, name, *CASES[name]))
 
 
 if __name__ == "__main__":
