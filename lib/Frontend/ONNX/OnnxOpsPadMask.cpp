@@ -142,6 +142,9 @@ Status convertDropout(ConvertContext &c) {
 template <typename Keep>
 Expected<Value *> diagonalMask(ConvertContext &c, int64_t rows, int64_t cols, Keep keep) {
   TC_ASSIGN_OR_RETURN(Tensor mask, c.newTensor(DType::Bool, {rows, cols}, "the triangle mask"));
+  // An empty mask may still have a huge dim (rows 2^63-1 by 0 columns): loop over none.
+  if (mask.numel() == 0)
+    return c.constant(std::move(mask));
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j)
       mask.setInt(i * cols + j, keep(j - i));
