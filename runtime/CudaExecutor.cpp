@@ -623,12 +623,13 @@ namespace tensorc::rt {
 Expected<std::vector<double>>
 CudaExecutor::timeLaunches(const std::map<std::string, int64_t> &bindings,
                            const std::vector<int64_t> &symbols,
-                           const std::vector<std::vector<int64_t>> &shapes, int64_t iterations) {
+                           const std::vector<std::vector<int64_t>> &shapes, int64_t iterations,
+                           bool replay) {
   const cu::Driver &d = *driver_;
   TC_RETURN_IF_ERROR(d.check(d.ctxSetCurrent(context_), "cuCtxSetCurrent"));
   stream_ = ownStream_;
   cu::GraphExec graph = nullptr;
-  if (replaysGraphs()) {
+  if (replay && replaysGraphs()) {
     auto it = graphs_.find(symbols);
     if (it == graphs_.end() || !it->second.exec || it->second.generation != generation_)
       return makeError("timing needs a run with the same shapes first");

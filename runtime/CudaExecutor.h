@@ -68,11 +68,12 @@ public:
 
   /// Times `iterations` executions of the launch list (or graph replays) on the buffers of the
   /// last run(), which must have had the same binding: device work only, no host copies. Returns
-  /// each iteration's milliseconds (launch to stream completion).
+  /// each iteration's milliseconds (launch to stream completion). `replay` false launches one by
+  /// one even where graphs are on (a profiled last run captured none).
   Expected<std::vector<double>> timeLaunches(const std::map<std::string, int64_t> &bindings,
                                              const std::vector<int64_t> &symbols,
                                              const std::vector<std::vector<int64_t>> &shapes,
-                                             int64_t iterations);
+                                             int64_t iterations, bool replay = true);
 
   /// Profiles the next run() as run `run` of `profiler` (null: stop): a pair of CUDA events
   /// around each launch, read after the run completes; graph replay is skipped while profiling.

@@ -341,7 +341,10 @@ Expected<std::vector<double>> Model::time(const std::vector<Tensor> &inputs, int
   if (impl.cuda) {
     TC_RETURN_IF_ERROR(run(inputs).status()); // uploads the inputs the timed launches reuse
     std::lock_guard<std::mutex> lock(impl.runMutex);
-    return impl.cuda->timeLaunches(impl.bindings, impl.symbolValues, impl.bufferShapes, iterations);
+    // A profiled run captures no graph (it times each launch), so profiled timing launches one
+    // by one too.
+    return impl.cuda->timeLaunches(impl.bindings, impl.symbolValues, impl.bufferShapes, iterations,
+                                   /*replay=*/!impl.profiler);
   }
   std::vector<double> times;
   for (int64_t i = 0; i < iterations; ++i) {
