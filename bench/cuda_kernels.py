@@ -122,6 +122,7 @@ def all_cases():
     for n, k in BERT:
         cases.append(gemm(f"bert_n{n}_k{k}_f16", 128, n, k, "f16"))
         cases.append(gemm(f"bert_n{n}_k{k}_f32", 128, n, k, "f32", "simt"))
+        cases.append(gemm(f"vit_n{n}_k{k}_f32", 197, n, k, "f32", "simt"))
         cases.append(gemm(f"bert_n{n}_k{k}_tf32", 128, n, k, "f32", "tf32"))
     cases.append(gemm("gpt2_lmhead_n50257_k768_f16", 128, 50257, 768, "f16"))
     cases.append(gemm("resnet_fc_m1_n1000_k2048_f16", 1, 1000, 2048, "f16"))
@@ -181,6 +182,20 @@ CONV_SWEEPS = [
         (64, 64, 32, 2, 2, 4, 1), (128, 64, 32, 2, 2, 4, 1), (64, 128, 32, 2, 2, 4, 1)]),
 ]
 
+# Strict f32 on CUDA cores: (bm, bn, split-K); 8 x 8 outputs a thread, BK 8, two stages. The
+# transformer shapes at M = 128 (BERT/GPT-2 s128) and M = 197 (ViT-B/16): how many warps an SM
+# needs (a 64x64 tile is 2 warps, 128x128 is 8) against split-K's partial sums.
+SIMT_SHAPES = [("bert", 128, 768, 768), ("bert", 128, 2304, 768), ("bert", 128, 3072, 768),
+               ("bert", 128, 768, 3072), ("vit", 197, 768, 768), ("vit", 197, 2304, 768),
+               ("vit", 197, 3072, 768), ("vit", 197, 768, 3072), ("llama", 128, 1024, 1024),
+               ("llama", 128, 5632, 1024), ("llama", 128, 1024, 2816), ("swin", 3136, 288, 96),
+               ("swin", 3136, 384, 96), ("swin", 3136, 96, 384), ("swin", 784, 576, 192),
+               ("swin", 196, 1152, 384), ("swin", 49, 3072, 768), ("mm", 1024, 1024, 1024)]
+SIMT_SWEEPS = [
+    (f"{model}_m{m}_n{n}_k{k}_f32", dict(m=m, n=n, k=k),
+     [(bm, bn, split) for bm, bn in ((64, 64), (128, 64), (128, 128)) if m > 64 or bm == 64
+      for split in (1, 2, 3, 4, 6, 8, 12, 16) if k // 8 // split >= 8])
+    for model, m, n, k in SIMT_SHAPES]
 
 # The Hopper kernel: (bm, bn, stages, split-K cluster, epilogue columns).
 WG_SWEEPS = [
@@ -289,6 +304,12 @@ def sweep_cases():
             c = gemm(f"sweep_{base}_" + "_".join(map(str, cfg)), dims["m"], dims["n"], dims["k"],
                      "f16")
             c["config"] = config(cfg)
+            cases.append(c)
+    for base, dims, cfgs in SIMT_SWEEPS:
+        for bm, bn, split in cfgs:
+            c = gemm(f"sweep_simt_{base}_{bm}_{bn}_{split}", dims["m"], dims["n"], dims["k"],
+                     "f32", "simt")
+            c["config"] = config((bm, bn, 8, 0, 0, 2, split))
             cases.append(c)
     for base, (h, c_, oc, k, s), cfgs in CONV_SWEEPS:
         for cfg in cfgs:

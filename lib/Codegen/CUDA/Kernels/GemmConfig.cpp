@@ -18,18 +18,15 @@ int64_t blocks(const Tile &t, int64_t m, int64_t n, int64_t batch) {
   return batch * ceilDiv(m, t.bm) * ceilDiv(n, t.bn);
 }
 
-/// Tiles by preference (largest first). Problems of more than 64 rows take 64- or 128-row tiles
-/// (shorter tiles re-read B from L2 once per 16 or 32 rows and multiply at a fraction of the
-/// rate); smaller ones a tile of their own height (16, 32 or 64 rows; 32 or 64 on SIMT), so no
-/// tile multiplies many rows of zeros.
-std::vector<Tile> candidates(int64_t m, MathMode math) {
-  std::vector<Tile> all;
-  if (math == MathMode::SimtF32)
-    all = {{128, 128, 0, 0}, {128, 64, 0, 0}, {64, 128, 0, 0}, {64, 64, 0, 0}, {32, 128, 0, 0}};
-  else
-    all = {{128, 256, 2, 4}, {128, 128, 2, 4}, {128, 64, 2, 2}, {64, 128, 2, 2}, {64, 64, 2, 2},
-           {32, 128, 1, 4},  {32, 64, 1, 4},   {16, 128, 1, 4}, {16, 64, 1, 4}};
-  int low = math == MathMode::SimtF32 ? 32 : 16;
+/// Tensor-core tiles by preference (largest first). Problems of more than 64 rows take 64- or
+/// 128-row tiles (shorter tiles re-read B from L2 once per 16 or 32 rows and multiply at a
+/// fraction of the rate); smaller ones a tile of their own height (16, 32 or 64 rows), so no tile
+/// multiplies many rows of zeros.
+std::vector<Tile> candidates(int64_t m) {
+  const Tile all[] = {{128, 256, 2, 4}, {128, 128, 2, 4}, {128, 64, 2, 2},
+                      {64, 128, 2, 2},  {64, 64, 2, 2},   {32, 128, 1, 4},
+                      {32, 64, 1, 4},   {16, 128, 1, 4},  {16, 64, 1, 4}};
+  int low = 16;
   while (low < m && low < 64)
     low *= 2;
   std::vector<Tile> fit;
@@ -118,6 +115,37 @@ GemmConfig chooseWgmmaConfig(int64_t m, int64_t n, int64_t k, int64_t batch, Ele
   return c;
 }
 
+/// Strict f32 on CUDA cores: a thread computes 8 x 8 outputs, so a BM x BN tile is BM * BN / 2048
+/// warps, and the K slices are 8 deep. Fitted to the strict-f32 sweeps of bench/cuda_kernels.py
+/// on an H100 (sweep_simt_*: the GEMMs of BERT/GPT-2 and Llama at M = 128, ViT-B/16 at 197, Swin-T
+/// at 49..3136, 1024^3; NOTES.md there): an SM wants about 12 warps in flight, and the best way
+/// to get them on a small problem is many 64 x 64 tiles and K split into parts of at least 12
+/// slices (96 of K) — bigger tiles of split K came out no faster and write more partial sums.
+/// The old rule (the first tile that gave a block per SM) left 2 warps per SM and ran these
+/// shapes at 0.39-0.71x of cuBLAS; this one picks configs within 5% of each shape's best
+/// (geometric mean). Problems that reach the target unsplit keep the largest such tile.
+GemmConfig chooseSimtConfig(int64_t m, int64_t n, int64_t k, int64_t batch, const GpuInfo &gpu) {
+  GemmConfig c;
+  c.bk = 8;
+  c.stages = 2;
+  c.warpsM = c.warpsN = 0;
+  const int64_t wantWarps = 12 * int64_t(gpu.sms);
+  auto warps = [&](const Tile &t) { return blocks(t, m, n, batch) * (t.bm * t.bn / 2048); };
+  Tile chosen{m <= 32 ? 32 : 64, m <= 32 ? 128 : 64, 0, 0};
+  if (m > 64)
+    for (Tile t : {Tile{128, 128, 0, 0}, Tile{128, 64, 0, 0}})
+      if (warps(t) >= wantWarps) {
+        chosen = t;
+        break;
+      }
+  c.bm = chosen.bm;
+  c.bn = chosen.bn;
+  int64_t slices = ceilDiv(k, c.bk);
+  while (warps(chosen) * c.splitK < wantWarps && c.splitK < 16 && slices / (c.splitK + 1) >= 12)
+    ++c.splitK;
+  return c;
+}
+
 } // namespace
 
 GemmConfig chooseGemmConfig(int64_t m, int64_t n, int64_t k, int64_t batch, ElemType type,
@@ -127,7 +155,9 @@ GemmConfig chooseGemmConfig(int64_t m, int64_t n, int64_t k, int64_t batch, Elem
   if (gpu.sm90a && tmaOperands && m > 16 && math != MathMode::SimtF32 &&
       (math == MathMode::TF32) == (type == ElemType::F32))
     return chooseWgmmaConfig(m, n, k, batch, type, math, gpu);
-  std::vector<Tile> tiles = candidates(m, math);
+  if (math == MathMode::SimtF32)
+    return chooseSimtConfig(m, n, k, batch, gpu);
+  std::vector<Tile> tiles = candidates(m);
   // 128x256 only when it still gives two waves: its 128 accumulators per thread allow one block
   // per SM.
   Tile chosen = tiles.back();
@@ -145,16 +175,11 @@ GemmConfig chooseGemmConfig(int64_t m, int64_t n, int64_t k, int64_t batch, Elem
   c.warpsN = chosen.warpsN;
   bool small = m <= 64;
   int elem = type == ElemType::F32 ? 4 : 2;
-  if (math == MathMode::SimtF32) {
-    c.bk = 8;
-    c.stages = 2;
-  } else {
-    // 64 bytes of K per row (128 for small M, whose blocks stream B and want more in flight).
-    c.bk = (small ? 128 : 64) / elem;
-    int stageBytes = (c.bm + c.bn) * c.bk * elem;
-    int budget = small ? gpu.smemPerBlock / 2 : gpu.smemPerBlock / 3;
-    c.stages = std::clamp(budget / stageBytes, 3, 6);
-  }
+  // 64 bytes of K per row (128 for small M, whose blocks stream B and want more in flight).
+  c.bk = (small ? 128 : 64) / elem;
+  int stageBytes = (c.bm + c.bn) * c.bk * elem;
+  int budget = small ? gpu.smemPerBlock / 2 : gpu.smemPerBlock / 3;
+  c.stages = std::clamp(budget / stageBytes, 3, 6);
   // Split K while the blocks leave SMs idle; each part keeps >= 4 K slices (2 for small M).
   int64_t target = small ? 2 * int64_t(gpu.sms) : gpu.sms;
   int64_t slices = ceilDiv(k, c.bk), minSlices = small ? 2 : 4;
@@ -166,7 +191,7 @@ GemmConfig chooseGemmConfig(int64_t m, int64_t n, int64_t k, int64_t batch, Elem
   };
   c.splitK = split(blocks(chosen, m, n, batch));
   // Too shallow a K to split: shorter tiles instead, their work per block is small anyway.
-  if (!small && math != MathMode::SimtF32 && blocks(chosen, m, n, batch) * c.splitK < gpu.sms) {
+  if (!small && blocks(chosen, m, n, batch) * c.splitK < gpu.sms) {
     for (Tile t : {Tile{32, 64, 1, 4}, Tile{16, 64, 1, 4}}) {
       if (blocks(t, m, n, batch) > blocks(chosen, m, n, batch) * c.splitK) {
         chosen = t;
