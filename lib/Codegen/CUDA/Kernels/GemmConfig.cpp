@@ -120,7 +120,9 @@ GemmConfig chooseWgmmaConfig(int64_t m, int64_t n, int64_t k, int64_t batch, Ele
 /// on an H100 (sweep_simt_*: the GEMMs of BERT/GPT-2 and Llama at M = 128, ViT-B/16 at 197, Swin-T
 /// at 49..3136, 1024^3; NOTES.md there): an SM wants about 12 warps in flight, and the best way
 /// to get them on a small problem is many 64 x 64 tiles and K split into parts of at least 12
-/// slices (96 of K) — bigger tiles of split K came out no faster and write more partial sums.
+/// slices (96 of K) — bigger tiles of split K came out no faster and write more partial sums;
+/// shallow problems that leave most SMs idle split further (the old rule's parts of 4 slices were
+/// faster there: ResNet-50's f32 convolutions in the same kit).
 /// The old rule (the first tile that gave a block per SM) left 2 warps per SM and ran these
 /// shapes at 0.39-0.71x of cuBLAS; this one picks configs within 5% of each shape's best
 /// (geometric mean). Problems that reach the target unsplit keep the largest such tile.
@@ -141,7 +143,12 @@ GemmConfig chooseSimtConfig(int64_t m, int64_t n, int64_t k, int64_t batch, cons
   c.bm = chosen.bm;
   c.bn = chosen.bn;
   int64_t slices = ceilDiv(k, c.bk);
-  while (warps(chosen) * c.splitK < wantWarps && c.splitK < 16 && slices / (c.splitK + 1) >= 12)
+  // Parts of >= 12 slices; a problem that would leave under 3 warps per SM splits down to parts
+  // of 4 (ResNet-50's shallow convolutions at 7..56 pixels: measured faster so).
+  auto partsOk = [&](int parts) {
+    return slices / parts >= (warps(chosen) * c.splitK * 4 < wantWarps ? 4 : 12);
+  };
+  while (warps(chosen) * c.splitK < wantWarps && c.splitK < 16 && partsOk(c.splitK + 1))
     ++c.splitK;
   return c;
 }
