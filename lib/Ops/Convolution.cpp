@@ -98,15 +98,22 @@ Expected<std::vector<TensorType>> inferConvolution(const InferContext &ctx) {
   TC_ASSIGN_OR_RETURN(ConvAttrs conv, readConvAttrs(ctx, dims));
   const SymInt &channels = input.shape[batched ? 1 : 0];
   int64_t expectedChannels, outChannels;
+  // in/groups (or out/groups) times groups, refused where it overflows (hostile weight dims).
+  auto timesGroups = [&](int64_t perGroup, int64_t &total) -> Status {
+    if (__builtin_mul_overflow(perGroup, conv.groups, &total))
+      return makeError("weight ", weight.str(), " with ", conv.groups,
+                       " groups has more channels than 64 bits count");
+    return Status::ok();
+  };
   if (!conv.transposed) {
     outChannels = (*w)[0];
-    expectedChannels = (*w)[1] * conv.groups;
+    TC_RETURN_IF_ERROR(timesGroups((*w)[1], expectedChannels));
     if (outChannels % conv.groups != 0)
       return makeError("out channels (", outChannels, ") must be divisible by groups (",
                        conv.groups, ")");
   } else {
     expectedChannels = (*w)[0];
-    outChannels = (*w)[1] * conv.groups;
+    TC_RETURN_IF_ERROR(timesGroups((*w)[1], outChannels));
     if (expectedChannels % conv.groups != 0)
       return makeError("in channels (", expectedChannels, ") must be divisible by groups (",
                        conv.groups, ")");
@@ -129,14 +136,20 @@ Expected<std::vector<TensorType>> inferConvolution(const InferContext &ctx) {
   for (size_t d = 0; d < dims; ++d) {
     const SymInt &in = input.shape[first + d];
     int64_t k = (*w)[2 + d], s = conv.stride[d], p = conv.padding[d], dil = conv.dilation[d];
+    // The dilated kernel's span and both paddings, refused where they overflow (hostile sizes).
+    int64_t span = 0, pads = 0, shift = 0, extra = 0;
+    if (__builtin_mul_overflow(dil, k - 1, &span) || __builtin_mul_overflow(int64_t(2), p, &pads) ||
+        __builtin_sub_overflow(pads, span, &shift) || __builtin_sub_overflow(shift, 1, &shift) ||
+        __builtin_add_overflow(conv.outputPadding[d], 1, &extra))
+      return makeError("spatial dim ", d, ": kernel size ", k, ", dilation ", dil, " and padding ",
+                       p, " overflow 64 bits");
     SymInt size = conv.transposed
-                      ? (in - SymInt(1)) * SymInt(s) - SymInt(2 * p) + SymInt(dil * (k - 1)) +
-                            SymInt(conv.outputPadding[d] + 1)
-                      : SymInt::floorDiv(in + SymInt(2 * p - dil * (k - 1) - 1), s) + SymInt(1);
+                      ? (in - SymInt(1)) * SymInt(s) - SymInt(pads) + SymInt(span) + SymInt(extra)
+                      : SymInt::floorDiv(in + SymInt(shift), s) + SymInt(1);
     if (size.isConstant() && *size.constant() < 1)
       return makeError("spatial dim ", d, ": input size ", in, " with padding ", p,
-                       " is smaller than the dilated kernel size ", dil * (k - 1) + 1,
-                       " (output size ", size, ")");
+                       " is smaller than the dilated kernel size ", span + 1, " (output size ",
+                       size, ")");
     out.push_back(size);
   }
   return std::vector<TensorType>{TensorType(input.dtype, out)};
