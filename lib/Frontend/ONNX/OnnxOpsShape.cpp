@@ -445,11 +445,15 @@ Status convertSplit(ConvertContext &c) {
         c.hasAttr("num_outputs") ? c.intAttr("num_outputs", 1) : int64_t(c.numOutputs());
     if (parts <= 0)
       return c.error("needs at least one output");
-    int64_t chunk = (*dim + parts - 1) / parts; // opset 18: the last part may be smaller
-    for (int64_t done = 0; done < *dim; done += chunk)
-      sizes.push_back(std::min(chunk, *dim - done));
-    while (int64_t(sizes.size()) < parts)
-      sizes.push_back(0);
+    if (parts != int64_t(c.numOutputs()))
+      return c.error(strCat("num_outputs ", parts, " differs from the node's ", c.numOutputs(),
+                            " outputs"));
+    // opset 18: the last part may be smaller (ceil without overflow at huge dims)
+    int64_t chunk = *dim / parts + (*dim % parts != 0), left = *dim;
+    for (int64_t i = 0; i < parts; ++i) {
+      sizes.push_back(std::min(chunk, left));
+      left -= sizes.back();
+    }
   }
   AttrMap attrs;
   attrs.emplace("split_sizes", intsAttr(sizes));
