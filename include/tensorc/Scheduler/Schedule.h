@@ -24,9 +24,10 @@ struct Kernel {
   /// one vectorized when its loads allow). The kernel's range is their product.
   std::vector<SymInt> outerRanges;
   /// Loop: the lowered nodes, in execution order (ids into LoopProgram::nodes). Template: the GEMM
-  /// node, then optionally one Pointwise epilogue node whose body reads the GEMM's output only at
-  /// its own index (codegen replaces that load by the accumulator and stores to the epilogue's
-  /// output instead). Extern: the one node.
+  /// node, then optionally an epilogue chain of Pointwise nodes over the same ranges, each reading
+  /// the result of the node before it only at its own index and nothing else reading that result
+  /// (codegen replaces the first link's load by the accumulator, each later link's by the link
+  /// before it, and stores only the last link's output). Extern: the one node.
   std::vector<int> nodes;
   /// Buffers the kernel reads or writes, sorted: the kernel's `args` order.
   std::vector<int> args;
@@ -68,7 +69,7 @@ struct FusionDecision {
   enum class Kind : uint8_t {
     Pointwise, // a pointwise node into the loop kernel before it (vertical or horizontal)
     Reduction, // a reduction node into the loop kernel before it
-    Epilogue,  // a pointwise node into the GEMM/convolution template before it
+    Epilogue,  // a pointwise node into the GEMM/convolution kernel whose result it reads
   };
   Kind kind = Kind::Pointwise;
   int node = -1; // the node offered (LoopProgram::nodes id)
@@ -103,7 +104,8 @@ struct ScheduleOptions {
 };
 
 /// Groups the program's nodes into kernels: vertical (reduction + pointwise row stages into one
-/// per_ kernel), horizontal (same iteration space), and GEMM epilogue fusion; logs each decision
+/// per_ kernel), horizontal (same iteration space), and GEMM epilogue fusion (chains of pointwise
+/// nodes, also when other kernels were scheduled between the GEMM and them); logs each decision
 /// and rejection under the `schedule` category. Then plans buffers by lifetime.
 Expected<Schedule> schedule(const loop::LoopProgram &program, const ScheduleOptions &options);
 
