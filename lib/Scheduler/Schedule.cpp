@@ -52,6 +52,49 @@ SymInt templateTileCount(const loop::LoopNode &node) {
   return SymInt(0);
 }
 
+std::optional<std::vector<SymInt>> permutedStrides(const SymInt &index,
+                                                   const std::vector<SymInt> &ranges) {
+  std::map<std::string, SymInt> zero;
+  for (size_t i = 0; i < ranges.size(); ++i)
+    zero[loop::loopVar(i)] = SymInt(0);
+  if (index.substitute(zero) != SymInt(0))
+    return std::nullopt;
+  // Each variable's coefficient; the index must be exactly their sum (affine, no products).
+  std::vector<SymInt> strides(ranges.size(), SymInt(0));
+  SymInt rebuilt(0);
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    std::map<std::string, SymInt> unit = zero;
+    unit[loop::loopVar(i)] = SymInt(1);
+    strides[i] = index.substitute(unit);
+    rebuilt = rebuilt + strides[i] * SymInt::symbol(loop::loopVar(i));
+  }
+  if (rebuilt != index)
+    return std::nullopt;
+  // Dense in some dim order: the innermost dim has stride 1, each next the product of the
+  // extents inside it.
+  std::vector<bool> placed(ranges.size(), false);
+  size_t left = 0;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    placed[i] = ranges[i].constant() == std::optional<int64_t>(1);
+    if (placed[i])
+      strides[i] = SymInt(0);
+    else
+      ++left;
+  }
+  SymInt expected(1);
+  for (; left > 0; --left) {
+    size_t found = ranges.size();
+    for (size_t i = 0; i < ranges.size() && found == ranges.size(); ++i)
+      if (!placed[i] && strides[i] == expected)
+        found = i;
+    if (found == ranges.size())
+      return std::nullopt;
+    placed[found] = true;
+    expected = expected * ranges[found];
+  }
+  return strides;
+}
+
 const char *fusionKindName(FusionDecision::Kind kind) {
   switch (kind) {
   case FusionDecision::Kind::Pointwise:
@@ -99,6 +142,13 @@ SymInt rowMajorFlat(const std::vector<SymInt> &ranges, size_t count) {
     stride = stride * ranges[i];
   }
   return flat;
+}
+
+SymInt elementCount(const std::vector<SymInt> &ranges) {
+  SymInt count(1);
+  for (const SymInt &extent : ranges)
+    count = count * extent;
+  return count;
 }
 
 std::vector<SymInt> withoutUnitDims(const std::vector<SymInt> &shape) {
@@ -336,12 +386,30 @@ private:
     // index the same dense elements. Codegen maps either all dims or all but the size-1 ones;
     // the links of a chain share one set of loop variables (codegen substitutes each link's
     // body into the next), so they range alike.
+    // A GEMM's first link may instead read the product at a permutation of its own index
+    // (options_.permutedEpilogue): it then runs over the product's elements and stores at its
+    // own index.
+    std::vector<const loop::Expr *> loads;
+    collectLoads(node.body, loads);
+    // The epilogue's own identity: codegen binds its loop variables from the output element.
+    SymInt identity = rowMajorFlat(node.ranges, node.ranges.size());
+    bool permuted = false;
+    if (!chained && options_.permutedEpilogue &&
+        gemm.templateKind == LoopNode::TemplateKind::Gemm &&
+        elementCount(node.ranges) == elementCount(gemm.ranges)) {
+      permuted = true;
+      for (const loop::Expr *load : loads)
+        if (load->buffer == result)
+          permuted &= load->kind == ExprKind::Load && load->index != identity &&
+                      permutedStrides(load->index, node.ranges).has_value();
+    }
     if (chained) {
       const LoopNode &first = program_.nodes[size_t(kernel.nodes[1])];
       if (node.ranges != first.ranges)
         return "ranges " + printDims(node.ranges) + " differ from the epilogue's " +
                printDims(first.ranges);
-    } else if (node.ranges != gemm.ranges && node.ranges != withoutUnitDims(gemm.ranges)) {
+    } else if (!permuted && node.ranges != gemm.ranges &&
+               node.ranges != withoutUnitDims(gemm.ranges)) {
       return "ranges " + printDims(node.ranges) + " differ from the template's " +
              printDims(gemm.ranges);
     }
@@ -350,12 +418,8 @@ private:
       return std::string("the epilogue's result is not f32");
     if (isOutput_.count(result) || readers_[result].size() != 1)
       return "the " + what + resultName + " has other readers";
-    std::vector<const loop::Expr *> loads;
-    collectLoads(node.body, loads);
-    // The epilogue's own identity: codegen binds its loop variables from the output element.
-    SymInt identity = rowMajorFlat(node.ranges, node.ranges.size());
     for (const loop::Expr *load : loads) {
-      if (load->buffer != result)
+      if (load->buffer != result || permuted)
         continue;
       if (load->kind == ExprKind::IndirectLoad)
         return "gathers from the " + what + "at positions known only at run time";
@@ -394,6 +458,8 @@ private:
     std::string reason = "epilogue " + node.name + " fused into " + gemm.name;
     if (chained)
       reason += " after " + program_.nodes[size_t(kernel.nodes.back())].name;
+    if (permuted)
+      reason += " storing at a permutation of its elements";
     const char *kernels = after == 1 ? " later kernel" : " later kernels";
     if (after && late.empty())
       reason += strCat(" (kept in place ahead of ", after, kernels, ")");

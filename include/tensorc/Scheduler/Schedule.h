@@ -4,6 +4,7 @@
 #include "tensorc/Lowering/LoopIR.h"
 #include "tensorc/Support/Status.h"
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -52,6 +53,14 @@ SymInt convTileCount(const loop::LoopNode::Conv &conv);
 /// The task count of a Template node of either kind (the manifest's launch range).
 SymInt templateTileCount(const loop::LoopNode &node);
 
+/// When `index` over the loop variables x0, x1, ... of `ranges` addresses a dense buffer of the
+/// same elements in another dim order (index = sum of stride_i * x_i, the strides those of a
+/// dense layout of the dims in some order; a transpose, a head split): each dim's stride (0 for
+/// size-1 dims). nullopt otherwise. GEMM epilogues reading the product so run over the product's
+/// elements and store at their own index (CUDA).
+std::optional<std::vector<SymInt>> permutedStrides(const SymInt &index,
+                                                   const std::vector<SymInt> &ranges);
+
 /// Element operations (loads, stores, accumulations) a task should have at least.
 constexpr int64_t kMinTaskElements = 32768;
 
@@ -92,6 +101,10 @@ struct ScheduleOptions {
   /// GEMM epilogues may produce any float dtype (the CUDA renderer converts on store); the CPU
   /// GEMM stores f32 only.
   bool anyFloatEpilogue = false;
+  /// GEMM epilogues may read the product at a permutation of their own index (permutedStrides:
+  /// BERT's bias add and head split) and store their result there (the CUDA renderer binds the
+  /// epilogue's variables from the product's element); the CPU GEMM stores where it wrote C.
+  bool permutedEpilogue = false;
   /// Debugging (`tensorc bisect`): make at most this many fusions, in scheduling order (-1: no
   /// limit), and none of the kinds named here ("pointwise", "reduction", "epilogue"); the fusions
   /// not made are refused with the limit as the reason.
