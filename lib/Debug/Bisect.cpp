@@ -26,7 +26,8 @@ namespace {
 using loop::LoopNode;
 using sched::Kernel;
 
-/// Buffers a kernel writes (a GEMM whose epilogue is fused writes only the epilogue's output).
+/// Buffers a kernel writes (a GEMM whose epilogue is fused writes only the output of the
+/// epilogue chain's last node).
 std::vector<int> writtenBy(const loop::LoopProgram &program, const Kernel &kernel) {
   std::vector<int> written;
   for (size_t n = 0; n < kernel.nodes.size(); ++n) {
@@ -35,7 +36,7 @@ std::vector<int> writtenBy(const loop::LoopProgram &program, const Kernel &kerne
       written.insert(written.end(), node.externOutputs.begin(), node.externOutputs.end());
       continue;
     }
-    if (kernel.kind == Kernel::Kind::Template && n == 0 && kernel.nodes.size() > 1)
+    if (kernel.kind == Kernel::Kind::Template && n + 1 < kernel.nodes.size())
       continue;
     written.push_back(node.output);
   }

@@ -29,6 +29,7 @@ Expected<std::string> runLoopOpt(const std::string &path, const LoopOptOptions &
   sched::ScheduleOptions scheduling;
   scheduling.fuse = fused;
   scheduling.anyFloatEpilogue = targets.cuda && !targets.cpu;
+  scheduling.permutedEpilogue = targets.cuda && !targets.cpu;
   TC_ASSIGN_OR_RETURN(sched::Schedule schedule, sched::schedule(program, scheduling));
   if (emit == "schedule")
     return sched::printSchedule(program, schedule);

@@ -212,6 +212,7 @@ Status runStages(PipelineState state, const std::string &modelPath, const OpRegi
       [&]() -> Status {
         sched::ScheduleOptions scheduling;
         scheduling.anyFloatEpilogue = options.gpuOnly;
+        scheduling.permutedEpilogue = options.gpuOnly;
         scheduling.maxFusions = options.limits.maxFusions;
         scheduling.disabledFusions = options.limits.disabledFusions;
         TC_ASSIGN_OR_RETURN(lowered.schedule, sched::schedule(lowered.program, scheduling));

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -49,6 +50,49 @@ SymInt templateTileCount(const loop::LoopNode &node) {
     return node.attention.batch * node.attention.l; // query rows
   }
   return SymInt(0);
+}
+
+std::optional<std::vector<SymInt>> permutedStrides(const SymInt &index,
+                                                   const std::vector<SymInt> &ranges) {
+  std::map<std::string, SymInt> zero;
+  for (size_t i = 0; i < ranges.size(); ++i)
+    zero[loop::loopVar(i)] = SymInt(0);
+  if (index.substitute(zero) != SymInt(0))
+    return std::nullopt;
+  // Each variable's coefficient; the index must be exactly their sum (affine, no products).
+  std::vector<SymInt> strides(ranges.size(), SymInt(0));
+  SymInt rebuilt(0);
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    std::map<std::string, SymInt> unit = zero;
+    unit[loop::loopVar(i)] = SymInt(1);
+    strides[i] = index.substitute(unit);
+    rebuilt = rebuilt + strides[i] * SymInt::symbol(loop::loopVar(i));
+  }
+  if (rebuilt != index)
+    return std::nullopt;
+  // Dense in some dim order: the innermost dim has stride 1, each next the product of the
+  // extents inside it.
+  std::vector<bool> placed(ranges.size(), false);
+  size_t left = 0;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    placed[i] = ranges[i].constant() == std::optional<int64_t>(1);
+    if (placed[i])
+      strides[i] = SymInt(0);
+    else
+      ++left;
+  }
+  SymInt expected(1);
+  for (; left > 0; --left) {
+    size_t found = ranges.size();
+    for (size_t i = 0; i < ranges.size() && found == ranges.size(); ++i)
+      if (!placed[i] && strides[i] == expected)
+        found = i;
+    if (found == ranges.size())
+      return std::nullopt;
+    placed[found] = true;
+    expected = expected * ranges[found];
+  }
+  return strides;
 }
 
 const char *fusionKindName(FusionDecision::Kind kind) {
@@ -98,6 +142,13 @@ SymInt rowMajorFlat(const std::vector<SymInt> &ranges, size_t count) {
     stride = stride * ranges[i];
   }
   return flat;
+}
+
+SymInt elementCount(const std::vector<SymInt> &ranges) {
+  SymInt count(1);
+  for (const SymInt &extent : ranges)
+    count = count * extent;
+  return count;
 }
 
 std::vector<SymInt> withoutUnitDims(const std::vector<SymInt> &shape) {
@@ -272,58 +323,168 @@ private:
     return true;
   }
 
-  /// Fuses a pointwise node into the preceding GEMM as its epilogue when it reads the GEMM result
-  /// only at its own index and nothing else reads that result.
+  /// The result a Template kernel stores: its last node's output (the template's own, or the
+  /// last node of its epilogue chain).
+  int templateResult(const Kernel &kernel) const {
+    return program_.nodes[size_t(kernel.nodes.back())].output;
+  }
+
+  /// The Template kernels whose stored result `node` reads, latest first: where it may become
+  /// (the next link of) the epilogue.
+  std::vector<size_t> epilogueCandidates(const LoopNode &node) const {
+    std::set<size_t, std::greater<size_t>> found;
+    for (int buffer : node.reads()) {
+      auto producer = producer_.find(buffer);
+      if (producer == producer_.end())
+        continue;
+      auto kernel = kernelOf_.find(producer->second);
+      if (kernel == kernelOf_.end())
+        continue;
+      const Kernel &candidate = schedule_.kernels[kernel->second];
+      if (candidate.kind == Kernel::Kind::Template && candidate.nodes.back() == producer->second)
+        found.insert(kernel->second);
+    }
+    return {found.begin(), found.end()};
+  }
+
+  /// Fuses a pointwise node into a GEMM/convolution kernel as (the next link of) its epilogue when
+  /// it reads that kernel's stored result only at its own index and nothing else reads that
+  /// result: the chain's intermediate results then stay in registers and are never stored. A
+  /// result with readers outside the chain ends the chain there instead (it is stored, and the
+  /// node becomes a loop kernel of its own): storing it from the epilogue too would need every
+  /// backend's epilogue to write two buffers, for a case (a residual stream read twice) where the
+  /// next node is a reduction anyway. The kernel need not be the last one scheduled (BERT's Q,
+  /// K and V products come before their bias adds).
   bool tryEpilogue(const LoopNode &node) {
-    auto reject = [&](const std::string &why) {
-      log::debug("schedule", "no epilogue " + node.name + ": " + why);
-      schedule_.decisions.push_back({FusionDecision::Kind::Epilogue, node.id, false, why});
+    std::vector<size_t> candidates = epilogueCandidates(node);
+    if (candidates.empty())
       return false;
-    };
-    if (schedule_.kernels.empty() || schedule_.kernels.back().kind != Kernel::Kind::Template)
-      return false;
-    Kernel &kernel = schedule_.kernels.back();
-    if (kernel.nodes.size() > 1)
-      return reject("the GEMM already has an epilogue");
+    std::string firstRefusal;
+    for (size_t index : candidates) {
+      std::optional<std::string> refusal = epilogueRefusal(node, index);
+      if (!refusal)
+        return true;
+      if (firstRefusal.empty())
+        firstRefusal = *refusal;
+    }
+    log::debug("schedule", "no epilogue " + node.name + ": " + firstRefusal);
+    schedule_.decisions.push_back({FusionDecision::Kind::Epilogue, node.id, false, firstRefusal});
+    return false;
+  }
+
+  /// Fuses `node` into the Template kernel at `index` and returns nullopt, or says why not.
+  std::optional<std::string> epilogueRefusal(const LoopNode &node, size_t index) {
+    const Kernel &kernel = schedule_.kernels[index];
     const LoopNode &gemm = program_.nodes[size_t(kernel.nodes[0])];
     if (gemm.templateKind == LoopNode::TemplateKind::Attention)
-      return reject("attention kernels take no epilogue yet");
-    int result = gemm.output;
+      return std::string("attention kernels take no epilogue yet");
+    int result = templateResult(kernel);
+    bool chained = kernel.nodes.size() > 1;
+    std::string resultName = program_.buffers[size_t(result)].name;
+    std::string what = chained ? "epilogue result " : "GEMM result ";
     // The template keeps every output dim while lowered pointwise nodes drop size-1 dims; both
-    // index the same dense elements. Codegen maps either all dims or all but the size-1 ones.
-    if (node.ranges != gemm.ranges && node.ranges != withoutUnitDims(gemm.ranges))
-      return reject("ranges " + printDims(node.ranges) + " differ from the template's " +
-                    printDims(gemm.ranges));
-    DType resultType = program_.buffers[size_t(node.output)].dtype;
-    if (resultType != DType::F32 && !(options_.anyFloatEpilogue && isFloating(resultType)))
-      return reject("the epilogue's result is not f32");
-    if (isOutput_.count(result) || readers_[result].size() != 1)
-      return reject("the GEMM result " + program_.buffers[size_t(result)].name +
-                    " has other readers");
+    // index the same dense elements. Codegen maps either all dims or all but the size-1 ones;
+    // the links of a chain share one set of loop variables (codegen substitutes each link's
+    // body into the next), so they range alike.
+    // A GEMM's first link may instead read the product at a permutation of its own index
+    // (options_.permutedEpilogue): it then runs over the product's elements and stores at its
+    // own index.
     std::vector<const loop::Expr *> loads;
     collectLoads(node.body, loads);
-    bool readsResult = false;
     // The epilogue's own identity: codegen binds its loop variables from the output element.
     SymInt identity = rowMajorFlat(node.ranges, node.ranges.size());
+    bool permuted = false;
+    if (!chained && options_.permutedEpilogue &&
+        gemm.templateKind == LoopNode::TemplateKind::Gemm &&
+        elementCount(node.ranges) == elementCount(gemm.ranges)) {
+      permuted = true;
+      for (const loop::Expr *load : loads)
+        if (load->buffer == result)
+          permuted &= load->kind == ExprKind::Load && load->index != identity &&
+                      permutedStrides(load->index, node.ranges).has_value();
+    }
+    if (chained) {
+      const LoopNode &first = program_.nodes[size_t(kernel.nodes[1])];
+      if (node.ranges != first.ranges)
+        return "ranges " + printDims(node.ranges) + " differ from the epilogue's " +
+               printDims(first.ranges);
+    } else if (!permuted && node.ranges != gemm.ranges &&
+               node.ranges != withoutUnitDims(gemm.ranges)) {
+      return "ranges " + printDims(node.ranges) + " differ from the template's " +
+             printDims(gemm.ranges);
+    }
+    DType resultType = program_.buffers[size_t(node.output)].dtype;
+    if (resultType != DType::F32 && !(options_.anyFloatEpilogue && isFloating(resultType)))
+      return std::string("the epilogue's result is not f32");
+    if (isOutput_.count(result) || readers_[result].size() != 1)
+      return "the " + what + resultName + " has other readers";
     for (const loop::Expr *load : loads) {
-      if (load->buffer != result)
+      if (load->buffer != result || permuted)
         continue;
       if (load->kind == ExprKind::IndirectLoad)
-        return reject("gathers from the GEMM result at positions known only at run time");
+        return "gathers from the " + what + "at positions known only at run time";
       if (load->index != identity)
-        return reject("reads the GEMM result at " + load->index.str());
-      readsResult = true;
+        return "reads the " + what + "at " + load->index.str();
     }
-    if (!readsResult)
-      return false;
+    size_t exprNodes = exprNodeCount(node.body);
+    for (size_t i = 1; i < kernel.nodes.size(); ++i)
+      exprNodes += exprNodeCount(program_.nodes[size_t(kernel.nodes[i])].body);
+    if (exprNodes > options_.maxKernelExprNodes)
+      return strCat("the epilogue would hold ", exprNodes, " expression nodes (at most ",
+                    options_.maxKernelExprNodes, " per kernel keep compile times linear)");
+    // Where the fused kernel runs. Kernels scheduled after the template's may produce the
+    // epilogue's other inputs, so: in place when all of them are ready before it (the kernels
+    // in between keep their order, so later loop fusions with the last of them stay possible);
+    // otherwise moved to the end, the epilogue's own position, which is always legal: every
+    // buffer is written once, the template's inputs are still there, and nothing in between
+    // reads what the kernel stores (the epilogue, not yet scheduled, is its only reader).
+    std::string late;
+    for (const loop::Expr *load : loads) {
+      if (load->buffer == result)
+        continue;
+      auto producer = producer_.find(load->buffer);
+      if (producer == producer_.end())
+        continue; // an input or a constant
+      size_t at = kernelOf_.at(producer->second);
+      if (at == index)
+        return "reads " + program_.buffers[size_t(load->buffer)].name +
+               ", which the template kernel does not store";
+      if (at > index && late.empty())
+        late = program_.buffers[size_t(load->buffer)].name;
+    }
     if (std::optional<std::string> limit = fusionLimit(FusionDecision::Kind::Epilogue))
-      return reject(*limit);
-    kernel.nodes.push_back(node.id);
-    kernelOf_[node.id] = schedule_.kernels.size() - 1;
-    kernel.reason = "epilogue " + node.name + " fused into " + gemm.name;
-    log::debug("schedule", kernel.reason);
-    schedule_.decisions.push_back({FusionDecision::Kind::Epilogue, node.id, true, kernel.reason});
-    return true;
+      return limit;
+    size_t after = schedule_.kernels.size() - 1 - index;
+    std::string reason = "epilogue " + node.name + " fused into " + gemm.name;
+    if (chained)
+      reason += " after " + program_.nodes[size_t(kernel.nodes.back())].name;
+    if (permuted)
+      reason += " storing at a permutation of its elements";
+    const char *kernels = after == 1 ? " later kernel" : " later kernels";
+    if (after && late.empty())
+      reason += strCat(" (kept in place ahead of ", after, kernels, ")");
+    else if (after)
+      reason += strCat(" (moved past ", after, kernels, ": it reads ", late, ")");
+    if (after && !late.empty())
+      index = moveKernelToEnd(index);
+    Kernel &fused = schedule_.kernels[index];
+    fused.nodes.push_back(node.id);
+    kernelOf_[node.id] = index;
+    fused.reason += (fused.reason.empty() ? "" : "; ") + reason;
+    log::debug("schedule", reason);
+    schedule_.decisions.push_back({FusionDecision::Kind::Epilogue, node.id, true, reason});
+    return std::nullopt;
+  }
+
+  /// Moves the kernel at `index` after every other one; returns its new index.
+  size_t moveKernelToEnd(size_t index) {
+    std::vector<Kernel> &kernels = schedule_.kernels;
+    std::rotate(kernels.begin() + std::ptrdiff_t(index),
+                kernels.begin() + std::ptrdiff_t(index) + 1, kernels.end());
+    for (size_t k = index; k < kernels.size(); ++k)
+      for (int id : kernels[k].nodes)
+        kernelOf_[id] = k;
+    return kernels.size() - 1;
   }
 
   /// Why a fusion of `kind` that qualifies is not made (the debugging limits), or nullopt.
@@ -365,9 +526,11 @@ private:
       pointwise |= node.kind == LoopNode::Kind::Pointwise;
     }
     // A GEMM with an epilogue never stores its own result (the epilogue reads the accumulator),
-    // so that buffer needs no memory.
-    if (kernel.kind == Kernel::Kind::Template && kernel.nodes.size() > 1)
-      args.erase(program_.nodes[size_t(kernel.nodes[0])].output);
+    // nor the intermediate results of its epilogue chain (each link reads the one before it in
+    // registers), so those buffers need no memory.
+    if (kernel.kind == Kernel::Kind::Template)
+      for (size_t i = 0; i + 1 < kernel.nodes.size(); ++i)
+        args.erase(program_.nodes[size_t(kernel.nodes[i])].output);
     kernel.args.assign(args.begin(), args.end());
     if (kernel.kind == Kernel::Kind::Loop) {
       // Work per iteration of the rows: every stage's inner and reduction extents (a symbolic
@@ -399,13 +562,18 @@ private:
                     originsName(kernel) + suffix;
       break;
     case Kernel::Kind::Template: {
-      std::string epilogue;
-      if (kernel.nodes.size() > 1)
-        for (const std::string &origin : program_.nodes[size_t(kernel.nodes[1])].origins)
-          if (origin != "mm" && origin != "bmm" &&
-              origin != program_.nodes[size_t(kernel.nodes[0])].origins[0])
-            epilogue += "_" + origin;
-      kernel.name = "tem_" + program_.nodes[size_t(kernel.nodes[0])].origins[0] + epilogue + suffix;
+      // The template's origin, then the epilogue chain's (each once, in chain order).
+      const std::string &first = program_.nodes[size_t(kernel.nodes[0])].origins[0];
+      std::vector<std::string> epilogue;
+      for (size_t i = 1; i < kernel.nodes.size(); ++i)
+        for (const std::string &origin : program_.nodes[size_t(kernel.nodes[i])].origins)
+          if (origin != "mm" && origin != "bmm" && origin != first &&
+              std::find(epilogue.begin(), epilogue.end(), origin) == epilogue.end())
+            epilogue.push_back(origin);
+      kernel.name = "tem_" + first;
+      for (const std::string &origin : epilogue)
+        kernel.name += "_" + origin;
+      kernel.name += suffix;
       break;
     }
     case Kernel::Kind::Extern:

@@ -4,15 +4,17 @@ epilogues, split-K with its workspaces) on the CPU emulation (test/e2e/cuda_emu.
 them with the interpreter, on machines without a GPU.
 
 Each case is a small model of matrix products (linear layers with bias + GELU + residual
-epilogues, batched products, transposed operands, a strided slice as an operand, sizes that are
-not multiples of 16 bytes, a symbolic row count, f32 on TF32 tensor cores with
---matmul-precision high) with its weights as constants, compiled with `--target cuda`: the bundle's kernels.cu, with the inline PTX replaced by
+epilogues, epilogue chains scheduled away from their products, batched products, transposed
+operands, a strided slice as an operand, sizes that are not multiples of 16 bytes, a symbolic row
+count, f32 on TF32 tensor cores with --matmul-precision high) with its weights as constants,
+compiled with `--target cuda`: the bundle's kernels.cu, with the inline PTX replaced by
 the emulation, is built with the host C++ compiler and run; the reference is the interpreter on
 the f32 model with the same values. Cases that must split K check that the manifest plans the
 split's workspaces and that the counters are zero again after the run. Some cases compile for
 sm_80 and sm_90 (NVRTC compiles both). Prints one line per case and `N passed, M failed`.
 """
 import argparse
+import json
 import os
 import sys
 import zlib
@@ -97,6 +99,47 @@ def strided_a_model(dtype, m, k, n):
     return ins, {"w": (n, k)}, lines, "o", {"x": (m, 2 * k)}
 
 
+def chain_model(dtype, m, k, n):
+    """Two linear layers on x whose epilogues come later in the program: the first's a chain of
+    two nodes (GELU, GELU-tanh, then h * sigmoid(h) realized as its own node, then GELU-tanh,
+    exp and a residual add) after the second product and a row mean; the second's (tanh, minus
+    the mean, times the first's result) reads the mean, scheduled after that product."""
+    s, t = shape_text(dtype, (m, n)), shape_text(dtype, (k, n))
+    ins = [f"%x: {shape_text(dtype, (m, k))}", f"%r: {s}"]
+    params = {"w1": (n, k), "b1": (n,), "w2": (n, k), "b2": (n,)}
+    ops = [("t1", t, "aten.t", "%w1"), ("t2", t, "aten.t", "%w2"),
+           ("y1", s, "aten.addmm", "%b1, %x, %t1"), ("y2", s, "aten.addmm", "%b2, %x, %t2"),
+           ("m", shape_text(dtype, (m, 1)), "aten.mean", "%r, [1], True"),
+           ("g1", s, "aten.gelu", "%y1"), ("h1", s, "aten.gelu", "%g1", "tanh"),
+           ("s1", s, "aten.sigmoid", "%h1"), ("u1", s, "aten.mul", "%h1, %s1"),
+           ("v1", s, "aten.gelu", "%u1", "tanh"), ("q1", s, "aten.exp", "%v1"),
+           ("z1", s, "aten.mul", "%v1, %q1"), ("o1", s, "aten.add", "%z1, %r"),
+           ("g2", s, "aten.tanh", "%y2"), ("k2", s, "aten.sub", "%g2, %m"),
+           ("o2", s, "aten.mul", "%k2, %o1")]
+    lines = []
+    for name, out, target, args, *approximate in ops:
+        kwargs = f", kwargs={{approximate='{approximate[0]}'}}" if approximate else ""
+        if target == "aten.gelu" and not approximate:
+            kwargs = ", kwargs={approximate='none'}"
+        lines.append(f"  %{name} : {out} = call_function[target={target}](args=({args},){kwargs})")
+    return ins, params, lines, "o2", {"x": (m, k), "r": (m, n)}
+
+
+def head_split_model(dtype, m, k, heads, d):
+    """x [m, k] . w^T + b viewed as [m, heads, d] and transposed to [heads, m, d] (a transformer's
+    head split, which the GEMM's epilogue stores at permuted positions)."""
+    n = heads * d
+    ins = [f"%x: {shape_text(dtype, (m, k))}"]
+    lines = [f"  %wt : {shape_text(dtype, (k, n))} = call_function[target=aten.t](args=(%w,))",
+             f"  %y : {shape_text(dtype, (m, n))} = call_function[target=aten.addmm]"
+             "(args=(%b, %x, %wt))",
+             f"  %v : {shape_text(dtype, (m, heads, d))} = call_function[target=aten.view]"
+             f"(args=(%y, [{m}, {heads}, {d}]))",
+             f"  %o : {shape_text(dtype, (heads, m, d))} = call_function[target=aten.transpose]"
+             "(args=(%v, 0, 1))"]
+    return ins, {"w": (n, k), "b": (n,)}, lines, "o", {"x": (m, k)}
+
+
 def build_model(dtype, case):
     kind = case["kind"]
     if kind == "linear":
@@ -105,6 +148,10 @@ def build_model(dtype, case):
     elif kind == "bmm":
         parts = bmm_model(dtype, case["batch"], case["m"], case["k"], case["n"],
                           case.get("transpose_b", False))
+    elif kind == "head_split":
+        parts = head_split_model(dtype, case["m"], case["k"], case["heads"], case["d"])
+    elif kind == "chain":
+        parts = chain_model(dtype, case["m"], case["k"], case["n"])
     elif kind == "strided_a":
         parts = strided_a_model(dtype, case["m"], case["k"], case["n"])
     else:
@@ -145,15 +192,26 @@ def run_case(args, work, name, dtype, case):
         want = [want, "TkMatrix<unsigned short, true, true> tk_a", "true> tk_b"]
     else:
         want = [want]
-    return conv.check_bundle(args, folder, dtype, text, reference_text, weights, inputs, want,
-                             symbols, case.get("blocks", 1 << 30), compile_args, tol,
-                             want_split=case.get("split", False))
+    why = conv.check_bundle(args, folder, dtype, text, reference_text, weights, inputs, want,
+                            symbols, case.get("blocks", 1 << 30), compile_args, tol,
+                            want_split=case.get("split", False))
+    if why or not case.get("want_launches"):
+        return why
+    with open(os.path.join(folder, "bundle", "manifest.json")) as f:
+        launches = [launch["name"] for launch in json.load(f)["launches"]]
+    if launches != case["want_launches"]:
+        return f"launches {launches}, not {case['want_launches']}"
+    return None
 
+
+CHAIN_LAUNCHES = ["tem_mm_add_mul_erf_tanh_sigmoid_0", "red_fused_sum_1",
+                  "tem_mm_add_tanh_div_sub_exp_mul_2"]
 
 # name -> dtype, case (kind: linear (m, k, n, bias, gelu, residual), bmm (batch, m, k, n,
 # transpose_b), transposed_a or strided_a (m, k, n); split: some kernel must split K; blocks: launched at
 # most, so kernels stride over their units; archs: --cuda-arch; tf32: --matmul-precision high;
-# symbols: the row count as s0 at this value; want_vector: both operands take 16-byte copies)
+# symbols: the row count as s0 at this value; want_vector: both operands take 16-byte copies;
+# kind chain (m, k, n): chain_model; kind head_split (m, k, heads, d): head_split_model; want_launches: the manifest's launch names, in order)
 CASES = {
     # batch-1 linear layer: 32 rows, too few tiles for the SMs, K split (workspaces), fused
     # bias + GELU + residual; NVRTC compiles it for sm_80 and sm_90
@@ -192,6 +250,21 @@ CASES = {
     # of 16-byte vectors (16-byte copies)
     "f16_bmm_symbolic_rows": ("f16", dict(kind="bmm", batch=2, m=45, k=72, n=40,
                                           symbols={"s0": 45}, want_vector=True)),
+    # epilogues neither next to their product nor one node: a two-node chain kept in place
+    # ahead of later kernels, and an epilogue whose kernel moves past the row mean it reads
+    # (the launches: both products with their epilogues, the mean between them)
+    "f16_epilogue_chain_non_adjacent": ("f16", dict(kind="chain", m=40, k=64, n=96,
+                                                    want_launches=CHAIN_LAUNCHES,
+                                                    archs="sm_80,sm_90")),
+    "f32_epilogue_chain_non_adjacent": ("f32", dict(kind="chain", m=33, k=40, n=72,
+                                                    want_launches=CHAIN_LAUNCHES)),
+    # the bias add and head split of a transformer's Q/K/V product as its epilogue, storing
+    # each element at its permuted position (no separate transpose kernel)
+    "f16_head_split_epilogue": ("f16", dict(kind="head_split", m=40, k=64, heads=3, d=16,
+                                            want_launches=["tem_mm_add_0"],
+                                            archs="sm_80,sm_90")),
+    "f32_head_split_epilogue": ("f32", dict(kind="head_split", m=24, k=32, heads=4, d=8,
+                                            want_launches=["tem_mm_add_0"])),
 }
 
 

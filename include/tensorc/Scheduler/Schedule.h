@@ -4,6 +4,7 @@
 #include "tensorc/Lowering/LoopIR.h"
 #include "tensorc/Support/Status.h"
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -24,9 +25,10 @@ struct Kernel {
   /// one vectorized when its loads allow). The kernel's range is their product.
   std::vector<SymInt> outerRanges;
   /// Loop: the lowered nodes, in execution order (ids into LoopProgram::nodes). Template: the GEMM
-  /// node, then optionally one Pointwise epilogue node whose body reads the GEMM's output only at
-  /// its own index (codegen replaces that load by the accumulator and stores to the epilogue's
-  /// output instead). Extern: the one node.
+  /// node, then optionally an epilogue chain of Pointwise nodes over the same ranges, each reading
+  /// the result of the node before it only at its own index and nothing else reading that result
+  /// (codegen replaces the first link's load by the accumulator, each later link's by the link
+  /// before it, and stores only the last link's output). Extern: the one node.
   std::vector<int> nodes;
   /// Buffers the kernel reads or writes, sorted: the kernel's `args` order.
   std::vector<int> args;
@@ -51,6 +53,14 @@ SymInt convTileCount(const loop::LoopNode::Conv &conv);
 /// The task count of a Template node of either kind (the manifest's launch range).
 SymInt templateTileCount(const loop::LoopNode &node);
 
+/// When `index` over the loop variables x0, x1, ... of `ranges` addresses a dense buffer of the
+/// same elements in another dim order (index = sum of stride_i * x_i, the strides those of a
+/// dense layout of the dims in some order; a transpose, a head split): each dim's stride (0 for
+/// size-1 dims). nullopt otherwise. GEMM epilogues reading the product so run over the product's
+/// elements and store at their own index (CUDA).
+std::optional<std::vector<SymInt>> permutedStrides(const SymInt &index,
+                                                   const std::vector<SymInt> &ranges);
+
 /// Element operations (loads, stores, accumulations) a task should have at least.
 constexpr int64_t kMinTaskElements = 32768;
 
@@ -68,7 +78,7 @@ struct FusionDecision {
   enum class Kind : uint8_t {
     Pointwise, // a pointwise node into the loop kernel before it (vertical or horizontal)
     Reduction, // a reduction node into the loop kernel before it
-    Epilogue,  // a pointwise node into the GEMM/convolution template before it
+    Epilogue,  // a pointwise node into the GEMM/convolution kernel whose result it reads
   };
   Kind kind = Kind::Pointwise;
   int node = -1; // the node offered (LoopProgram::nodes id)
@@ -91,6 +101,10 @@ struct ScheduleOptions {
   /// GEMM epilogues may produce any float dtype (the CUDA renderer converts on store); the CPU
   /// GEMM stores f32 only.
   bool anyFloatEpilogue = false;
+  /// GEMM epilogues may read the product at a permutation of their own index (permutedStrides:
+  /// BERT's bias add and head split) and store their result there (the CUDA renderer binds the
+  /// epilogue's variables from the product's element); the CPU GEMM stores where it wrote C.
+  bool permutedEpilogue = false;
   /// Debugging (`tensorc bisect`): make at most this many fusions, in scheduling order (-1: no
   /// limit), and none of the kinds named here ("pointwise", "reduction", "epilogue"); the fusions
   /// not made are refused with the limit as the reason.
@@ -103,7 +117,8 @@ struct ScheduleOptions {
 };
 
 /// Groups the program's nodes into kernels: vertical (reduction + pointwise row stages into one
-/// per_ kernel), horizontal (same iteration space), and GEMM epilogue fusion; logs each decision
+/// per_ kernel), horizontal (same iteration space), and GEMM epilogue fusion (chains of pointwise
+/// nodes, also when other kernels were scheduled between the GEMM and them); logs each decision
 /// and rejection under the `schedule` category. Then plans buffers by lifetime.
 Expected<Schedule> schedule(const loop::LoopProgram &program, const ScheduleOptions &options);
 

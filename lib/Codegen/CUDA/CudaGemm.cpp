@@ -71,7 +71,12 @@ std::string KernelRenderer::libraryEpilogue(const codegen::TemplateKernel &t,
   DType outType = program.buffers[size_t(t.output)].dtype;
   size_t bytes = count * dtypeSize(outType);
   std::optional<int64_t> rows = pitch.constant();
-  bool vector = count > 1 && bytes % 16 == 0 && rows && *rows % int64_t(count) == 0;
+  // An epilogue reading the product at a permutation of its own index (a head split) runs over
+  // the product's elements and stores each at its own index, one at a time.
+  std::optional<std::vector<SymInt>> permuted;
+  if (epilogue && !conv)
+    permuted = permutedRead(node, *epilogue);
+  bool vector = count > 1 && bytes % 16 == 0 && rows && *rows % int64_t(count) == 0 && !permuted;
   std::string out = strCat("tc_out", counter++);
   text += strCat(in, "const float tc_acc[", count, "] = {", join(site.acc, ", "), "};\n");
   if (vector)
@@ -82,12 +87,30 @@ std::string KernelRenderer::libraryEpilogue(const codegen::TemplateKernel &t,
   text += strCat(in, "  const long long ", flat, " = ", at(col), ";\n");
   DType valueType = DType::F32;
   std::string value = "tc_acc[tc_e]";
+  std::string storeAt = flat;
   if (epilogue) {
     Scope scope = symbols;
-    if (conv) // the epilogue's own flat index is the buffer's
+    if (conv) { // the epilogue's own flat index is the buffer's
       decompose(flat, epilogue->ranges, 0, epilogue->ranges.size(), loopVarName, scope, in + "  ");
-    else
+    } else if (permuted) {
+      for (size_t i = 0; i < epilogue->ranges.size(); ++i) {
+        std::string var = strCat(loopVarName(i), "_", counter++);
+        std::string bound = "0ll";
+        if ((*permuted)[i] != SymInt(0))
+          bound = strCat("(", flat, " / ", ex->index((*permuted)[i], symbols), ") % ",
+                         ex->index(epilogue->ranges[i], symbols));
+        text += strCat(in, "  const long long ", var, " = ", bound, ";\n");
+        scope[loopVarName(i)] = var;
+      }
+      SymInt own(0), stride(1);
+      for (size_t i = epilogue->ranges.size(); i-- > 0;) {
+        own = own + SymInt::symbol(loop::loopVar(i)) * stride;
+        stride = stride * epilogue->ranges[i];
+      }
+      storeAt = ex->index(own, scope);
+    } else {
       bindEpilogue(node, *epilogue, 1, site.batch, site.row, col, scope, in + "  ");
+    }
     value = ex->body(epilogue->body, scope, text, in + "  ", node.output, "tc_acc[tc_e]");
     valueType = epilogue->body->dtype;
   }
@@ -95,7 +118,7 @@ std::string KernelRenderer::libraryEpilogue(const codegen::TemplateKernel &t,
     text += strCat(in, "  (void)", flat, ";\n", in, "  ", out,
                    "[tc_e] = ", ex->storedValue(value, valueType, outType), ";\n");
   else
-    text += strCat(in, "  ", ex->store(t.output, valueType, value, flat), "\n");
+    text += strCat(in, "  ", ex->store(t.output, valueType, value, storeAt), "\n");
   text += in + "}\n";
   if (vector)
     for (size_t v = 0; v < bytes / 16; ++v)
@@ -103,6 +126,23 @@ std::string KernelRenderer::libraryEpilogue(const codegen::TemplateKernel &t,
                      "] = reinterpret_cast<const uint4 *>(", out, ")[", v, "];\n");
   std::swap(saved, text);
   return saved;
+}
+
+std::optional<std::vector<SymInt>> KernelRenderer::permutedRead(const LoopNode &templateNode,
+                                                                const LoopNode &epilogue) {
+  SymInt own(0), stride(1);
+  for (size_t i = epilogue.ranges.size(); i-- > 0;) {
+    own = own + SymInt::symbol(loop::loopVar(i)) * stride;
+    stride = stride * epilogue.ranges[i];
+  }
+  std::optional<SymInt> index;
+  loop::forEachExpr(epilogue.body, [&](const loop::Expr &expr) {
+    if (expr.kind == loop::ExprKind::Load && expr.buffer == templateNode.output)
+      index = expr.index;
+  });
+  if (!index || *index == own)
+    return std::nullopt;
+  return sched::permutedStrides(*index, epilogue.ranges);
 }
 
 LaunchConfig KernelRenderer::libraryLaunch(kl::KernelSource source, SymInt grid) {

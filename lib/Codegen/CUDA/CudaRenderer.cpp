@@ -41,12 +41,11 @@ Status KernelRenderer::finish(Expected<LaunchConfig> rendered) {
 void KernelRenderer::start() {
   std::vector<std::string> names(program.buffers.size());
   std::set<int> written;
-  for (int id : kernel.nodes) {
-    const LoopNode &node = program.nodes[size_t(id)];
-    if (node.kind == LoopNode::Kind::Template && kernel.nodes.size() > 1)
-      continue; // its result is replaced by the epilogue's
-    written.insert(node.output);
-  }
+  if (kernel.kind == sched::Kernel::Kind::Template) // its epilogue's last result, or its own
+    written.insert(program.nodes[size_t(kernel.nodes.back())].output);
+  else
+    for (int id : kernel.nodes)
+      written.insert(program.nodes[size_t(id)].output);
   for (int buffer : kernel.args) {
     const loop::Buffer &desc = program.buffers[size_t(buffer)];
     names[size_t(buffer)] = strCat("b", buffer);

@@ -145,6 +145,11 @@ private:
   /// Channels-last convolutions (CudaConv.cpp): the kernel library's implicit GEMM or depthwise
   /// kernel, likewise.
   Expected<LaunchConfig> renderLibraryConv(const codegen::TemplateKernel &t);
+  /// When the epilogue reads the GEMM's product at a permutation of its own index: each of its
+  /// loop variables' stride in the product (sched::permutedStrides); nullopt when it reads it at
+  /// its own index (the scheduler allows nothing else).
+  static std::optional<std::vector<SymInt>> permutedRead(const LoopNode &templateNode,
+                                                         const LoopNode &epilogue);
   /// The library's epilogue hook for a GEMM or channels-last convolution template: the site's
   /// accumulators through the scheduled epilogue (if any) into the template's output buffer.
   std::string libraryEpilogue(const codegen::TemplateKernel &t, const kernels::EpilogueSite &site);

@@ -1,6 +1,9 @@
 // The kernel walker: checks every scheduled kernel once for all backends and dispatches it by kind.
 #include "tensorc/Codegen/Common/KernelWalker.h"
 
+#include "tensorc/Lowering/ExprVisitor.h"
+
+#include <map>
 #include <optional>
 #include <set>
 
@@ -43,19 +46,70 @@ Status walkLoop(const loop::LoopProgram &program, const sched::Kernel &kernel,
   return visitor.loopKernel(loopKernel);
 }
 
+/// The epilogue chain kernel.nodes[1...] as one pointwise node (see TemplateKernel). Each link
+/// reads earlier links' results only at its own index (the scheduler's rule, checked again here);
+/// such a load becomes the earlier link's body, cast to the load's dtype as storing the result
+/// in its buffer and loading it back would.
+Status composeEpilogue(const loop::LoopProgram &program, const sched::Kernel &kernel,
+                       TemplateKernel &t) {
+  std::map<int, loop::ExprRef> results; // buffer -> the body computing it, composed
+  loop::ExprRef body;
+  for (size_t i = 1; i < kernel.nodes.size(); ++i) {
+    const LoopNode &link = program.nodes[size_t(kernel.nodes[i])];
+    if (link.kind != LoopNode::Kind::Pointwise)
+      return makeError("kernel ", kernel.name, ": epilogue ", link.name, " is not pointwise");
+    if (link.ranges != t.epilogue->ranges)
+      return makeError("kernel ", kernel.name, ": epilogue ", link.name, " ranges over ",
+                       loop::printDims(link.ranges), ", the chain over ",
+                       loop::printDims(t.epilogue->ranges));
+    SymInt identity(0), stride(1);
+    for (size_t d = link.ranges.size(); d-- > 0;) {
+      identity = identity + SymInt::symbol(loop::loopVar(d)) * stride;
+      stride = stride * link.ranges[d];
+    }
+    std::string misuse;
+    body = loop::mutateWith(link.body, [&](const loop::ExprRef &expr) -> loop::ExprRef {
+      if (expr->kind != loop::ExprKind::Load && expr->kind != loop::ExprKind::IndirectLoad)
+        return nullptr;
+      auto result = results.find(expr->buffer);
+      if (result == results.end())
+        return nullptr;
+      if (expr->kind == loop::ExprKind::IndirectLoad || expr->index != identity) {
+        misuse = program.buffers[size_t(expr->buffer)].name;
+        return nullptr;
+      }
+      loop::ExprRef value = result->second;
+      DType stored = program.buffers[size_t(expr->buffer)].dtype;
+      if (value->dtype != stored)
+        value = loop::makeCast(value, stored);
+      return value->dtype == expr->dtype ? value : loop::makeCast(value, expr->dtype);
+    });
+    if (!misuse.empty())
+      return makeError("kernel ", kernel.name, ": epilogue ", link.name, " reads ", misuse,
+                       " of its chain other than at its own index");
+    results[link.output] = body;
+  }
+  auto composed = std::make_shared<LoopNode>(program.nodes[size_t(kernel.nodes.back())]);
+  composed->body = body;
+  t.composed = composed;
+  t.epilogue = composed.get();
+  return Status::ok();
+}
+
 Status walkTemplate(const loop::LoopProgram &program, const sched::Kernel &kernel,
                     KernelVisitor &visitor) {
-  if (kernel.nodes.empty() || kernel.nodes.size() > 2)
-    return makeError("kernel ", kernel.name, ": a template kernel has a GEMM and at most one ",
-                     "epilogue, not ", kernel.nodes.size(), " nodes");
+  if (kernel.nodes.empty())
+    return makeError("kernel ", kernel.name, ": a template kernel without nodes");
   TemplateKernel t;
   t.node = &program.nodes[size_t(kernel.nodes[0])];
-  t.epilogue = kernel.nodes.size() == 2 ? &program.nodes[size_t(kernel.nodes[1])] : nullptr;
+  t.epilogue = kernel.nodes.size() > 1 ? &program.nodes[size_t(kernel.nodes[1])] : nullptr;
   const LoopNode &node = *t.node;
   if (node.kind != LoopNode::Kind::Template)
     return makeError("kernel ", kernel.name, ": first node ", node.name, " is not a template");
   if (t.epilogue && t.epilogue->kind != LoopNode::Kind::Pointwise)
     return makeError("kernel ", kernel.name, ": epilogue ", t.epilogue->name, " is not pointwise");
+  if (kernel.nodes.size() > 2)
+    TC_RETURN_IF_ERROR(composeEpilogue(program, kernel, t));
   t.output = t.epilogue ? t.epilogue->output : node.output;
   switch (node.templateKind) {
   case LoopNode::TemplateKind::Gemm:

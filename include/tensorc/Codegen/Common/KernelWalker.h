@@ -7,6 +7,7 @@
 #include "tensorc/Scheduler/Schedule.h"
 #include "tensorc/Support/Status.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,11 +23,15 @@ struct LoopKernel {
 };
 
 /// A Template kernel: the template node, its optional pointwise epilogue, and the buffer the
-/// kernel's result lands in (the epilogue's output when there is one).
+/// kernel's result lands in (the epilogue's output when there is one). An epilogue chain of
+/// several nodes comes as one node (`composed` holds it): the last link with each link's loads of
+/// the link before it replaced by that link's body, so backends emit one epilogue body whose
+/// intermediate results stay in registers.
 struct TemplateKernel {
   const loop::LoopNode *node = nullptr;
   const loop::LoopNode *epilogue = nullptr;
   int output = -1;
+  std::shared_ptr<const loop::LoopNode> composed;
 };
 
 /// How a template's output element binds its epilogue's loop variables. The template's dims are
