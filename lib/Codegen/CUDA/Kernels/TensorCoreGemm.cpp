@@ -302,20 +302,6 @@ TC_DEVICE void tk_gemm_tc(const LA &la, const LB &lb, long long M, long long N, 
 )";
 }
 
-} // namespace detail
-
-namespace {
-
-int kindOf(ElemType type, MathMode math) {
-  if (math == MathMode::TF32)
-    return 2;
-  return type == ElemType::BF16 ? 1 : 0;
-}
-
-} // namespace
-
-namespace detail {
-
 std::string checkTensorCoreConfig(const GemmConfig &c, ElemType type, MathMode math, bool aKMajor,
                                   bool bKMajor) {
   if (math == MathMode::Tensor16 && type == ElemType::F32)
@@ -344,7 +330,7 @@ std::string checkTensorCoreConfig(const GemmConfig &c, ElemType type, MathMode m
 
 std::string tensorCoreConfigType(const GemmConfig &c, ElemType type, MathMode math) {
   return strCat("TkTcConfig<", c.bm, ", ", c.bn, ", ", c.bk, ", ", c.warpsM, ", ", c.warpsN, ", ",
-                c.stages, ", ", c.splitK, ", ", kindOf(type, math), ">");
+                c.stages, ", ", c.splitK, ", ", mmaKind(type, math), ">");
 }
 
 int tensorCoreSmemBytes(const GemmConfig &c, MathMode math) {

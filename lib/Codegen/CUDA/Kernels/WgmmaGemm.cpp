@@ -287,16 +287,6 @@ int wgmmaSmemBytes(const GemmConfig &c) {
   return c.stages * (c.bm + c.bn) * 128 + c.bm * (epi + 8) * 4 + (2 * c.stages + 2) * 8 + 1024;
 }
 
-namespace {
-
-int kindOf(ElemType type, MathMode math) {
-  if (math == MathMode::TF32)
-    return 2;
-  return type == ElemType::BF16 ? 1 : 0;
-}
-
-} // namespace
-
 KernelSource renderWgmma(const WgmmaProblem &p, std::string &error) {
   const GemmConfig &c = p.config;
   error = checkWgmmaConfig(c, p.type, p.math);
@@ -306,7 +296,7 @@ KernelSource renderWgmma(const WgmmaProblem &p, std::string &error) {
     error = p.name + ": " + error;
     return {};
   }
-  int kind = kindOf(p.type, p.math), e = p.type == ElemType::F32 ? 4 : 2;
+  int kind = mmaKind(p.type, p.math), e = p.type == ElemType::F32 ? 4 : 2;
   int epi = c.epilogueCols ? c.epilogueCols : c.bn;
   bool regs = c.bm == 128 && c.bn > 128; // 128 f32 accumulators per consumer thread
   KernelSource k;
@@ -344,12 +334,9 @@ KernelSource renderWgmma(const WgmmaProblem &p, std::string &error) {
   };
   k.tensorMaps = {map("tk_map_a", p.aOperand, p.a, p.m, c.bm),
                   map("tk_map_b", p.bOperand, p.b, p.n, c.bn)};
-  k.params = {"const __grid_constant__ TkTensorMap tk_map_a",
-              "const __grid_constant__ TkTensorMap tk_map_b"};
-  for (const std::string &q : p.epilogue.params)
-    k.params.push_back(q);
-  for (const std::string &q : p.scalarParams)
-    k.params.push_back(q);
+  k.params = kernelParams({"const __grid_constant__ TkTensorMap tk_map_a",
+                           "const __grid_constant__ TkTensorMap tk_map_b"},
+                          p.epilogue, {}, p.scalarParams, {});
   std::string config = strCat("TkWgConfig<", c.bm, ", ", c.bn, ", ", c.stages, ", ", c.splitK, ", ",
                               kind, ", ", epi, ", ", regs ? "true" : "false", ">");
   std::string body = strCat(
