@@ -168,14 +168,7 @@ TC_DEVICE void tk_gemm_wg(const TkTensorMap *mapA, const TkTensorMap *mapB, long
             const float4 lo = *reinterpret_cast<const float4 *>(mine + r * CS + 8 * v);
             const float4 hi = *reinterpret_cast<const float4 *>(mine + r * CS + 8 * v + 4);
             const float vals[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-            if (col + 8 <= N) {
-              epiV(batch, row, col, vals);
-            } else {
-              #pragma unroll
-              for (int e = 0; e < 8; ++e)
-                if (col + e < N)
-                  epi1(batch, row, col + e, vals[e]);
-            }
+            tk_epilogue_row<8>(epiV, epi1, batch, row, col, N, vals);
           }
         }
       }
@@ -208,14 +201,7 @@ TC_DEVICE void tk_gemm_wg(const TkTensorMap *mapA, const TkTensorMap *mapB, long
           vals[0] += lo.x, vals[1] += lo.y, vals[2] += lo.z, vals[3] += lo.w;
           vals[4] += hi.x, vals[5] += hi.y, vals[6] += hi.z, vals[7] += hi.w;
         }
-        if (col + 8 <= N) {
-          epiV(batch, row, col, vals);
-        } else {
-          #pragma unroll
-          for (int e = 0; e < 8; ++e)
-            if (col + e < N)
-              epi1(batch, row, col + e, vals[e]);
-        }
+        tk_epilogue_row<8>(epiV, epi1, batch, row, col, N, vals);
       }
       tk_bar_sync(1, CONSUMER_THREADS); // this CTA has read every CTA's tile
       if (ctid == 0) {
