@@ -79,14 +79,7 @@ std::string kernelSignatureTable(const Manifest &manifest) {
     }
     entry["args"] = std::move(args);
     entry["range"] = exprJson(launch.range);
-    if (launch.cudaBlock > 0)
-      entry["cuda_block"] = launch.cudaBlock;
-    if (launch.cudaSharedBytes > 0)
-      entry["cuda_smem"] = launch.cudaSharedBytes;
-    if (launch.splitK()) {
-      entry["cuda_partials"] = exprJson(launch.cudaPartials);
-      entry["cuda_counters"] = exprJson(launch.cudaCounters);
-    }
+    writeCudaLaunchShape(entry, launch);
     kernels[launch.name] = std::move(entry);
   }
   json["kernels"] = std::move(kernels);

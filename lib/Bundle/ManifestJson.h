@@ -34,6 +34,19 @@ inline Json exprListJson(const std::vector<SizeExpr> &exprs) {
   return list;
 }
 
+/// A CUDA launch's block, dynamic shared memory and split-K workspaces, each field only where it
+/// has one (the manifest's launches and the kernel signatures write the same fields).
+inline void writeCudaLaunchShape(Json &item, const Launch &launch) {
+  if (launch.cudaBlock > 0)
+    item["cuda_block"] = launch.cudaBlock;
+  if (launch.cudaSharedBytes > 0)
+    item["cuda_smem"] = launch.cudaSharedBytes;
+  if (launch.splitK()) {
+    item["cuda_partials"] = exprJson(launch.cudaPartials);
+    item["cuda_counters"] = exprJson(launch.cudaCounters);
+  }
+}
+
 /// "an integer" for messages.
 inline const char *kindName(Json::Kind kind) {
   static constexpr EnumName<Json::Kind> kNames[] = {
@@ -79,6 +92,13 @@ public:
   Expected<std::string> string(const std::string &key, bool required = true) const {
     TC_ASSIGN_OR_RETURN(const Json *value, get(key, Json::Kind::String, required));
     return value ? value->asString() : std::string();
+  }
+  /// The string member `key`, which must not be empty (`what` names it in the error).
+  Expected<std::string> nonEmptyString(const std::string &key, const char *what) const {
+    TC_ASSIGN_OR_RETURN(std::string value, string(key));
+    if (value.empty())
+      return makeError(path(key), ": empty ", what);
+    return value;
   }
   /// The string member `key`, one of the names in `table`; `what` names it in the error.
   template <typename E, size_t N>

@@ -27,9 +27,7 @@ Expected<BufferDesc> readBuffer(const ObjectReader &reader) {
     break;
   }
   case BufferKind::Weight: {
-    TC_ASSIGN_OR_RETURN(buffer.weight, reader.string("weight"));
-    if (buffer.weight.empty())
-      return makeError(reader.path("weight"), ": empty weight name");
+    TC_ASSIGN_OR_RETURN(buffer.weight, reader.nonEmptyString("weight", "weight name"));
     break;
   }
   case BufferKind::Arena: {
@@ -83,9 +81,7 @@ Expected<Launch> readLaunch(const ObjectReader &reader) {
     break;
   }
   case LaunchKind::Extern: {
-    TC_ASSIGN_OR_RETURN(launch.graph, reader.string("graph"));
-    if (launch.graph.empty())
-      return makeError(reader.path("graph"), ": empty graph");
+    TC_ASSIGN_OR_RETURN(launch.graph, reader.nonEmptyString("graph", "graph"));
     break;
   }
   case LaunchKind::Copy:

@@ -74,13 +74,7 @@ Json Manifest::toJson() const {
       item["grain"] = launch.grain;
       if (launch.cudaBlock > 0) {
         item["cuda_grid"] = exprJson(launch.cudaGrid);
-        item["cuda_block"] = launch.cudaBlock;
-        if (launch.cudaSharedBytes > 0)
-          item["cuda_smem"] = launch.cudaSharedBytes;
-        if (launch.splitK()) {
-          item["cuda_partials"] = exprJson(launch.cudaPartials);
-          item["cuda_counters"] = exprJson(launch.cudaCounters);
-        }
+        writeCudaLaunchShape(item, launch);
         if (!launch.cudaSymbol.empty())
           item["cuda_symbol"] = launch.cudaSymbol;
         if (launch.cudaModule != 0)

@@ -32,12 +32,14 @@ std::optional<std::vector<int64_t>> TensorType::staticShape() const {
   return dims;
 }
 
-SymInt TensorType::numel() const {
+SymInt numel(const Shape &shape) {
   SymInt total(1);
   for (const SymInt &dim : shape)
     total = total * dim;
   return total;
 }
+
+SymInt TensorType::numel() const { return tensorc::numel(shape); }
 
 std::string shapeStr(const Shape &shape) { return strCat("[", join(shape, ", "), "]"); }
 

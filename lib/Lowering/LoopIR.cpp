@@ -1,6 +1,7 @@
 // LoopIR constructors (dtype-checked) and names.
 #include "tensorc/Lowering/LoopIR.h"
 
+#include "tensorc/IR/Type.h"
 #include "tensorc/Lowering/ExprVisitor.h"
 
 #include <algorithm>
@@ -148,12 +149,7 @@ ExprRef makeCast(ExprRef x, DType dtype) {
   return expr;
 }
 
-SymInt Buffer::numel() const {
-  SymInt total(1);
-  for (const SymInt &dim : shape)
-    total = total * dim;
-  return total;
-}
+SymInt Buffer::numel() const { return tensorc::numel(shape); }
 
 std::vector<int> LoopNode::reads() const {
   std::set<int> buffers;

@@ -138,30 +138,24 @@ struct SignFn {
 struct ReluFn {
   template <typename S> S operator()(S x) const { return x > S(0) || isNan(x) ? x : S(0); }
 };
-struct FloorFn {
+/// floor, ceil, round: `Round` on floating-point elements; integers are already whole.
+template <typename Round> struct WholeFn {
   template <typename S> S operator()(S x) const {
     if constexpr (std::is_integral_v<S>)
       return x;
     else
-      return std::floor(x);
+      return Round{}(x);
   }
 };
-struct CeilFn {
-  template <typename S> S operator()(S x) const {
-    if constexpr (std::is_integral_v<S>)
-      return x;
-    else
-      return std::ceil(x);
-  }
+struct Floor {
+  template <typename S> S operator()(S x) const { return std::floor(x); }
+};
+struct Ceil {
+  template <typename S> S operator()(S x) const { return std::ceil(x); }
 };
 /// Half to even: nearbyint under the default rounding mode.
-struct RoundFn {
-  template <typename S> S operator()(S x) const {
-    if constexpr (std::is_integral_v<S>)
-      return x;
-    else
-      return std::nearbyint(x);
-  }
+struct RoundHalfEven {
+  template <typename S> S operator()(S x) const { return std::nearbyint(x); }
 };
 
 template <typename Fn> Status sameTypeKernel(KernelContext &ctx) {
@@ -390,9 +384,9 @@ Status registerElementwiseOps(OpRegistry &registry) {
       {OpId::Asinh, inferFloatMath, floatMathKernel<AsinhFn>},
       {OpId::Acosh, inferFloatMath, floatMathKernel<AcoshFn>},
       {OpId::Atanh, inferFloatMath, floatMathKernel<AtanhFn>},
-      {OpId::Floor, inferSameTypeNoBool, sameTypeKernel<FloorFn>},
-      {OpId::Ceil, inferSameTypeNoBool, sameTypeKernel<CeilFn>},
-      {OpId::Round, inferSameTypeNoBool, sameTypeKernel<RoundFn>},
+      {OpId::Floor, inferSameTypeNoBool, sameTypeKernel<WholeFn<Floor>>},
+      {OpId::Ceil, inferSameTypeNoBool, sameTypeKernel<WholeFn<Ceil>>},
+      {OpId::Round, inferSameTypeNoBool, sameTypeKernel<WholeFn<RoundHalfEven>>},
       {OpId::Sign, inferSameType, sameTypeKernel<SignFn>},
       {OpId::Relu, inferSameTypeNoBool, sameTypeKernel<ReluFn>},
       {OpId::LogicalNot, inferPredicate, logicalNotKernel},

@@ -131,12 +131,7 @@ struct ReductionPlan {
 };
 
 ReductionPlan planReduction(const std::vector<int64_t> &shape, const std::vector<size_t> &dims) {
-  std::vector<int64_t> strides(shape.size());
-  int64_t stride = 1;
-  for (size_t i = shape.size(); i-- > 0;) {
-    strides[i] = stride;
-    stride *= shape[i];
-  }
+  std::vector<int64_t> strides = rowMajorStrides(shape);
   ReductionPlan plan;
   plan.bases = {0};
   plan.offsets = {0};

@@ -1,8 +1,10 @@
-// MappedFile: mmap of a whole regular file, unmapped on destruction.
+// MappedFile: mmap of a whole regular file, unmapped on destruction; readRegularFile.
 #include "tensorc/Support/MappedFile.h"
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -38,6 +40,25 @@ Expected<std::unique_ptr<MappedFile>> MappedFile::open(const std::string &path) 
 MappedFile::~MappedFile() {
   if (data_)
     ::munmap(const_cast<char *>(data_), size_);
+}
+
+Expected<std::string> readRegularFile(const std::string &path, uint64_t maxBytes,
+                                      std::string_view tooLarge) {
+  struct stat info;
+  if (::stat(path.c_str(), &info) != 0)
+    return makeError(path, ": cannot open: ", std::strerror(errno));
+  if (!S_ISREG(info.st_mode))
+    return makeError(path, ": not a regular file");
+  if (uint64_t(info.st_size) > maxBytes)
+    return makeError(path, ": ", tooLarge);
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return makeError(path, ": cannot open: ", std::strerror(errno));
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  if (!in && !in.eof())
+    return makeError(path, ": read failed");
+  return contents.str();
 }
 
 } // namespace tensorc

@@ -72,12 +72,12 @@ int64_t Tensor::numel() const {
   return total;
 }
 
-std::vector<int64_t> Tensor::strides() const {
-  std::vector<int64_t> result(shape_.size());
+std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> result(shape.size());
   int64_t stride = 1;
-  for (size_t i = shape_.size(); i-- > 0;) {
+  for (size_t i = shape.size(); i-- > 0;) {
     result[i] = stride;
-    stride *= shape_[i];
+    stride *= shape[i];
   }
   return result;
 }

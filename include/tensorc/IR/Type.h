@@ -37,4 +37,7 @@ struct TensorType {
 
 std::string shapeStr(const Shape &shape);
 
+/// The number of elements of a shape: the product of its dims (1 for a scalar).
+SymInt numel(const Shape &shape);
+
 } // namespace tensorc

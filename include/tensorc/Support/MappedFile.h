@@ -1,9 +1,10 @@
-// A read-only memory mapping of a whole file: large files (a bundle's weights) hashed or copied
-// without reading them into memory first.
+// Reading input files: a read-only memory mapping of a whole file (large files, a bundle's
+// weights, hashed or copied without reading them into memory first), and readRegularFile.
 #pragma once
 
 #include "tensorc/Support/Status.h"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -24,5 +25,10 @@ private:
   const char *data_ = nullptr;
   size_t size_ = 0;
 };
+
+/// The bytes of the regular file at `path` (a FIFO or a directory is refused, not opened), or
+/// an error naming it; a file over `maxBytes` is refused with "<path>: <tooLarge>".
+Expected<std::string> readRegularFile(const std::string &path, uint64_t maxBytes,
+                                      std::string_view tooLarge);
 
 } // namespace tensorc

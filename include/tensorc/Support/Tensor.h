@@ -11,6 +11,9 @@
 
 namespace tensorc {
 
+/// The strides, in elements, of a contiguous row-major block of `shape`.
+std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape);
+
 /// Shared ownership of the bytes: either our own 64-byte aligned allocation or a read-only
 /// region of a mapped file (weights). Copies of a Tensor share the bytes.
 class Tensor {
@@ -33,7 +36,7 @@ public:
   int64_t numel() const;
   size_t nbytes() const { return size_t(numel()) * dtypeSize(dtype_); }
   /// Row-major strides in elements.
-  std::vector<int64_t> strides() const;
+  std::vector<int64_t> strides() const { return rowMajorStrides(shape_); }
 
   const void *data() const { return data_; }
   /// Writable bytes. Never called on weight views (they map read-only files).

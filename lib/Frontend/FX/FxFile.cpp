@@ -2,6 +2,7 @@
 #include "tensorc/Frontend/FX/FxParser.h"
 
 #include "tensorc/IR/Printer.h"
+#include "tensorc/Support/MappedFile.h"
 #include "tensorc/Support/Safetensors.h"
 #include "tensorc/Support/StrCat.h"
 
@@ -20,19 +21,8 @@ namespace {
 constexpr size_t kMaxTextBytes = size_t(256) << 20;
 
 Expected<std::string> readText(const std::string &path) {
-  struct stat info;
-  if (stat(path.c_str(), &info) != 0)
-    return makeError(path, ": cannot open: ", std::strerror(errno));
-  if (!S_ISREG(info.st_mode))
-    return makeError(path, ": not a regular file");
-  if (size_t(info.st_size) > kMaxTextBytes)
-    return makeError(path, ": larger than ", kMaxTextBytes >> 20, " MiB of text");
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return makeError(path, ": cannot open: ", std::strerror(errno));
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
+  return readRegularFile(path, kMaxTextBytes,
+                         strCat("larger than ", kMaxTextBytes >> 20, " MiB of text"));
 }
 
 /// Whether a side weights file is there; anything but a regular file (a FIFO, a directory) is
@@ -47,9 +37,9 @@ bool fileExists(const std::string &path) {
 std::string weightsPathFor(const std::string &fxPath) {
   size_t slash = fxPath.rfind('/');
   size_t dot = fxPath.rfind('.');
-  std::string stem =
-      (dot != std::string::npos && (slash == std::string::npos || dot > slash)) ? fxPath.substr(0, dot)
-                                                                                : fxPath;
+  std::string stem = (dot != std::string::npos && (slash == std::string::npos || dot > slash))
+                         ? fxPath.substr(0, dot)
+                         : fxPath;
   return stem + ".safetensors";
 }
 

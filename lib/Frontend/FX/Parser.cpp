@@ -180,23 +180,32 @@ private:
       return failAt(dtypeToken, "unknown dtype '" + dtypeToken.text + "'");
     TC_RETURN_IF_ERROR(expectPunct("["));
     Shape shape;
-    while (!isPunct("]")) {
+    TC_RETURN_IF_ERROR(parseList("]", [&]() -> Status {
       TC_ASSIGN_OR_RETURN(SymInt dim, parseDimExpr());
       if (auto constant = dim.constant(); constant && *constant < 0)
         return fail("negative dimension " + std::to_string(*constant));
       shape.push_back(std::move(dim));
-      if (!isPunct("]"))
+      return Status::ok();
+    }));
+    return TensorType(*dtype, std::move(shape));
+  }
+
+  /// Items up to `close`, separated by commas, then `close` itself; `item()` parses one.
+  template <typename Item> Status parseList(const std::string &close, Item item) {
+    while (!isPunct(close)) {
+      TC_RETURN_IF_ERROR(item());
+      if (!isPunct(close))
         TC_RETURN_IF_ERROR(expectPunct(","));
     }
     next();
-    return TensorType(*dtype, std::move(shape));
+    return Status::ok();
   }
 
   // ---- Signature, statements, return ---------------------------------------------------------
   Status parseSignature() {
     TC_RETURN_IF_ERROR(expectIdent("graph"));
     TC_RETURN_IF_ERROR(expectPunct("("));
-    while (!isPunct(")")) {
+    TC_RETURN_IF_ERROR(parseList(")", [&]() -> Status {
       if (peek().kind != TokenKind::Value)
         return fail("expected a placeholder such as %x: f32[4]");
       const Token &name = next();
@@ -205,10 +214,8 @@ private:
       Expected<Value *> input = graph_.addInput(name.text, std::move(type));
       if (!input)
         return failAt(name, input.error().message());
-      if (!isPunct(")"))
-        TC_RETURN_IF_ERROR(expectPunct(","));
-    }
-    next();
+      return Status::ok();
+    }));
     TC_RETURN_IF_ERROR(expectPunct(":"));
     return expectNewline();
   }
@@ -221,13 +228,11 @@ private:
     std::vector<TensorType> declared;
     if (isPunct("(")) {
       next();
-      while (!isPunct(")")) {
+      TC_RETURN_IF_ERROR(parseList(")", [&]() -> Status {
         TC_ASSIGN_OR_RETURN(TensorType type, parseType());
         declared.push_back(std::move(type));
-        if (!isPunct(")"))
-          TC_RETURN_IF_ERROR(expectPunct(","));
-      }
-      next();
+        return Status::ok();
+      }));
     } else {
       TC_ASSIGN_OR_RETURN(TensorType type, parseType());
       declared.push_back(std::move(type));
@@ -265,18 +270,16 @@ private:
         next();
         next();
         TC_RETURN_IF_ERROR(expectPunct("("));
-        while (!isPunct(")")) {
+        TC_RETURN_IF_ERROR(parseList(")", [&]() -> Status {
           TC_ASSIGN_OR_RETURN(Arg arg, parseArg());
           positional.push_back(std::move(arg));
-          if (!isPunct(")"))
-            TC_RETURN_IF_ERROR(expectPunct(","));
-        }
-        next();
+          return Status::ok();
+        }));
       } else if (isIdent("kwargs") && isPunct("=", 1)) {
         next();
         next();
         TC_RETURN_IF_ERROR(expectPunct("{"));
-        while (!isPunct("}")) {
+        TC_RETURN_IF_ERROR(parseList("}", [&]() -> Status {
           // name=value, or Python-dict style 'name': value
           if (peek().kind != TokenKind::Identifier && peek().kind != TokenKind::String)
             return fail("expected a keyword argument name");
@@ -286,10 +289,8 @@ private:
           next();
           TC_ASSIGN_OR_RETURN(Arg arg, parseArg());
           keywords.emplace_back(name, std::move(arg));
-          if (!isPunct("}"))
-            TC_RETURN_IF_ERROR(expectPunct(","));
-        }
-        next();
+          return Status::ok();
+        }));
       } else {
         return fail("expected args=(...) or kwargs={...}");
       }
@@ -325,13 +326,11 @@ private:
         return parseExprArg(arg);
       next();
       arg.kind = Arg::Kind::List;
-      while (!isPunct(close)) {
+      TC_RETURN_IF_ERROR(parseList(close, [&]() -> Status {
         TC_ASSIGN_OR_RETURN(Arg item, parseArg());
         arg.items.push_back(std::move(item));
-        if (!isPunct(close))
-          TC_RETURN_IF_ERROR(expectPunct(","));
-      }
-      next();
+        return Status::ok();
+      }));
       return arg;
     }
     if (t.kind == TokenKind::Identifier) {
@@ -429,7 +428,7 @@ private:
     TC_ASSIGN_OR_RETURN(Tensor tensor, Tensor::zeros(type.dtype, *shape));
     TC_RETURN_IF_ERROR(expectPunct("["));
     int64_t index = 0;
-    while (!isPunct("]")) {
+    TC_RETURN_IF_ERROR(parseList("]", [&]() -> Status {
       const Token &element = peek();
       TC_ASSIGN_OR_RETURN(Arg value, parseArg());
       if (index >= *count)
@@ -454,10 +453,8 @@ private:
         return failAt(element, "tensor literal elements must be numbers");
       }
       ++index;
-      if (!isPunct("]"))
-        TC_RETURN_IF_ERROR(expectPunct(","));
-    }
-    next();
+      return Status::ok();
+    }));
     if (index != *count)
       return failAt(typeToken, strCat(type.str(), " needs ", *count, " elements, got ", index));
     arg.kind = Arg::Kind::TensorLiteral;

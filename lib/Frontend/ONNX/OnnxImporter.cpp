@@ -8,6 +8,7 @@
 #include "tensorc/Support/Identifier.h"
 #include "tensorc/Support/Limits.h"
 #include "tensorc/Support/Log.h"
+#include "tensorc/Support/MappedFile.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <algorithm>
@@ -40,19 +41,8 @@ template <typename Message> bool parseMessage(const std::string &bytes, Message 
 }
 
 Expected<std::string> readFile(const std::string &path) {
-  struct stat info;
-  if (stat(path.c_str(), &info) != 0)
-    return makeError(path, ": cannot open: ", std::strerror(errno));
-  if (!S_ISREG(info.st_mode))
-    return makeError(path, ": not a regular file");
-  if (uint64_t(info.st_size) >= kMaxModelBytes)
-    return makeError(path, ": larger than 2 GiB (use external data for the weights)");
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  if (!in && !in.eof())
-    return makeError(path, ": read failed");
-  return contents.str();
+  return readRegularFile(path, kMaxModelBytes - 1,
+                         "larger than 2 GiB (use external data for the weights)");
 }
 
 std::string directoryOf(const std::string &path) {

@@ -157,14 +157,9 @@ KernelSource renderDepthwise(const DepthwiseSpec &spec, std::string &error) {
   k.name = s.name;
   k.threads = threads;
   k.smemBytes = smem;
-  k.params = {strCat("const ", t, " *__restrict__ input"),
-              strCat("const ", t, " *__restrict__ weight")};
-  for (const std::string &p : s.epilogue.params)
-    k.params.push_back(p);
-  for (const std::string &p : s.scalarParams)
-    k.params.push_back(p);
-  if (!s.params.empty())
-    k.params = s.params;
+  k.params = detail::kernelParams(
+      {strCat("const ", t, " *__restrict__ input"), strCat("const ", t, " *__restrict__ weight")},
+      s.epilogue, {}, s.scalarParams, s.params);
   std::string config =
       strCat("TkDwConfig<", type, ", ", s.kh, ", ", s.kw, ", ", s.strideH, ", ", s.strideW, ", ",
              s.dilationH, ", ", s.dilationW, ", ", s.tileH, ", ", s.tileW, ", ", s.channelsPerBlock,

@@ -212,6 +212,60 @@ TC_DEVICE void tk_raster(unsigned t, unsigned tilesM, unsigned tilesN, unsigned 
   tm = first + rest % size;
   tn = rest / size;
 }
+// A persistent GEMM's work: each of batches x tilesM x tilesN output tiles is cut into SPLITK
+// ranges of K slices; unit u is split u % SPLITK of tile u / SPLITK (tiles in raster order).
+struct TkGemmUnit {
+  int split;
+  long long tileId, batch, m0, n0, kbeg, kend;
+};
+template <int BM, int BN, int BK, int SPLITK> struct TkGemmUnits {
+  long long tilesM, tilesN, tiles, KT, count;
+  TC_DEVICE TkGemmUnits(long long M, long long N, long long K, long long batches)
+      : tilesM((M + BM - 1) / BM), tilesN((N + BN - 1) / BN), tiles(tilesM * tilesN),
+        KT((K + BK - 1) / BK), count(batches * tiles * SPLITK) {}
+  TC_DEVICE TkGemmUnit at(long long unit) const {
+    TkGemmUnit u;
+    u.split = (int)(unit % SPLITK);
+    u.tileId = unit / SPLITK;
+    u.batch = u.tileId / tiles;
+    long long tm, tn;
+    tk_raster(u.tileId % tiles, tilesM, tilesN, tm, tn);
+    u.m0 = tm * BM;
+    u.n0 = tn * BN;
+    u.kbeg = KT * u.split / SPLITK;
+    u.kend = KT * (u.split + 1) / SPLITK;
+    return u;
+  }
+};
+// Split-K through a global workspace: once the block's partials are stored, thread 0 counts this
+// part in for its tile; true in the block of the last part to arrive, which sums every part and
+// resets the counter for the next launch (its acquire and the barrier make the partials visible).
+template <int SPLITK> TC_DEVICE bool tk_splitk_last(unsigned *counters, long long tileId) {
+  __shared__ unsigned tk_last;
+  __syncthreads(); // every thread's partials are stored; thread 0's release covers them
+  if (threadIdx.x == 0) {
+    const unsigned before = tk_count_in(&counters[tileId]);
+    tk_last = before == SPLITK - 1;
+    if (tk_last)
+      counters[tileId] = 0; // every part has counted: ready for the next launch
+  }
+  __syncthreads();
+  return tk_last;
+}
+// One row's W consecutive outputs from column `col` on: the vector epilogue when all are inside
+// the N columns, else the single one for each that is.
+template <int W, class EpiV, class Epi1>
+TC_DEVICE void tk_epilogue_row(EpiV &epiV, Epi1 &epi1, long long batch, long long row, long long col,
+                               long long N, const float *v) {
+  if (col + W <= N) {
+    epiV(batch, row, col, v);
+  } else {
+    #pragma unroll
+    for (int e = 0; e < W; ++e)
+      if (col + e < N)
+        epi1(batch, row, col + e, v[e]);
+  }
+}
 )";
 }
 

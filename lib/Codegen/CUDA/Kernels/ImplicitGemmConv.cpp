@@ -57,16 +57,9 @@ KernelSource renderConv(const ConvSpec &s, std::string &error) {
   if (!why.empty())
     return fail(why);
   std::string t = s.type == ElemType::F32 ? "float" : "unsigned short";
-  kernel.params = {strCat("const ", t, " *__restrict__ input"),
-                   strCat("const ", t, " *__restrict__ weight")};
-  for (const std::string &p : s.epilogue.params)
-    kernel.params.push_back(p);
-  for (const std::string &p : detail::splitKParams(s.config))
-    kernel.params.push_back(p);
-  for (const std::string &p : s.scalarParams)
-    kernel.params.push_back(p);
-  if (!s.params.empty())
-    kernel.params = detail::callerParams(s.params, s.config);
+  kernel.params = detail::kernelParams(
+      {strCat("const ", t, " *__restrict__ input"), strCat("const ", t, " *__restrict__ weight")},
+      s.epilogue, detail::splitKParams(s.config), s.scalarParams, s.params);
   bool split = s.config.splitK > 1;
   const char *v = vector ? "true" : "false";
   std::string body =

@@ -111,11 +111,23 @@ std::vector<std::string> splitKParams(const GemmConfig &c) {
   return {"float *__restrict__ tk_partials", "unsigned *__restrict__ tk_counters"};
 }
 
-std::vector<std::string> callerParams(const std::vector<std::string> &params, const GemmConfig &c) {
-  std::vector<std::string> all = params;
-  for (std::string &p : splitKParams(c))
-    all.push_back(std::move(p));
+std::vector<std::string> kernelParams(std::vector<std::string> operands, const Epilogue &epilogue,
+                                      const std::vector<std::string> &workspace,
+                                      const std::vector<std::string> &scalarParams,
+                                      const std::vector<std::string> &params) {
+  std::vector<std::string> all = params.empty() ? std::move(operands) : params;
+  if (params.empty())
+    all.insert(all.end(), epilogue.params.begin(), epilogue.params.end());
+  all.insert(all.end(), workspace.begin(), workspace.end());
+  if (params.empty())
+    all.insert(all.end(), scalarParams.begin(), scalarParams.end());
   return all;
+}
+
+int mmaKind(ElemType type, MathMode math) {
+  if (math == MathMode::TF32)
+    return 2;
+  return type == ElemType::BF16 ? 1 : 0;
 }
 
 std::string gemmTemplateCall(const GemmConfig &c, ElemType type, MathMode math) {
@@ -143,15 +155,9 @@ KernelSource renderGemm(const GemmSpec &s, std::string &error) {
     return {};
   }
   std::string t = s.type == ElemType::F32 ? "float" : "unsigned short";
-  k.params = {strCat("const ", t, " *__restrict__ A"), strCat("const ", t, " *__restrict__ B")};
-  for (const std::string &p : s.epilogue.params)
-    k.params.push_back(p);
-  for (const std::string &p : detail::splitKParams(s.config))
-    k.params.push_back(p);
-  for (const std::string &p : s.scalarParams)
-    k.params.push_back(p);
-  if (!s.params.empty())
-    k.params = detail::callerParams(s.params, s.config);
+  k.params = detail::kernelParams(
+      {strCat("const ", t, " *__restrict__ A"), strCat("const ", t, " *__restrict__ B")},
+      s.epilogue, detail::splitKParams(s.config), s.scalarParams, s.params);
   bool split = s.config.splitK > 1;
   auto operand = [&](const MatrixOperand &o, const char *name, const std::string &base,
                      const char *rows) {

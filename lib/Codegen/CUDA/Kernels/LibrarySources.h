@@ -51,9 +51,16 @@ std::string gemmLaunch(KernelSource &kernel, const GemmConfig &config, ElemType 
 /// The split-K workspace parameters (none without split-K).
 std::vector<std::string> splitKParams(const GemmConfig &config);
 
-/// A caller's own parameter list followed by the split-K workspace parameters.
-std::vector<std::string> callerParams(const std::vector<std::string> &params,
-                                      const GemmConfig &config);
+/// A generated kernel's parameter list: the caller's own `params` when it has one, else the
+/// `operands`, the epilogue's parameters, the split-K `workspace` and `scalarParams`; with the
+/// caller's own list the workspace comes after it.
+std::vector<std::string> kernelParams(std::vector<std::string> operands, const Epilogue &epilogue,
+                                      const std::vector<std::string> &workspace,
+                                      const std::vector<std::string> &scalarParams,
+                                      const std::vector<std::string> &params);
+
+/// The mma element kind a device template takes: 0 f16, 1 bf16, 2 TF32.
+int mmaKind(ElemType type, MathMode math);
 
 /// The device template call's name and config type for a math mode.
 std::string gemmTemplateCall(const GemmConfig &config, ElemType type, MathMode math);

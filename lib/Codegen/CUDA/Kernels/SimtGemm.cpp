@@ -76,37 +76,30 @@ TC_DEVICE void tk_gemm_simt(const LA &la, const LB &lb, long long M, long long N
   float *As = reinterpret_cast<float *>(smem), *Bs = As + 2 * BK * C::AS;
   TkSimtTile<LA, BM, C::AS, THREADS> ta;
   TkSimtTile<LB, BN, C::BS, THREADS> tb;
-  const long long tilesM = (M + BM - 1) / BM, tilesN = (N + BN - 1) / BN, tiles = tilesM * tilesN;
-  const long long KT = (K + BK - 1) / BK, units = batches * tiles * SPLITK;
-  __shared__ unsigned tk_last;
-  for (long long unit = blockIdx.x; unit < units; unit += gridDim.x) {
-    const int split = (int)(unit % SPLITK);
-    const long long tileId = unit / SPLITK, batch = tileId / tiles;
-    long long tm, tn;
-    tk_raster(tileId % tiles, tilesM, tilesN, tm, tn);
-    const long long m0 = tm * BM, n0 = tn * BN;
-    const long long kbeg = KT * split / SPLITK, kend = KT * (split + 1) / SPLITK;
-    ta.begin(la, batch, m0, tid);
-    tb.begin(lb, batch, n0, tid);
+  const TkGemmUnits<BM, BN, BK, SPLITK> work(M, N, K, batches);
+  for (long long unit = blockIdx.x; unit < work.count; unit += gridDim.x) {
+    const TkGemmUnit u = work.at(unit);
+    ta.begin(la, u.batch, u.m0, tid);
+    tb.begin(lb, u.batch, u.n0, tid);
     float acc[8][8];
     #pragma unroll
     for (int i = 0; i < 8; ++i)
       #pragma unroll
       for (int j = 0; j < 8; ++j)
         acc[i][j] = 0.0f;
-    if (kbeg < kend) {
-      ta.fetch(la, batch, m0, kbeg * BK, tid);
-      tb.fetch(lb, batch, n0, kbeg * BK, tid);
+    if (u.kbeg < u.kend) {
+      ta.fetch(la, u.batch, u.m0, u.kbeg * BK, tid);
+      tb.fetch(lb, u.batch, u.n0, u.kbeg * BK, tid);
       ta.store(As, tid);
       tb.store(Bs, tid);
     }
     __syncthreads();
-    for (long long kt = kbeg; kt < kend; ++kt) {
-      const int cur = (int)((kt - kbeg) & 1);
-      const bool more = kt + 1 < kend;
+    for (long long kt = u.kbeg; kt < u.kend; ++kt) {
+      const int cur = (int)((kt - u.kbeg) & 1);
+      const bool more = kt + 1 < u.kend;
       if (more) { // in flight while this slice multiplies
-        ta.fetch(la, batch, m0, (kt + 1) * BK, tid);
-        tb.fetch(lb, batch, n0, (kt + 1) * BK, tid);
+        ta.fetch(la, u.batch, u.m0, (kt + 1) * BK, tid);
+        tb.fetch(lb, u.batch, u.n0, (kt + 1) * BK, tid);
       }
       const float *a = As + cur * BK * C::AS, *b = Bs + cur * BK * C::BS;
       #pragma unroll
@@ -131,23 +124,15 @@ TC_DEVICE void tk_gemm_simt(const LA &la, const LB &lb, long long M, long long N
     }
 
     if (SPLITK > 1) {
-      float4 *mine = reinterpret_cast<float4 *>(partials) + (tileId * SPLITK + split) * 16 * THREADS + tid;
+      float4 *mine = reinterpret_cast<float4 *>(partials) + (u.tileId * SPLITK + u.split) * 16 * THREADS + tid;
       #pragma unroll
       for (int i = 0; i < 8; ++i)
         #pragma unroll
         for (int h = 0; h < 2; ++h)
           mine[(i * 2 + h) * THREADS] = make_float4(acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]);
-      __syncthreads(); // every thread's partials are stored; thread 0's release covers them
-      if (tid == 0) {
-        const unsigned before = tk_count_in(&counters[tileId]);
-        tk_last = before == SPLITK - 1;
-        if (tk_last)
-          counters[tileId] = 0;
-      }
-      __syncthreads();
-      if (!tk_last)
-        continue; // (the last part's acquire and the barrier make every part's partials visible)
-      const float4 *all = reinterpret_cast<const float4 *>(partials) + tileId * SPLITK * 16 * THREADS + tid;
+      if (!tk_splitk_last<SPLITK>(counters, u.tileId))
+        continue;
+      const float4 *all = reinterpret_cast<const float4 *>(partials) + u.tileId * SPLITK * 16 * THREADS + tid;
       #pragma unroll
       for (int i = 0; i < 8; ++i)
         #pragma unroll
@@ -170,20 +155,13 @@ TC_DEVICE void tk_gemm_simt(const LA &la, const LB &lb, long long M, long long N
     // Rows ty * 4 + i (+ BM / 2 for i >= 4), columns tx * 4 + j (+ BN / 2 for j >= 4).
     #pragma unroll
     for (int i = 0; i < 8; ++i) {
-      const long long row = m0 + (i >> 2) * (BM / 2) + ty * 4 + (i & 3);
+      const long long row = u.m0 + (i >> 2) * (BM / 2) + ty * 4 + (i & 3);
       if (row >= M)
         continue;
       #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const long long col = n0 + h * (BN / 2) + tx * 4;
-        if (col + 4 <= N) {
-          epiV(batch, row, col, &acc[i][4 * h]);
-        } else {
-          #pragma unroll
-          for (int e = 0; e < 4; ++e)
-            if (col + e < N)
-              epi1(batch, row, col + e, acc[i][4 * h + e]);
-        }
+        const long long col = u.n0 + h * (BN / 2) + tx * 4;
+        tk_epilogue_row<4>(epiV, epi1, u.batch, row, col, N, &acc[i][4 * h]);
       }
     }
   }

@@ -123,23 +123,16 @@ TC_DEVICE void tk_gemm_tc(const LA &la, const LB &lb, long long M, long long N, 
     boff[j] = BKM ? tk_swz<BK / VEC>(wn0 + j * 16 + (lane & 7) + ((lane >> 4) << 3), (lane >> 3) & 1)
                   : tk_swz<BN / VEC>((lane & 7) + (((lane >> 3) & 1) << 3), (wn0 + j * 16) / VEC + (lane >> 4));
 
-  const long long tilesM = (M + BM - 1) / BM, tilesN = (N + BN - 1) / BN, tiles = tilesM * tilesN;
-  const long long KT = (K + BK - 1) / BK, units = batches * tiles * SPLITK;
-  __shared__ unsigned tk_last;
-  for (long long unit = blockIdx.x; unit < units; unit += gridDim.x) {
-    const int split = (int)(unit % SPLITK);
-    const long long tileId = unit / SPLITK, batch = tileId / tiles;
-    long long tm, tn;
-    tk_raster(tileId % tiles, tilesM, tilesN, tm, tn);
-    const long long m0 = tm * BM, n0 = tn * BN;
-    const long long kbeg = KT * split / SPLITK, kend = KT * (split + 1) / SPLITK;
-    copyA.begin(la, batch, m0, tid);
-    copyB.begin(lb, batch, n0, tid);
+  const TkGemmUnits<BM, BN, BK, SPLITK> work(M, N, K, batches);
+  for (long long unit = blockIdx.x; unit < work.count; unit += gridDim.x) {
+    const TkGemmUnit u = work.at(unit);
+    copyA.begin(la, u.batch, u.m0, tid);
+    copyB.begin(lb, u.batch, u.n0, tid);
     auto load = [&](int slot, long long kt) {
       unsigned char *tile = smem + slot * C::STAGE_BYTES;
       const unsigned addr = sbase + slot * C::STAGE_BYTES;
-      copyA.copy(la, batch, m0, kt * BK, tile, addr, tid);
-      copyB.copy(lb, batch, n0, kt * BK, tile + C::A_BYTES, addr + C::A_BYTES, tid);
+      copyA.copy(la, u.batch, u.m0, kt * BK, tile, addr, tid);
+      copyB.copy(lb, u.batch, u.n0, kt * BK, tile + C::A_BYTES, addr + C::A_BYTES, tid);
     };
 
     float acc[MI][NI][4];
@@ -149,19 +142,19 @@ TC_DEVICE void tk_gemm_tc(const LA &la, const LB &lb, long long M, long long N, 
       for (int j = 0; j < NI; ++j)
         acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;
 
-    // Prologue: slices kbeg .. kbeg + STAGES - 2 in flight, one commit group each (empty
+    // Prologue: slices u.kbeg .. u.kbeg + STAGES - 2 in flight, one commit group each (empty
     // groups past the end keep the count, so the wait below always means "slice i is in").
     #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
-      if (kbeg + s < kend)
-        load(s, kbeg + s);
+      if (u.kbeg + s < u.kend)
+        load(s, u.kbeg + s);
       tk_cp_async_commit();
     }
-    for (long long kt = kbeg; kt < kend; ++kt) {
-      const int i = (int)(kt - kbeg);
+    for (long long kt = u.kbeg; kt < u.kend; ++kt) {
+      const int i = (int)(kt - u.kbeg);
       tk_cp_async_wait<STAGES - 2>();
       __syncthreads(); // slice i is in for every thread; every warp is done with slot i - 1
-      if (kt + STAGES - 1 < kend)
+      if (kt + STAGES - 1 < u.kend)
         load((i + STAGES - 1) % STAGES, kt + STAGES - 1);
       tk_cp_async_commit();
 
@@ -229,23 +222,15 @@ TC_DEVICE void tk_gemm_tc(const LA &la, const LB &lb, long long M, long long N, 
     __syncthreads(); // the ring is free for the output tile
 
     if (SPLITK > 1) {
-      float4 *mine = reinterpret_cast<float4 *>(partials) + (tileId * SPLITK + split) * (MI * NI) * THREADS + tid;
+      float4 *mine = reinterpret_cast<float4 *>(partials) + (u.tileId * SPLITK + u.split) * (MI * NI) * THREADS + tid;
       #pragma unroll
       for (int i = 0; i < MI; ++i)
         #pragma unroll
         for (int j = 0; j < NI; ++j)
           mine[(i * NI + j) * THREADS] = make_float4(acc[i][j][0], acc[i][j][1], acc[i][j][2], acc[i][j][3]);
-      __syncthreads(); // every thread's partials are stored; thread 0's release covers them
-      if (tid == 0) {
-        const unsigned before = tk_count_in(&counters[tileId]);
-        tk_last = before == SPLITK - 1;
-        if (tk_last)
-          counters[tileId] = 0; // every part has counted: ready for the next launch
-      }
-      __syncthreads();
-      if (!tk_last)
-        continue; // (the last part's acquire and the barrier make every part's partials visible)
-      const float4 *all = reinterpret_cast<const float4 *>(partials) + tileId * SPLITK * (MI * NI) * THREADS + tid;
+      if (!tk_splitk_last<SPLITK>(counters, u.tileId))
+        continue;
+      const float4 *all = reinterpret_cast<const float4 *>(partials) + u.tileId * SPLITK * (MI * NI) * THREADS + tid;
       #pragma unroll
       for (int i = 0; i < MI; ++i)
         #pragma unroll
@@ -281,19 +266,12 @@ TC_DEVICE void tk_gemm_tc(const LA &la, const LB &lb, long long M, long long N, 
     #pragma unroll
     for (int pass = 0; pass < (BM + RPP - 1) / RPP; ++pass) {
       const int r = pass * RPP + tid / TPR, c = (tid % TPR) * 8;
-      const long long row = m0 + r, col = n0 + c;
+      const long long row = u.m0 + r, col = u.n0 + c;
       if ((BM % RPP == 0 || r < BM) && row < M) {
         const float4 lo = *reinterpret_cast<const float4 *>(cs + r * CS + c);
         const float4 hi = *reinterpret_cast<const float4 *>(cs + r * CS + c + 4);
         const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-        if (col + 8 <= N) {
-          epiV(batch, row, col, v);
-        } else {
-          #pragma unroll
-          for (int e = 0; e < 8; ++e)
-            if (col + e < N)
-              epi1(batch, row, col + e, v[e]);
-        }
+        tk_epilogue_row<8>(epiV, epi1, u.batch, row, col, N, v);
       }
     }
     __syncthreads(); // the output tile is read before the next unit's copies land
@@ -301,20 +279,6 @@ TC_DEVICE void tk_gemm_tc(const LA &la, const LB &lb, long long M, long long N, 
 }
 )";
 }
-
-} // namespace detail
-
-namespace {
-
-int kindOf(ElemType type, MathMode math) {
-  if (math == MathMode::TF32)
-    return 2;
-  return type == ElemType::BF16 ? 1 : 0;
-}
-
-} // namespace
-
-namespace detail {
 
 std::string checkTensorCoreConfig(const GemmConfig &c, ElemType type, MathMode math, bool aKMajor,
                                   bool bKMajor) {
@@ -344,7 +308,7 @@ std::string checkTensorCoreConfig(const GemmConfig &c, ElemType type, MathMode m
 
 std::string tensorCoreConfigType(const GemmConfig &c, ElemType type, MathMode math) {
   return strCat("TkTcConfig<", c.bm, ", ", c.bn, ", ", c.bk, ", ", c.warpsM, ", ", c.warpsN, ", ",
-                c.stages, ", ", c.splitK, ", ", kindOf(type, math), ">");
+                c.stages, ", ", c.splitK, ", ", mmaKind(type, math), ">");
 }
 
 int tensorCoreSmemBytes(const GemmConfig &c, MathMode math) {

@@ -168,14 +168,7 @@ TC_DEVICE void tk_gemm_wg(const TkTensorMap *mapA, const TkTensorMap *mapB, long
             const float4 lo = *reinterpret_cast<const float4 *>(mine + r * CS + 8 * v);
             const float4 hi = *reinterpret_cast<const float4 *>(mine + r * CS + 8 * v + 4);
             const float vals[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-            if (col + 8 <= N) {
-              epiV(batch, row, col, vals);
-            } else {
-              #pragma unroll
-              for (int e = 0; e < 8; ++e)
-                if (col + e < N)
-                  epi1(batch, row, col + e, vals[e]);
-            }
+            tk_epilogue_row<8>(epiV, epi1, batch, row, col, N, vals);
           }
         }
       }
@@ -208,14 +201,7 @@ TC_DEVICE void tk_gemm_wg(const TkTensorMap *mapA, const TkTensorMap *mapB, long
           vals[0] += lo.x, vals[1] += lo.y, vals[2] += lo.z, vals[3] += lo.w;
           vals[4] += hi.x, vals[5] += hi.y, vals[6] += hi.z, vals[7] += hi.w;
         }
-        if (col + 8 <= N) {
-          epiV(batch, row, col, vals);
-        } else {
-          #pragma unroll
-          for (int e = 0; e < 8; ++e)
-            if (col + e < N)
-              epi1(batch, row, col + e, vals[e]);
-        }
+        tk_epilogue_row<8>(epiV, epi1, batch, row, col, N, vals);
       }
       tk_bar_sync(1, CONSUMER_THREADS); // this CTA has read every CTA's tile
       if (ctid == 0) {
@@ -287,16 +273,6 @@ int wgmmaSmemBytes(const GemmConfig &c) {
   return c.stages * (c.bm + c.bn) * 128 + c.bm * (epi + 8) * 4 + (2 * c.stages + 2) * 8 + 1024;
 }
 
-namespace {
-
-int kindOf(ElemType type, MathMode math) {
-  if (math == MathMode::TF32)
-    return 2;
-  return type == ElemType::BF16 ? 1 : 0;
-}
-
-} // namespace
-
 KernelSource renderWgmma(const WgmmaProblem &p, std::string &error) {
   const GemmConfig &c = p.config;
   error = checkWgmmaConfig(c, p.type, p.math);
@@ -306,7 +282,7 @@ KernelSource renderWgmma(const WgmmaProblem &p, std::string &error) {
     error = p.name + ": " + error;
     return {};
   }
-  int kind = kindOf(p.type, p.math), e = p.type == ElemType::F32 ? 4 : 2;
+  int kind = mmaKind(p.type, p.math), e = p.type == ElemType::F32 ? 4 : 2;
   int epi = c.epilogueCols ? c.epilogueCols : c.bn;
   bool regs = c.bm == 128 && c.bn > 128; // 128 f32 accumulators per consumer thread
   KernelSource k;
@@ -344,12 +320,9 @@ KernelSource renderWgmma(const WgmmaProblem &p, std::string &error) {
   };
   k.tensorMaps = {map("tk_map_a", p.aOperand, p.a, p.m, c.bm),
                   map("tk_map_b", p.bOperand, p.b, p.n, c.bn)};
-  k.params = {"const __grid_constant__ TkTensorMap tk_map_a",
-              "const __grid_constant__ TkTensorMap tk_map_b"};
-  for (const std::string &q : p.epilogue.params)
-    k.params.push_back(q);
-  for (const std::string &q : p.scalarParams)
-    k.params.push_back(q);
+  k.params = kernelParams({"const __grid_constant__ TkTensorMap tk_map_a",
+                           "const __grid_constant__ TkTensorMap tk_map_b"},
+                          p.epilogue, {}, p.scalarParams, {});
   std::string config = strCat("TkWgConfig<", c.bm, ", ", c.bn, ", ", c.stages, ", ", c.splitK, ", ",
                               kind, ", ", epi, ", ", regs ? "true" : "false", ">");
   std::string body = strCat(
