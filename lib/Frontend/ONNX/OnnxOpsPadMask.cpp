@@ -92,20 +92,24 @@ Status convertDepthToSpace(ConvertContext &c) {
   // b <= channels / b first: b * b must not overflow.
   if (b <= 0 || b > s[1] / b || s[1] % (b * b) != 0)
     return c.error(strCat("blocksize ", b, " squared does not divide ", s[1], " channels"));
-  int64_t n = s[0], ch = s[1] / (b * b), h = s[2], w = s[3];
+  int64_t n = s[0], ch = s[1] / (b * b), h = s[2], w = s[3], outH = 0, outW = 0;
+  if (__builtin_mul_overflow(h, b, &outH) || __builtin_mul_overflow(w, b, &outW))
+    return c.error(
+        strCat("blocksize ", b, " times the spatial dims ", h, "x", w, " overflows 64 bits"));
   if (c.stringAttr("mode", "DCR") == "CRD")
     return reshapePermuteReshape(c, input, {n, ch, b, b, h, w}, {0, 1, 4, 2, 5, 3},
-                                 {n, ch, h * b, w * b});
+                                 {n, ch, outH, outW});
   return reshapePermuteReshape(c, input, {n, b, b, ch, h, w}, {0, 3, 4, 1, 5, 2},
-                               {n, ch, h * b, w * b});
+                               {n, ch, outH, outW});
 }
 
 Status convertSpaceToDepth(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Value * input, c.input(0));
   TC_ASSIGN_OR_RETURN(Ints s, staticNCHW(c, input));
   int64_t b = c.intAttr("blocksize", 0);
-  int64_t ignored = 0;
-  if (b <= 0 || s[2] % b != 0 || s[3] % b != 0 || __builtin_mul_overflow(s[1], b * b, &ignored))
+  int64_t squared = 0, ignored = 0;
+  if (b <= 0 || s[2] % b != 0 || s[3] % b != 0 || __builtin_mul_overflow(b, b, &squared) ||
+      __builtin_mul_overflow(s[1], squared, &ignored))
     return c.error(strCat("blocksize ", b, " does not divide the spatial dims"));
   int64_t n = s[0], ch = s[1], h = s[2] / b, w = s[3] / b;
   return reshapePermuteReshape(c, input, {n, ch, h, b, w, b}, {0, 3, 5, 1, 2, 4},
