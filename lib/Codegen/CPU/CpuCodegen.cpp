@@ -80,10 +80,22 @@ private:
   /// Runs `body` for `var` in [lo, hi): lanes wide while a whole vector fits, then one at a time.
   void emitVectorized(const EmitScope &scope, const std::string &var, Value *lo, Value *hi,
                       bool vectorize, llvm::function_ref<void(const EmitScope &)> body);
+  /// Runs `body` for `var` in [lo, hi) `widths[0]` lanes at a time while that many are left, then
+  /// `widths[1]` lanes, and so on (widths descending, the last 1).
+  void emitWidths(const EmitScope &scope, const std::string &var, Value *lo, Value *hi,
+                  llvm::ArrayRef<unsigned> widths,
+                  llvm::function_ref<void(const EmitScope &)> body);
+  /// A kernel of reductions over dims that are not the innermost (an NHWC tensor's H and W): the
+  /// last outer dim runs vectors wide across its contiguous elements, each lane its own reduction.
+  bool reducesAcrossColumns(const codegen::LoopKernel &loopKernel) const;
+  void emitColumnKernel(const codegen::LoopKernel &loopKernel);
   /// Binds x0..x(n-1) to the row-major decomposition of `flat` over `ranges`.
   void decompose(Value *flat, const std::vector<Value *> &ranges, size_t count, EmitScope &scope);
 
   void emitPointwiseStage(const LoopNode &node, const EmitScope &outer, Value *o);
+  /// The reduction of the outer element(s) `outer` binds, stored at `o`: one element, vectorized
+  /// along the innermost reduced dim when its loads allow; or, when `outer` is a vector scope (a
+  /// column kernel), outer.lanes elements, each lane reducing on its own.
   void emitReductionStage(const LoopNode &node, const EmitScope &outer, Value *o);
   /// Template buffers must be f32 kernel arguments (the CPU GEMM is f32-only).
   Status checkTemplateBuffers(const codegen::TemplateKernel &t, std::vector<int> buffers);
@@ -221,6 +233,30 @@ void KernelEmitter::emitVectorized(const EmitScope &scope, const std::string &va
   });
 }
 
+void KernelEmitter::emitWidths(const EmitScope &scope, const std::string &var, Value *lo, Value *hi,
+                               llvm::ArrayRef<unsigned> widths,
+                               llvm::function_ref<void(const EmitScope &)> loopBody) {
+  for (unsigned width : widths) {
+    // The last width (1) runs to hi; a wider one while a whole vector is left.
+    Value *stop = width == 1 ? hi : b.CreateSub(hi, i64(width - 1));
+    emitLoop(lo, stop, var + ".w" + llvm::Twine(width), [&](Value *iv) {
+      EmitScope inner = scope;
+      inner.vars[var] = iv;
+      if (width > 1) {
+        inner.vectorVar = var;
+        inner.lanes = width;
+      }
+      loopBody(inner);
+      return b.CreateAdd(iv, i64(width), "", /*HasNUW=*/false, /*HasNSW=*/true);
+    });
+    if (width == 1)
+      break;
+    // Where the loop stopped: lo plus the whole vectors that fitted.
+    Value *count = smax(b.CreateSub(hi, lo), i64(0));
+    lo = b.CreateAdd(lo, b.CreateMul(b.CreateUDiv(count, i64(width)), i64(width)));
+  }
+}
+
 void KernelEmitter::decompose(Value *flat, const std::vector<Value *> &ranges, size_t count,
                               EmitScope &scope) {
   // Loop variables are never negative, so unsigned division is exact and cheaper.
@@ -249,6 +285,10 @@ Status KernelEmitter::loopKernel(const codegen::LoopKernel &loopKernel) {
   const std::vector<const LoopNode *> &stages = loopKernel.stages;
   bool rowMode = k > 0 && loopKernel.elementwise;
 
+  if (!rowMode && reducesAcrossColumns(loopKernel)) {
+    emitColumnKernel(loopKernel);
+    return Status::ok();
+  }
   if (!rowMode) {
     // Per outer index: each stage's own loop nest (a reduction, or inner pointwise dims).
     emitFor(begin, end, 1, "o", [&](Value *o) {
@@ -289,6 +329,60 @@ Status KernelEmitter::loopKernel(const codegen::LoopKernel &loopKernel) {
     return b.CreateAdd(o, count);
   });
   return Status::ok();
+}
+
+bool KernelEmitter::reducesAcrossColumns(const codegen::LoopKernel &loopKernel) const {
+  size_t k = kernel.outerRanges.size();
+  if (k == 0 || lanes == 1)
+    return false;
+  std::string last = loop::loopVar(k - 1);
+  bool stridedReduction = false;
+  for (const LoopNode *node : loopKernel.stages) {
+    // Every stage is one element per outer index (no inner pointwise dims) and reads the last
+    // outer dim contiguously or not at all; some reduction reads its innermost reduced dim with
+    // a stride (else the usual vectorization along it applies).
+    if (node->ranges.size() != k || !isVectorizable(node->body, last))
+      return false;
+    size_t q = node->reductionRanges.size();
+    if (node->kind == LoopNode::Kind::Reduction && q > 0 &&
+        !isVectorizable(node->body, loop::reductionVar(q - 1)))
+      stridedReduction = true;
+  }
+  return stridedReduction;
+}
+
+void KernelEmitter::emitColumnKernel(const codegen::LoopKernel &loopKernel) {
+  // Row segments of the last outer dim, as in purely elementwise kernels; each stage sweeps the
+  // segment in vectors of 4 x lanes (several independent accumulators per reduced row), lanes,
+  // then single elements. A stage reads earlier stages' results only at its own elements, which
+  // the earlier sweeps have stored.
+  size_t k = kernel.outerRanges.size();
+  std::string last = loop::loopVar(k - 1);
+  bool hasArg = false;
+  for (const LoopNode *node : loopKernel.stages)
+    hasArg = hasArg || (node->kind == LoopNode::Kind::Reduction &&
+                        (node->reduceOp == ReduceOp::ArgMax || node->reduceOp == ReduceOp::ArgMin));
+  // Arg reductions carry an index vector per value vector: one vector of each at a time.
+  std::vector<unsigned> widths = {4 * lanes, lanes, 1};
+  if (hasArg)
+    widths.erase(widths.begin());
+  emitLoop(begin, end, "row", [&](Value *o) {
+    Value *rowLength = outerRanges[k - 1];
+    Value *lo = b.CreateURem(o, rowLength);
+    EmitScope scope = symbols;
+    decompose(b.CreateUDiv(o, rowLength), outerRanges, k - 1, scope);
+    Value *count = smin(b.CreateSub(rowLength, lo), b.CreateSub(end, o));
+    Value *rowBase = b.CreateSub(o, lo);
+    for (const LoopNode *node : loopKernel.stages)
+      emitWidths(scope, last, lo, b.CreateAdd(lo, count), widths, [&](const EmitScope &inner) {
+        Value *at = b.CreateAdd(rowBase, inner.vars.at(last));
+        if (node->kind == LoopNode::Kind::Reduction)
+          emitReductionStage(*node, inner, at);
+        else
+          ex->store(node->output, node->body->dtype, ex->emitBody(node->body, inner), at);
+      });
+    return b.CreateAdd(o, count);
+  });
 }
 
 void KernelEmitter::emitPointwiseStage(const LoopNode &node, const EmitScope &outer, Value *o) {
@@ -349,7 +443,11 @@ void KernelEmitter::emitReductionStage(const LoopNode &node, const EmitScope &ou
   if (q == 0) { // a reduction over nothing is the body itself (index 0 for arg reductions)
     Value *value = ex->emitBody(node.body, outer);
     if (isArg)
-      ex->store(node.output, DType::I64, i64(0), o);
+      ex->store(node.output, DType::I64,
+                outer.lanes > 1 ? llvm::Constant::getNullValue(
+                                      llvm::FixedVectorType::get(b.getInt64Ty(), outer.lanes))
+                                : i64(0),
+                o);
     else
       ex->store(node.output, dtype, value, o);
     return;
@@ -358,15 +456,19 @@ void KernelEmitter::emitReductionStage(const LoopNode &node, const EmitScope &ou
   for (const SymInt &range : node.reductionRanges)
     ranges.push_back(ex->emitIndex(range, symbols));
   std::string innerVar = loop::reductionVar(q - 1);
-  bool vectorize = lanes > 1 && isVectorizable(node.body, innerVar);
+  // Column kernels: `outer` is a vector of independent reductions, accumulated as one value.
+  unsigned columns = outer.lanes;
+  bool vectorize = columns == 1 && lanes > 1 && isVectorizable(node.body, innerVar);
 
   // Accumulators live in stack slots that SROA turns into loop-carried registers.
-  llvm::AllocaInst *scalarAcc = entryAlloca(ex->registerType(dtype, 1), "acc");
-  llvm::AllocaInst *scalarIndex = entryAlloca(b.getInt64Ty(), "acc.index");
+  llvm::Type *accIndexType = columns > 1 ? llvm::FixedVectorType::get(b.getInt64Ty(), columns)
+                                         : static_cast<llvm::Type *>(b.getInt64Ty());
+  llvm::AllocaInst *scalarAcc = entryAlloca(ex->registerType(dtype, columns), "acc");
+  llvm::AllocaInst *scalarIndex = entryAlloca(accIndexType, "acc.index");
   llvm::AllocaInst *vectorAcc = nullptr, *vectorIndex = nullptr;
   llvm::Type *indexVecType = llvm::FixedVectorType::get(b.getInt64Ty(), lanes);
-  b.CreateStore(identity(op, dtype, 1), scalarAcc);
-  b.CreateStore(i64(0), scalarIndex);
+  b.CreateStore(identity(op, dtype, columns), scalarAcc);
+  b.CreateStore(llvm::Constant::getNullValue(accIndexType), scalarIndex);
   if (vectorize) {
     vectorAcc = entryAlloca(ex->registerType(dtype, lanes), "acc.vec");
     vectorIndex = entryAlloca(indexVecType, "acc.vec.index");
@@ -375,7 +477,7 @@ void KernelEmitter::emitReductionStage(const LoopNode &node, const EmitScope &ou
   }
 
   auto update = [&](const EmitScope &scope, Value *flatIndex) {
-    bool wide = scope.lanes > 1;
+    bool wide = vectorize && scope.lanes > 1;
     llvm::AllocaInst *accSlot = wide ? vectorAcc : scalarAcc;
     llvm::AllocaInst *indexSlot = wide ? vectorIndex : scalarIndex;
     Value *value = ex->emitBody(node.body, scope);
@@ -385,6 +487,8 @@ void KernelEmitter::emitReductionStage(const LoopNode &node, const EmitScope &ou
       return;
     }
     Value *index = flatIndex;
+    if (columns > 1)
+      index = b.CreateVectorSplat(columns, flatIndex);
     if (wide) {
       std::vector<llvm::Constant *> steps;
       for (unsigned i = 0; i < lanes; ++i)
@@ -416,7 +520,7 @@ void KernelEmitter::emitReductionStage(const LoopNode &node, const EmitScope &ou
   nest(0, outer, i64(0));
 
   Value *result = b.CreateLoad(scalarAcc->getAllocatedType(), scalarAcc);
-  Value *resultIndex = b.CreateLoad(b.getInt64Ty(), scalarIndex);
+  Value *resultIndex = b.CreateLoad(accIndexType, scalarIndex);
   if (vectorize) {
     Value *vec = b.CreateLoad(vectorAcc->getAllocatedType(), vectorAcc);
     if (!isArg) {

@@ -1,9 +1,11 @@
 // CPU code generation's modules: identical kernels found by their canonical LLVM IR and emitted
 // once (the others exported as aliases), the distinct ones split into LLVM modules of about equal
-// size (independent of -j), compiled on the -j pool and linked (ObjectLinker).
+// size (independent of -j) that share one module of the micro-kernels they call, compiled on the
+// -j pool and linked (ObjectLinker).
 #include "tensorc/Codegen/CPU/CpuCodegen.h"
 
 #include "KernelEmitter.h"
+#include "MicroKernel.h"
 #include "ObjectLinker.h"
 #include "tensorc/Codegen/Common/Legalize.h"
 #include "tensorc/Support/Parallel.h"
@@ -25,16 +27,23 @@ namespace tensorc::cpu {
 
 namespace {
 
+using MicroKernelShapes = std::vector<std::pair<unsigned, unsigned>>;
+
 /// Kernel `kernel`'s code with every name erased (its own included): two kernels with the same
-/// text compute the same thing on their arguments, so one's code serves both.
+/// text compute the same thing on their arguments, so one's code serves both. The micro-kernels
+/// it calls are declarations (their shapes go to `microKernels`).
 std::string canonicalText(const loop::LoopProgram &legal, const CpuTarget &target,
-                          const sched::Kernel &kernel, llvm::LLVMContext &context) {
+                          const sched::Kernel &kernel, llvm::LLVMContext &context,
+                          std::set<std::pair<unsigned, unsigned>> &microKernels) {
   llvm::Module module("kernel", context);
   module.setTargetTriple(target.triple);
+  declareMicroKernels(module, target);
   sched::Kernel unnamed = kernel;
   unnamed.name = "kernel";
   if (!emitKernel(module, legal, target, unnamed))
     return "error: " + kernel.name; // unique: the error surfaces when the kernel is emitted
+  for (std::pair<unsigned, unsigned> shape : usedMicroKernels(module, target))
+    microKernels.insert(shape);
   for (llvm::Function &function : module) {
     for (llvm::Argument &argument : function.args())
       argument.setName("");
@@ -51,16 +60,19 @@ std::string canonicalText(const loop::LoopProgram &legal, const CpuTarget &targe
 }
 
 /// The kernels one LLVM module holds: those it generates code for (`emitted`, in schedule order)
-/// and the kernels that are exported as aliases of one of those (name, emitted kernel's name).
+/// and the kernels that are exported as aliases of one of those (name, emitted kernel's name); or
+/// the micro-kernels every other module calls (`microKernels`), compiled once.
 struct ModulePart {
   std::vector<const sched::Kernel *> emitted;
   std::vector<std::pair<std::string, std::string>> aliases;
+  MicroKernelShapes microKernels;
   size_t size = 0; // the emitted kernels' canonical text, bytes: a measure of the work
 };
 
 /// Groups identical kernels and splits the distinct ones over at most kMaxModules modules of
-/// about equal size. Depends on the schedule only (not on how many threads compile), so the
-/// shared object is the same whatever `-j` is.
+/// about equal size, after a module of the micro-kernels they call (first: the largest piece of
+/// work). Depends on the schedule only (not on how many threads compile), so the shared object is
+/// the same whatever `-j` is.
 constexpr size_t kMaxModules = 16;
 
 std::vector<ModulePart> partition(const loop::LoopProgram &legal, const sched::Schedule &schedule,
@@ -70,10 +82,11 @@ std::vector<ModulePart> partition(const loop::LoopProgram &legal, const sched::S
   std::vector<const sched::Kernel *> distinct;
   std::vector<size_t> sizes;
   std::vector<std::vector<std::string>> copies; // per distinct kernel: the kernels aliasing it
+  std::set<std::pair<unsigned, unsigned>> microKernels;
   for (const sched::Kernel &kernel : schedule.kernels) {
     if (kernel.kind == sched::Kernel::Kind::Extern)
       continue;
-    std::string text = canonicalText(legal, target, kernel, context);
+    std::string text = canonicalText(legal, target, kernel, context, microKernels);
     auto [it, inserted] = firstWithText.emplace(std::move(text), distinct.size());
     if (inserted) {
       distinct.push_back(&kernel);
@@ -107,6 +120,11 @@ std::vector<ModulePart> partition(const loop::LoopProgram &legal, const sched::S
         parts[p].aliases.emplace_back(copy, distinct[index]->name);
     }
   }
+  if (!microKernels.empty()) {
+    ModulePart shared;
+    shared.microKernels.assign(microKernels.begin(), microKernels.end());
+    parts.insert(parts.begin(), std::move(shared));
+  }
   return parts;
 }
 
@@ -128,6 +146,10 @@ void compilePart(const loop::LoopProgram &legal, const CpuTarget &target, const 
   module.setTargetTriple(target.triple);
   module.setDataLayout((*machine)->createDataLayout());
   std::set<std::string> exported;
+  for (const std::string &name : defineMicroKernels(module, target, part.microKernels))
+    exported.insert(name);
+  if (part.microKernels.empty())
+    declareMicroKernels(module, target);
   for (const sched::Kernel *kernel : part.emitted) {
     exported.insert(kernel->name);
     Status status = emitKernel(module, legal, target, *kernel);
@@ -136,6 +158,7 @@ void compilePart(const loop::LoopProgram &legal, const CpuTarget &target, const 
       return;
     }
   }
+  usedMicroKernels(module, target); // erases the declarations no kernel calls
   // Only the kernels are exported; anything a generator added stays local to the object.
   for (llvm::Function &function : module)
     if (!function.isDeclaration() && !exported.count(function.getName().str()))
@@ -169,14 +192,16 @@ Expected<CompiledKernels> compileKernels(const loop::LoopProgram &program,
   timing::Scope partitionTime(target.name + ": find identical kernels, split into modules");
   std::vector<ModulePart> parts = partition(legal, schedule, target);
   partitionTime.stop();
-  size_t distinct = 0;
-  for (const ModulePart &part : parts)
+  size_t distinct = 0, microKernels = 0;
+  for (const ModulePart &part : parts) {
     distinct += part.emitted.size();
+    microKernels += part.microKernels.size();
+  }
 
   // Each module in its own LLVM context on the pool; the data symbols go into the first.
   timing::Scope compileTime(strCat(target.name, ": ", distinct, " distinct kernels of ",
-                                   names.size(), " in ", parts.size(),
-                                   " modules: emit, O3, object code"));
+                                   names.size(), " and ", microKernels, " micro-kernels in ",
+                                   parts.size(), " modules: emit, O3, object code"));
   std::vector<PartResult> results(parts.size());
   static const std::vector<std::pair<std::string, std::string>> none;
   std::atomic<size_t> done{0};

@@ -13,6 +13,8 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tensorc::cpu {
 
@@ -177,34 +179,106 @@ void MicroKernelEmitter::emit() {
   b.CreateRetVoid();
 }
 
+constexpr const char *kMicroKernelPrefix = "tensorc.ukernel.";
+
 std::string kernelName(const CpuTarget &target, unsigned rows, unsigned strips) {
-  return "tensorc.ukernel." + target.name + "." + std::to_string(rows) + "x" +
+  return kMicroKernelPrefix + target.name + "." + std::to_string(rows) + "x" +
          std::to_string(strips);
 }
 
 } // namespace
 
-llvm::Function *getMicroKernel(llvm::Module &module, const CpuTarget &target, unsigned rows,
-                               unsigned strips) {
-  std::string name = kernelName(target, rows, strips);
-  if (llvm::Function *existing = module.getFunction(name))
-    return existing;
+namespace {
+
+/// Every R x S shape of `target`'s micro-kernels.
+std::vector<std::pair<unsigned, unsigned>> allShapes(const CpuTarget &target) {
+  MicroTiles tiles = microTilesFor(target);
+  std::vector<std::pair<unsigned, unsigned>> shapes;
+  for (unsigned rows = 1; rows <= tiles.mr; ++rows)
+    for (unsigned strips = 1; strips <= tiles.stripsFor(rows); ++strips)
+      shapes.emplace_back(rows, strips);
+  return shapes;
+}
+
+/// The micro-kernel's function without a body: its signature and the attributes callers may rely
+/// on (it writes memory only through C, reads only through its pointers, never frees or throws).
+llvm::Function *createMicroKernel(llvm::Module &module, const CpuTarget &target, unsigned rows,
+                                  unsigned strips, llvm::GlobalValue::LinkageTypes linkage) {
   llvm::LLVMContext &ctx = module.getContext();
   llvm::Type *ptr = llvm::PointerType::getUnqual(ctx);
   llvm::Type *i64 = llvm::Type::getInt64Ty(ctx);
   llvm::Type *i1 = llvm::Type::getInt1Ty(ctx);
   auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
                                        {ptr, i64, i64, ptr, i64, ptr, i64, i64, i64, i1}, false);
-  auto *fn = llvm::Function::Create(type, llvm::Function::InternalLinkage, name, module);
+  auto *fn = llvm::Function::Create(type, linkage, kernelName(target, rows, strips), module);
+  if (linkage != llvm::GlobalValue::InternalLinkage)
+    fn->setVisibility(llvm::GlobalValue::HiddenVisibility);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
-  fn->addFnAttr(llvm::Attribute::NoInline); // one copy per module, shared by every kernel
+  fn->addFnAttr(llvm::Attribute::NoFree);
+  fn->addFnAttr(llvm::Attribute::NoSync);
+  fn->setMemoryEffects(llvm::MemoryEffects::readOnly() |
+                       llvm::MemoryEffects::argMemOnly(llvm::ModRefInfo::ModRef));
+  fn->addFnAttr(llvm::Attribute::NoInline); // one copy shared by every kernel
   fn->addFnAttr("no-builtins");
   fn->addFnAttr("target-cpu", target.cpu);
   fn->addFnAttr("target-features", target.features);
-  for (unsigned i : {0u, 3u, 5u})
+  for (unsigned i : {0u, 3u, 5u}) {
     fn->addParamAttr(i, llvm::Attribute::NoAlias);
+    fn->addParamAttr(i, llvm::Attribute::NoCapture);
+  }
+  for (unsigned i : {0u, 3u})
+    fn->addParamAttr(i, llvm::Attribute::ReadOnly);
+  return fn;
+}
+
+} // namespace
+
+llvm::Function *getMicroKernel(llvm::Module &module, const CpuTarget &target, unsigned rows,
+                               unsigned strips) {
+  if (llvm::Function *existing = module.getFunction(kernelName(target, rows, strips)))
+    return existing;
+  llvm::Function *fn =
+      createMicroKernel(module, target, rows, strips, llvm::Function::InternalLinkage);
   MicroKernelEmitter(fn, microTilesFor(target), rows, strips).emit();
   return fn;
+}
+
+void declareMicroKernels(llvm::Module &module, const CpuTarget &target) {
+  for (auto [rows, strips] : allShapes(target))
+    if (!module.getFunction(kernelName(target, rows, strips)))
+      createMicroKernel(module, target, rows, strips, llvm::Function::ExternalLinkage);
+}
+
+std::vector<std::pair<unsigned, unsigned>> usedMicroKernels(llvm::Module &module,
+                                                            const CpuTarget &target) {
+  std::vector<std::pair<unsigned, unsigned>> used;
+  for (auto [rows, strips] : allShapes(target)) {
+    llvm::Function *fn = module.getFunction(kernelName(target, rows, strips));
+    if (!fn || !fn->isDeclaration())
+      continue;
+    if (fn->use_empty())
+      fn->eraseFromParent();
+    else
+      used.emplace_back(rows, strips);
+  }
+  return used;
+}
+
+std::vector<std::string>
+defineMicroKernels(llvm::Module &module, const CpuTarget &target,
+                   const std::vector<std::pair<unsigned, unsigned>> &shapes) {
+  std::vector<std::string> names;
+  for (auto [rows, strips] : shapes) {
+    llvm::Function *fn =
+        createMicroKernel(module, target, rows, strips, llvm::Function::ExternalLinkage);
+    MicroKernelEmitter(fn, microTilesFor(target), rows, strips).emit();
+    names.push_back(fn->getName().str());
+  }
+  return names;
+}
+
+bool isMicroKernelDeclaration(const llvm::Function &function) {
+  return function.isDeclaration() && function.getName().starts_with(kMicroKernelPrefix);
 }
 
 namespace {

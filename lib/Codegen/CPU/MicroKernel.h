@@ -8,6 +8,9 @@
 #include "tensorc/Codegen/CPU/Target.h"
 
 #include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace llvm {
 class Function;
@@ -49,9 +52,25 @@ struct MicroKernelArgs {
 };
 
 /// The R x S micro-kernel of `target` (1 <= R <= mr, 1 <= S <= stripsFor(R)), emitted into the
-/// module on first use as an internal function taking MicroKernelArgs in order.
+/// module on first use as an internal function taking MicroKernelArgs in order (or its
+/// declaration, when declareMicroKernels made one).
 llvm::Function *getMicroKernel(llvm::Module &module, const CpuTarget &target, unsigned rows,
                                unsigned strips);
+
+/// Micro-kernels shared by several modules (CPU code generation splits kernels over modules):
+/// declareMicroKernels declares every micro-kernel of `target` in a module (external, hidden), so
+/// that the kernels emitted into it afterwards call those declarations (getMicroKernel returns
+/// them) instead of defining copies; usedMicroKernels then erases the unused declarations and
+/// returns the (rows, strips) of the others; defineMicroKernels defines those of `shapes`
+/// (external, hidden) in the module the others link against and returns their names.
+void declareMicroKernels(llvm::Module &module, const CpuTarget &target);
+std::vector<std::pair<unsigned, unsigned>> usedMicroKernels(llvm::Module &module,
+                                                            const CpuTarget &target);
+std::vector<std::string>
+defineMicroKernels(llvm::Module &module, const CpuTarget &target,
+                   const std::vector<std::pair<unsigned, unsigned>> &shapes);
+/// True for a declaration of a shared micro-kernel (resolved when the modules are linked).
+bool isMicroKernelDeclaration(const llvm::Function &function);
 
 /// Calls the micro-kernel for a static row count and a runtime strip count (1 .. stripsFor(rows)).
 void emitMicroKernelCall(llvm::IRBuilderBase &b, const CpuTarget &target, unsigned rows,

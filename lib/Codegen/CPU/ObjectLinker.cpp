@@ -1,6 +1,7 @@
 // O3 optimization, object emission through TargetMachine and the ld.lld link of CPU kernels.
 #include "ObjectLinker.h"
 
+#include "MicroKernel.h"
 #include "tensorc/Support/SignalCleanup.h"
 
 #include <llvm/Analysis/TargetLibraryInfo.h>
@@ -130,7 +131,7 @@ Expected<std::string> optimizeToObject(llvm::Module &module, llvm::TargetMachine
                      " built an invalid module: ", verifierMessage);
   TC_RETURN_IF_ERROR(runO3(module, machine));
   for (const llvm::Function &function : module)
-    if (function.isDeclaration() && !function.isIntrinsic())
+    if (function.isDeclaration() && !function.isIntrinsic() && !isMicroKernelDeclaration(function))
       return makeError("CPU codegen for ", target.name, ": kernels must be freestanding, but ",
                        "the module calls external function '", function.getName().str(), "'");
   optimizedIR.clear();

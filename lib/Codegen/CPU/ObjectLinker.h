@@ -19,7 +19,8 @@ namespace tensorc::cpu {
 /// backends on first use.
 Expected<std::unique_ptr<llvm::TargetMachine>> createTargetMachine(const CpuTarget &target);
 
-/// Verifies `module`, runs the O3 pipeline, checks that it calls nothing outside itself, adds
+/// Verifies `module`, runs the O3 pipeline, checks that it calls nothing outside itself (but for
+/// shared micro-kernels, which another module of the same link defines), adds
 /// `data` (exported NUL-terminated strings, name and text) and emits an object (its bytes).
 /// `optimizedIR` gets the module text (before `data`).
 Expected<std::string> optimizeToObject(llvm::Module &module, llvm::TargetMachine &machine,
