@@ -195,8 +195,9 @@ std::optional<SymInt> SymInt::exactDiv(const SymInt &a, const SymInt &b) {
       return std::nullopt; // INT64_MIN / -1 overflows
     Monomial remaining = term.first;
     for (const AtomPtr &atom : divisorAtoms) {
-      auto it = std::find_if(remaining.begin(), remaining.end(),
-                             [&](const AtomPtr &candidate) { return candidate->text == atom->text; });
+      auto it = std::find_if(remaining.begin(), remaining.end(), [&](const AtomPtr &candidate) {
+        return candidate->text == atom->text;
+      });
       if (it == remaining.end())
         return std::nullopt;
       remaining.erase(it);
@@ -336,7 +337,8 @@ Interval multiply(Interval a, Interval b) {
       __builtin_mul_overflow(a.hi, b.lo, &products[2]) ||
       __builtin_mul_overflow(a.hi, b.hi, &products[3]))
     return {};
-  return {true, *std::min_element(products, products + 4), *std::max_element(products, products + 4)};
+  return {true, *std::min_element(products, products + 4),
+          *std::max_element(products, products + 4)};
 }
 
 Interval add(Interval a, Interval b) {
@@ -387,32 +389,81 @@ SymInt SymInt::simplify(const std::map<std::string, int64_t> &limits) const {
         product = product * symbol(atom->name);
         continue;
       }
-      // Terms whose coefficient the divisor divides leave the division exactly:
-      // (c*k*a + r)//c = k*a + r//c and (c*k*a + r)%c = r%c; the rest folds when 0 <= r < c.
       SymInt numerator = atom->numerator.simplify(limits);
       int64_t divisor = atom->denominator;
-      SymInt multiple(0), rest(0);
-      for (const auto &[atoms, coefficient] : numerator.termList()) {
-        SymInt part(coefficient);
-        for (const AtomPtr &inner : atoms)
-          part = part * fromTerms({{inner->text, {Monomial{inner}, 1}}});
-        if (coefficient % divisor == 0)
-          multiple = multiple + part;
-        else
-          rest = rest + part;
+      std::vector<std::pair<Monomial, int64_t>> terms = numerator.termList();
+      // Split the numerator as g*K + r with g dividing the divisor and every coefficient of K's
+      // terms; when 0 <= r < g (r bounded by the loop variables' extents):
+      //   (g*K + r)//d = K//(d/g) and (g*K + r)%d = g*(K%(d/g)) + r.
+      // Tried from g = d (the division leaves exactly: (c*k*a + r)//c = k*a + r//c, and the
+      // remainder folds when 0 <= r < c) down through the divisor's common factors with the
+      // coefficients: (3072*x0 + x1)//393216 = x0//128 for x1 < 3072 (a merged dim's view).
+      std::vector<int64_t> factors{divisor};
+      for (const auto &[atoms, coefficient] : terms) {
+        int64_t g = std::gcd(coefficient, divisor);
+        if (g > 1 && std::find(factors.begin(), factors.end(), g) == factors.end())
+          factors.push_back(g);
       }
-      Interval restBounds = bounds(rest, limits);
-      bool restInRange = restBounds.known && restBounds.lo >= 0 && restBounds.hi < divisor;
-      if (atom->kind == Atom::Kind::FloorDiv) {
-        SymInt quotient = *exactDiv(multiple, SymInt(divisor));
-        product = product * (restInRange ? quotient : quotient + floorDiv(rest, divisor));
-      } else {
-        product = product * (restInRange ? rest : mod(rest, divisor));
+      std::sort(factors.begin() + 1, factors.end(), std::greater<>());
+      std::optional<SymInt> folded;
+      for (int64_t g : factors) {
+        SymInt multiple(0), rest(0);
+        for (const auto &[atoms, coefficient] : terms) {
+          SymInt part(coefficient);
+          for (const AtomPtr &inner : atoms)
+            part = part * fromTerms({{inner->text, {Monomial{inner}, 1}}});
+          if (coefficient % g == 0)
+            multiple = multiple + part;
+          else
+            rest = rest + part;
+        }
+        Interval restBounds = bounds(rest, limits);
+        bool restInRange = restBounds.known && restBounds.lo >= 0 && restBounds.hi < g;
+        SymInt quotient = *exactDiv(multiple, SymInt(g));
+        if (g == divisor) {
+          if (atom->kind == Atom::Kind::FloorDiv)
+            folded = restInRange ? quotient : quotient + floorDiv(rest, divisor);
+          else
+            folded = restInRange ? rest : mod(rest, divisor);
+          if (restInRange)
+            break;
+          continue;
+        }
+        if (!restInRange)
+          continue;
+        folded = atom->kind == Atom::Kind::FloorDiv ? floorDiv(quotient, divisor / g)
+                                                    : SymInt(g) * mod(quotient, divisor / g) + rest;
+        break;
       }
+      product = product * *folded;
     }
     result = result + product;
   }
-  return result;
+  return recombineDivMod(result);
+}
+
+SymInt SymInt::recombineDivMod(const SymInt &value) {
+  // c*m*(n//m) + c*(n%m) = c*n for floor division and its remainder (any sign of n): a dim split
+  // by one view and merged back by the next.
+  std::vector<std::pair<Monomial, int64_t>> terms = value.termList();
+  for (const auto &[modAtoms, c] : terms) {
+    if (modAtoms.size() != 1 || modAtoms[0]->kind != Atom::Kind::Mod)
+      continue;
+    const Atom &rem = *modAtoms[0];
+    int64_t want = 0;
+    if (__builtin_mul_overflow(c, rem.denominator, &want))
+      continue;
+    for (const auto &[divAtoms, coefficient] : terms) {
+      if (divAtoms.size() != 1 || divAtoms[0]->kind != Atom::Kind::FloorDiv ||
+          coefficient != want || divAtoms[0]->denominator != rem.denominator ||
+          divAtoms[0]->numerator != rem.numerator)
+        continue;
+      SymInt rest = value - SymInt(c) * fromTerms({{rem.text, {modAtoms, 1}}}) -
+                    SymInt(want) * fromTerms({{divAtoms[0]->text, {divAtoms, 1}}});
+      return recombineDivMod(rest + SymInt(c) * rem.numerator);
+    }
+  }
+  return value;
 }
 
 } // namespace tensorc

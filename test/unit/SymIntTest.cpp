@@ -75,8 +75,54 @@ TEST(SymInt, SimplifyUsesLoopBounds) {
   // ... and stays when the bound does not prove it.
   std::map<std::string, int64_t> loose{{"x1", 129}};
   EXPECT_EQ(SymInt::mod(flat, 128).simplify(loose), SymInt::mod(s("x1"), 128));
-  EXPECT_EQ(SymInt::floorDiv(flat, 128).simplify({}),
-            s("x0") + SymInt::floorDiv(s("x1"), 128));
+  EXPECT_EQ(SymInt::floorDiv(flat, 128).simplify({}), s("x0") + SymInt::floorDiv(s("x1"), 128));
+}
+
+TEST(SymInt, SimplifyDividesOutACommonFactor) {
+  // A merged dim's view of a split one: (3072*x0 + x1)//(3072*128) is x0//128 when x1 < 3072.
+  SymInt flat = s("x0") * SymInt(3072) + s("x1");
+  std::map<std::string, int64_t> bounds{{"x1", 3072}};
+  EXPECT_EQ(SymInt::floorDiv(flat, 393216).simplify(bounds), SymInt::floorDiv(s("x0"), 128));
+  EXPECT_EQ(SymInt::mod(flat, 393216).simplify(bounds),
+            SymInt(3072) * SymInt::mod(s("x0"), 128) + s("x1"));
+  // Not when the bound does not prove r < g.
+  std::map<std::string, int64_t> loose{{"x1", 3073}};
+  EXPECT_EQ(SymInt::floorDiv(flat, 393216).simplify(loose), SymInt::floorDiv(flat, 393216));
+}
+
+TEST(SymInt, SimplifyRecombinesADivisionAndItsRemainder) {
+  // The index BERT's [s0*128, 3072] view of a [s0, 128, 3072] GEMM result loads at.
+  SymInt flat = s("x0") * SymInt(3072) + s("x1");
+  SymInt index = SymInt(393216) * SymInt::floorDiv(flat, 393216) +
+                 SymInt(3072) * SymInt::mod(s("x0"), 128) + s("x1");
+  EXPECT_EQ(index.simplify({{"x1", 3072}}), flat);
+  EXPECT_EQ(
+      (SymInt(5) * SymInt::floorDiv(s("n"), 7) * SymInt(7) + SymInt(5) * SymInt::mod(s("n"), 7))
+          .simplify({}),
+      SymInt(5) * s("n"));
+}
+
+TEST(SymInt, SimplifyKeepsTheValueEverywhere) {
+  // Every rewrite is checked by evaluation against the unsimplified expression over the loop
+  // variables' whole ranges (x0 unbounded: sampled up to 300, negative too).
+  const int64_t xs = 6, ys = 4;
+  std::map<std::string, int64_t> bounds{{"x1", ys}};
+  for (int64_t a : {1, 2, 3, 4, 6, 12})
+    for (int64_t b : {1, 2, 3})
+      for (int64_t d : {2, 4, 6, 12, 24, 36}) {
+        SymInt n = SymInt(a) * s("x0") + SymInt(b) * s("x1");
+        for (const SymInt &e : {SymInt::floorDiv(n, d), SymInt::mod(n, d),
+                                SymInt(d) * SymInt::floorDiv(n, d) + SymInt::mod(n, d) +
+                                    SymInt::floorDiv(SymInt::mod(n, d) + s("x0"), xs)}) {
+          SymInt simple = e.simplify(bounds);
+          for (int64_t x0 = -20; x0 < 300; ++x0)
+            for (int64_t x1 = 0; x1 < ys; ++x1) {
+              SymbolBindings at{{"x0", x0}, {"x1", x1}};
+              ASSERT_EQ(*e.evaluate(at), *simple.evaluate(at))
+                  << e.str() << " -> " << simple.str() << " at x0 = " << x0 << ", x1 = " << x1;
+            }
+        }
+      }
 }
 
 TEST(SymInt, ProductsOfDivisionsPrintParenthesized) {

@@ -64,6 +64,8 @@ public:
 private:
   const std::string &key() const { return text_; }
   static SymInt fromTerms(std::map<std::string, std::pair<Monomial, int64_t>> terms);
+  /// c*m*(n//m) + c*(n%m) -> c*n, repeatedly.
+  static SymInt recombineDivMod(const SymInt &value);
   /// The value that is `atom` alone (coefficient 1).
   static SymInt fromAtom(Atom atom);
 
@@ -74,10 +76,10 @@ private:
 
 struct SymInt::Atom {
   enum class Kind { Symbol, FloorDiv, Mod } kind;
-  std::string name;   // Symbol
-  SymInt numerator;   // FloorDiv, Mod
+  std::string name; // Symbol
+  SymInt numerator; // FloorDiv, Mod
   int64_t denominator = 1;
-  std::string text;   // canonical print, also the sort key
+  std::string text; // canonical print, also the sort key
 };
 
 inline std::ostream &operator<<(std::ostream &os, const SymInt &value) { return os << value.str(); }
