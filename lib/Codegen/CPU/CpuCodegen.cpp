@@ -85,6 +85,10 @@ private:
   void emitWidths(const EmitScope &scope, const std::string &var, Value *lo, Value *hi,
                   llvm::ArrayRef<unsigned> widths,
                   llvm::function_ref<void(const EmitScope &)> body);
+  /// Walks [begin, end) of the outer elements a segment of one row of the last outer dim at a
+  /// time: `body(scope, lo, hi, rowBase)` with the other outer dims bound in `scope`, the last one
+  /// to run over [lo, hi) and rowBase the flat index of the row's first element.
+  void emitRowSegments(llvm::function_ref<void(const EmitScope &, Value *, Value *, Value *)> body);
   /// A kernel of reductions over dims that are not the innermost (an NHWC tensor's H and W): the
   /// last outer dim runs vectors wide across its contiguous elements, each lane its own reduction.
   bool reducesAcrossColumns(const codegen::LoopKernel &loopKernel) const;
@@ -310,25 +314,30 @@ Status KernelEmitter::loopKernel(const codegen::LoopKernel &loopKernel) {
   std::vector<bool> vectorize;
   for (const LoopNode *node : stages)
     vectorize.push_back(isVectorizable(node->body, last));
+  emitRowSegments([&](const EmitScope &scope, Value *lo, Value *hi, Value *rowBase) {
+    for (size_t s = 0; s < stages.size(); ++s) {
+      const LoopNode &node = *stages[s];
+      emitVectorized(scope, last, lo, hi, vectorize[s], [&](const EmitScope &inner) {
+        Value *value = ex->emitBody(node.body, inner);
+        ex->store(node.output, node.body->dtype, value, b.CreateAdd(rowBase, inner.vars.at(last)));
+      });
+    }
+  });
+  return Status::ok();
+}
+
+void KernelEmitter::emitRowSegments(
+    llvm::function_ref<void(const EmitScope &, Value *, Value *, Value *)> body) {
+  size_t k = kernel.outerRanges.size();
   emitLoop(begin, end, "row", [&](Value *o) {
     Value *rowLength = outerRanges[k - 1];
     Value *lo = b.CreateURem(o, rowLength);
     EmitScope scope = symbols;
     decompose(b.CreateUDiv(o, rowLength), outerRanges, k - 1, scope);
     Value *count = smin(b.CreateSub(rowLength, lo), b.CreateSub(end, o));
-    Value *rowBase = b.CreateSub(o, lo);
-    for (size_t s = 0; s < stages.size(); ++s) {
-      const LoopNode &node = *stages[s];
-      emitVectorized(scope, last, lo, b.CreateAdd(lo, count), vectorize[s],
-                     [&](const EmitScope &inner) {
-                       Value *value = ex->emitBody(node.body, inner);
-                       ex->store(node.output, node.body->dtype, value,
-                                 b.CreateAdd(rowBase, inner.vars.at(last)));
-                     });
-    }
+    body(scope, lo, b.CreateAdd(lo, count), b.CreateSub(o, lo));
     return b.CreateAdd(o, count);
   });
-  return Status::ok();
 }
 
 bool KernelEmitter::reducesAcrossColumns(const codegen::LoopKernel &loopKernel) const {
@@ -366,22 +375,15 @@ void KernelEmitter::emitColumnKernel(const codegen::LoopKernel &loopKernel) {
   std::vector<unsigned> widths = {4 * lanes, lanes, 1};
   if (hasArg)
     widths.erase(widths.begin());
-  emitLoop(begin, end, "row", [&](Value *o) {
-    Value *rowLength = outerRanges[k - 1];
-    Value *lo = b.CreateURem(o, rowLength);
-    EmitScope scope = symbols;
-    decompose(b.CreateUDiv(o, rowLength), outerRanges, k - 1, scope);
-    Value *count = smin(b.CreateSub(rowLength, lo), b.CreateSub(end, o));
-    Value *rowBase = b.CreateSub(o, lo);
+  emitRowSegments([&](const EmitScope &scope, Value *lo, Value *hi, Value *rowBase) {
     for (const LoopNode *node : loopKernel.stages)
-      emitWidths(scope, last, lo, b.CreateAdd(lo, count), widths, [&](const EmitScope &inner) {
+      emitWidths(scope, last, lo, hi, widths, [&](const EmitScope &inner) {
         Value *at = b.CreateAdd(rowBase, inner.vars.at(last));
         if (node->kind == LoopNode::Kind::Reduction)
           emitReductionStage(*node, inner, at);
         else
           ex->store(node->output, node->body->dtype, ex->emitBody(node->body, inner), at);
       });
-    return b.CreateAdd(o, count);
   });
 }
 
