@@ -395,9 +395,9 @@ SymInt SymInt::simplify(const std::map<std::string, int64_t> &limits) const {
       // Split the numerator as g*K + r with g dividing the divisor and every coefficient of K's
       // terms; when 0 <= r < g (r bounded by the loop variables' extents):
       //   (g*K + r)//d = K//(d/g) and (g*K + r)%d = g*(K%(d/g)) + r.
-      // Tried from g = d (the division leaves exactly: (c*k*a + r)//c = k*a + r//c, and the
-      // remainder folds when 0 <= r < c) down through the divisor's common factors with the
-      // coefficients: (3072*x0 + x1)//393216 = x0//128 for x1 < 3072 (a merged dim's view).
+      // Tried from g = d down through the divisor's common factors with the coefficients:
+      // (3072*x0 + x1)//393216 = x0//128 for x1 < 3072 (a merged dim's view). When none fits,
+      // the exact part still leaves: (d*K + r)//d = K + r//d and (d*K + r)%d = r%d.
       std::vector<int64_t> factors{divisor};
       for (const auto &[atoms, coefficient] : terms) {
         int64_t g = std::gcd(coefficient, divisor);
@@ -405,8 +405,8 @@ SymInt SymInt::simplify(const std::map<std::string, int64_t> &limits) const {
           factors.push_back(g);
       }
       std::sort(factors.begin() + 1, factors.end(), std::greater<>());
-      std::optional<SymInt> folded;
-      for (int64_t g : factors) {
+      // multiple = g*K (the terms whose coefficient g divides, as K) and the rest r.
+      auto split = [&](int64_t g) {
         SymInt multiple(0), rest(0);
         for (const auto &[atoms, coefficient] : terms) {
           SymInt part(coefficient);
@@ -417,23 +417,22 @@ SymInt SymInt::simplify(const std::map<std::string, int64_t> &limits) const {
           else
             rest = rest + part;
         }
+        return std::pair{*exactDiv(multiple, SymInt(g)), rest};
+      };
+      std::optional<SymInt> folded;
+      for (int64_t g : factors) {
+        auto [quotient, rest] = split(g);
         Interval restBounds = bounds(rest, limits);
-        bool restInRange = restBounds.known && restBounds.lo >= 0 && restBounds.hi < g;
-        SymInt quotient = *exactDiv(multiple, SymInt(g));
-        if (g == divisor) {
-          if (atom->kind == Atom::Kind::FloorDiv)
-            folded = restInRange ? quotient : quotient + floorDiv(rest, divisor);
-          else
-            folded = restInRange ? rest : mod(rest, divisor);
-          if (restInRange)
-            break;
-          continue;
-        }
-        if (!restInRange)
+        if (!restBounds.known || restBounds.lo < 0 || restBounds.hi >= g)
           continue;
         folded = atom->kind == Atom::Kind::FloorDiv ? floorDiv(quotient, divisor / g)
                                                     : SymInt(g) * mod(quotient, divisor / g) + rest;
         break;
+      }
+      if (!folded) { // only the exact part leaves the division
+        auto [quotient, rest] = split(divisor);
+        folded = atom->kind == Atom::Kind::FloorDiv ? quotient + floorDiv(rest, divisor)
+                                                    : mod(rest, divisor);
       }
       product = product * *folded;
     }
