@@ -21,9 +21,41 @@ using loop::LoopNode;
 using loop::LoopProgram;
 using loop::printDims;
 
+GemmTaskTile gemmTaskTile(const loop::LoopNode::Gemm &gemm) {
+  GemmTaskTile tile;
+  auto n = gemm.n.constant();
+  if (!gemm.packedB || !n || *n < 1)
+    return tile;
+  // A symbolic M or batch counts as one tile of rows / one batch: the fewest tasks it can have.
+  auto m = gemm.m.constant();
+  int64_t batch = std::max<int64_t>(1, gemm.batch.constant().value_or(1));
+  int64_t k = std::max<int64_t>(1, gemm.k.constant().value_or(1));
+  auto ceilDiv = [](int64_t x, int64_t d) { return (x + d - 1) / d; };
+  auto tasks = [&](const GemmTaskTile &t) {
+    return batch * (m ? ceilDiv(*m, t.rows) : 1) * ceilDiv(*n, t.cols);
+  };
+  auto worth = [&](const GemmTaskTile &t) {
+    return std::min(m.value_or(t.rows), t.rows) * std::min(*n, t.cols) * k >= kGemmMinTaskMacs;
+  };
+  while (tasks(tile) < kGemmMinTasks) {
+    GemmTaskTile next = tile;
+    if (tile.cols > kGemmMinTileN && tile.cols < 2 * *n)
+      next.cols = tile.cols / 2;
+    else if (m && tile.rows > kGemmMinTileM && tile.rows < 2 * *m)
+      next.rows = tile.rows / 2;
+    else
+      break;
+    if (!worth(next))
+      break;
+    tile = next;
+  }
+  return tile;
+}
+
 SymInt gemmTileCount(const loop::LoopNode::Gemm &gemm) {
-  SymInt tilesM = SymInt::floorDiv(gemm.m + SymInt(kGemmTileM - 1), kGemmTileM);
-  SymInt tilesN = SymInt::floorDiv(gemm.n + SymInt(kGemmTileN - 1), kGemmTileN);
+  GemmTaskTile tile = gemmTaskTile(gemm);
+  SymInt tilesM = SymInt::floorDiv(gemm.m + SymInt(tile.rows - 1), tile.rows);
+  SymInt tilesN = SymInt::floorDiv(gemm.n + SymInt(tile.cols - 1), tile.cols);
   return gemm.batch * tilesM * tilesN;
 }
 

@@ -42,9 +42,23 @@ struct Kernel {
 };
 
 /// GEMM task decomposition shared by the compiler and every CPU target, so the manifest's range
-/// does not depend on the variant: tiles of kGemmTileM x kGemmTileN of each batch's C.
+/// does not depend on the variant: tiles of each batch's C, kGemmTileM x kGemmTileN at most.
 constexpr int64_t kGemmTileM = 96;
 constexpr int64_t kGemmTileN = 256;
+/// Rows x columns of C one task computes (gemmTaskTile). A GEMM whose B is packed (CPU) with a
+/// static N gets smaller tiles while it has fewer than kGemmMinTasks tasks (BERT's 128 x 768
+/// projections had 6, so 10 of 16 threads idled through them): columns first (each task then
+/// reads its own part of the weights), down to kGemmMinTileN, then rows (the weights are read
+/// once per row of tasks), down to kGemmMinTileM, never below kGemmMinTaskMacs multiply-adds.
+/// Other GEMMs keep kGemmTileM x kGemmTileN, the generic micro-kernel driver's blocking.
+constexpr int64_t kGemmMinTasks = 48;
+constexpr int64_t kGemmMinTileM = 24;
+constexpr int64_t kGemmMinTileN = 32;
+constexpr int64_t kGemmMinTaskMacs = int64_t(1) << 16;
+struct GemmTaskTile {
+  int64_t rows = kGemmTileM, cols = kGemmTileN;
+};
+GemmTaskTile gemmTaskTile(const loop::LoopNode::Gemm &gemm);
 SymInt gemmTileCount(const loop::LoopNode::Gemm &gemm);
 /// Convolution templates: one GEMM per image and group, OC/groups x OH*OW, tiled the same way
 /// (task t is tile t % tilesPerGemm of GEMM t / tilesPerGemm, GEMMs ordered image-major); CPU

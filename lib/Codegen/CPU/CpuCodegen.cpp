@@ -666,7 +666,9 @@ Status KernelEmitter::gemmKernel(const codegen::TemplateKernel &t) {
 
   auto eval = [&](const SymInt &value) { return ex->emitIndex(value, symbols); };
   Value *m = eval(gemm.m), *n = eval(gemm.n), *k = eval(gemm.k), *batch = eval(gemm.batch);
-  GemmTiling tiling{sched::kGemmTileM, sched::kGemmTileN};
+  // Each batch's tasks: tiles of C (for packed B, the grid's shares of them).
+  sched::GemmTaskTile task = sched::gemmTaskTile(gemm);
+  GemmTiling tiling{task.rows, task.cols};
   Value *tiles = emitGemmTileCount(b, tiling, m, n);
   // Empty matrices have no tiles; a divisor of 1 keeps the batch arithmetic defined.
   Value *safeTiles = smax(tiles, i64(1));
@@ -719,8 +721,8 @@ Status KernelEmitter::gemmKernel(const codegen::TemplateKernel &t) {
     packed.n = n;
     packed.k = k;
     int64_t kc = packedGemmKBlock(gemm.k.constant().value_or(-1));
-    emitPackedGemmGrid(b, target, kc, packed, emitCeilDiv(b, m, sched::kGemmTileM),
-                       emitCeilDiv(b, n, sched::kGemmTileN), tileBegin, tileEnd, epilogue);
+    emitPackedGemmGrid(b, target, kc, packed, emitCeilDiv(b, m, task.rows),
+                       emitCeilDiv(b, n, task.cols), tileBegin, tileEnd, epilogue);
   });
   return Status::ok();
 }
