@@ -5,6 +5,8 @@ only (no torch needed), batch symbolic ("s0") in every one:
 - resnet50: ResNet-50 v1.5 (stride on the 3x3 conv), 224 x 224, batch norms kept.
 - mobilenetv2: torchvision's MobileNetV2 (width 1.0): inverted residual blocks, ReLU6 as
   Clip(0, 6), depthwise 3x3 convs (group = channels), 224 x 224.
+- efficientnet_b0: torchvision's EfficientNet-B0: MBConv blocks with 3x3 and 5x5 depthwise convs,
+  squeeze-and-excitation and SiLU (x * sigmoid(x)), 224 x 224.
 - bert: BERT-base encoder (12 post-LN layers, hidden 768, 12 heads, sequence 128, exact GELU) on
   embeddings: input_ids and the embedding lookup are left out, so every input is f32 (x and an
   additive mask).
@@ -24,7 +26,8 @@ convolution before it at generation time (numpy, float32; the same random draws)
 `dtype="f16"` casts every float initializer, input and output to float16. Same seed and options
 give the same bytes on any machine with the same numpy (bench/gpu.py checks that with sha256).
 
-The f32 files are ~100 MB (resnet50), ~14 MB (mobilenetv2), ~340 MB (bert) and ~500 MB (gpt2),
+The f32 files are ~100 MB (resnet50), ~14 MB (mobilenetv2), ~21 MB (efficientnet_b0), ~340 MB
+(bert) and ~500 MB (gpt2),
 so they go to a cache directory, not the repository:
     make_zoo.py [--out DIR] [--models resnet50,mobilenetv2,bert,gpt2] [--dtype f16] [--fold-bn]
 DIR defaults to $TENSORC_CACHE/models or ~/.cache/tensorc/models. Opset 17.
@@ -198,6 +201,59 @@ def mobilenetv2(dtype="f32", fold_bn=False):
                    + ("folded into the convs." if fold_bn else "kept."), dtype)
 
 
+# ---- EfficientNet-B0 ----------------------------------------------------------------------------
+
+# torchvision's MBConv settings: (expansion, kernel, stride, input channels, output channels,
+# layers). Each block: 1x1 expansion (unless 1), depthwise k x k, squeeze-and-excitation (mean
+# over the image, 1x1 convs to max(1, input / 4) channels and back, SiLU then sigmoid, scaling the
+# channels), 1x1 projection; a residual where the shape stays. SiLU is x * sigmoid(x), as
+# torch.onnx writes it.
+EFFICIENTNET_B0_SETTINGS = [(1, 3, 1, 32, 16, 1), (6, 3, 2, 16, 24, 2), (6, 5, 2, 24, 40, 2),
+                            (6, 3, 2, 40, 80, 3), (6, 5, 1, 80, 112, 3), (6, 5, 2, 112, 192, 4),
+                            (6, 3, 1, 192, 320, 1)]
+EFFICIENTNET_B0_STEM, EFFICIENTNET_B0_LAST = 32, 1280
+
+
+def silu(b, x):
+    return b.node("Mul", [x, b.node("Sigmoid", [x], "sigmoid")], "silu")
+
+
+def conv1x1_bias(b, prefix, x, cin, cout):
+    w = b.random(f"{prefix}.weight", (cout, cin, 1, 1), np.sqrt(2.0 / cin))
+    bias = b.param(f"{prefix}.bias", (0.1 * b.rng.standard_normal(cout)).astype(np.float32))
+    return b.node("Conv", [x, w, bias], "conv", kernel_shape=[1, 1])
+
+
+def efficientnet_b0(dtype="f32", fold_bn=False):
+    b = Builder(7, fold_bn)
+    x = silu(b, b.conv_bn("features.0.0", "x", 3, EFFICIENTNET_B0_STEM, 3, 2, "features.0.1"))
+    for stage, (t, k, s, cin, cout, layers) in enumerate(EFFICIENTNET_B0_SETTINGS):
+        for i in range(layers):
+            p, c_in, stride = f"features.{stage + 1}.{i}.block", cin if i == 0 else cout, \
+                s if i == 0 else 1
+            hidden, y, layer = c_in * t, x, 0
+            if t != 1:  # 1x1 expansion
+                y = silu(b, b.conv_bn(f"{p}.0.0", y, c_in, hidden, 1, 1, f"{p}.0.1"))
+                layer = 1
+            y = silu(b, b.conv_bn(f"{p}.{layer}.0", y, hidden, hidden, k, stride,
+                                  f"{p}.{layer}.1", groups=hidden))  # depthwise
+            squeeze = max(1, c_in // 4)
+            se = b.node("ReduceMean", [y], "se_mean", axes=[2, 3], keepdims=1)
+            se = silu(b, conv1x1_bias(b, f"{p}.{layer + 1}.fc1", se, hidden, squeeze))
+            se = b.node("Sigmoid", [conv1x1_bias(b, f"{p}.{layer + 1}.fc2", se, squeeze, hidden)],
+                        "se_gate")
+            y = b.node("Mul", [y, se], "se_scale")
+            y = b.conv_bn(f"{p}.{layer + 2}.0", y, hidden, cout, 1, 1, f"{p}.{layer + 2}.1")
+            x = b.node("Add", [y, x], "residual") if stride == 1 and c_in == cout else y
+    x = silu(b, b.conv_bn("features.8.0", x, EFFICIENTNET_B0_SETTINGS[-1][4],
+                          EFFICIENTNET_B0_LAST, 1, 1, "features.8.1"))
+    x = classifier(b, x, "classifier.1", EFFICIENTNET_B0_LAST, 1000)  # dropout: identity
+    return b.model("efficientnet_b0", [("x", TensorProto.FLOAT, IMAGE)],
+                   [(x, TensorProto.FLOAT, [BATCH, 1000])],
+                   "EfficientNet-B0 (torchvision layout), random weights, batch norms "
+                   + ("folded into the convs." if fold_bn else "kept."), dtype)
+
+
 # ---- Transformers: shared pieces ----------------------------------------------------------------
 
 SEQ, HIDDEN, HEADS, LAYERS, FFN = 128, 768, 12, 12, 3072
@@ -333,8 +389,9 @@ def gpt2(dtype="f32", fold_bn=False):
                    "positions, LM head tied to the token embedding.", dtype)
 
 
-MODELS = {"resnet50": resnet50, "mobilenetv2": mobilenetv2, "bert": bert, "gpt2": gpt2}
-CONVNETS = ("resnet50", "mobilenetv2")  # the models fold_bn changes
+MODELS = {"resnet50": resnet50, "mobilenetv2": mobilenetv2, "efficientnet_b0": efficientnet_b0,
+          "bert": bert, "gpt2": gpt2}
+CONVNETS = ("resnet50", "mobilenetv2", "efficientnet_b0")  # the models fold_bn changes
 
 
 def generate(name, dtype="f32", fold_bn=False):
