@@ -30,18 +30,21 @@ GemmTaskTile gemmTaskTile(const loop::LoopNode::Gemm &gemm) {
   auto m = gemm.m.constant();
   int64_t batch = std::max<int64_t>(1, gemm.batch.constant().value_or(1));
   int64_t k = std::max<int64_t>(1, gemm.k.constant().value_or(1));
-  auto ceilDiv = [](int64_t x, int64_t d) { return (x + d - 1) / d; };
+  auto ceilDiv = [](int64_t x, int64_t d) { return x / d + (x % d != 0); };
+  // In floating point: a hostile model's extents must not overflow the products.
   auto tasks = [&](const GemmTaskTile &t) {
-    return batch * (m ? ceilDiv(*m, t.rows) : 1) * ceilDiv(*n, t.cols);
+    return double(batch) * double(m ? ceilDiv(*m, t.rows) : 1) * double(ceilDiv(*n, t.cols));
   };
   auto worth = [&](const GemmTaskTile &t) {
-    return std::min(m.value_or(t.rows), t.rows) * std::min(*n, t.cols) * k >= kGemmMinTaskMacs;
+    double macs = double(std::min(m.value_or(t.rows), t.rows)) * double(std::min(*n, t.cols));
+    return macs * double(k) >= double(kGemmMinTaskMacs);
   };
-  while (tasks(tile) < kGemmMinTasks) {
+  while (tasks(tile) < double(kGemmMinTasks)) {
+    // Halve a side only while that makes more tiles of it.
     GemmTaskTile next = tile;
-    if (tile.cols > kGemmMinTileN && tile.cols < 2 * *n)
+    if (tile.cols > kGemmMinTileN && tile.cols / 2 < *n)
       next.cols = tile.cols / 2;
-    else if (m && tile.rows > kGemmMinTileM && tile.rows < 2 * *m)
+    else if (m && tile.rows > kGemmMinTileM && tile.rows / 2 < *m)
       next.rows = tile.rows / 2;
     else
       break;

@@ -29,7 +29,8 @@ int64_t macs(const loop::LoopNode::Gemm &g, const GemmTaskTile &t) {
 
 TEST(GemmTaskTile, SmallMProjectionsGetTasksForEveryThread) {
   // BERT-base at batch 1: Q/K/V/output projections, FFN up and down; GPT-2's fused QKV.
-  for (auto [n, k] : {std::pair<int64_t, int64_t>{768, 768}, {3072, 768}, {768, 3072}, {2304, 768}}) {
+  for (auto [n, k] :
+       {std::pair<int64_t, int64_t>{768, 768}, {3072, 768}, {768, 3072}, {2304, 768}}) {
     loop::LoopNode::Gemm g = gemm(SymInt(128), n, k);
     GemmTaskTile t = gemmTaskTile(g);
     EXPECT_GE(tasks(g), kGemmMinTasks) << n << "x" << k;
@@ -78,6 +79,16 @@ TEST(GemmTaskTile, NoTaskBelowTheMinimumWork) {
   GemmTaskTile small = gemmTaskTile(tiny);
   EXPECT_EQ(small.rows, kGemmTileM);
   EXPECT_EQ(small.cols, kGemmTileN);
+}
+
+TEST(GemmTaskTile, HugeExtentsDoNotOverflow) {
+  // Checked under UBSan in the sanitizer build: no product of extents overflows.
+  const int64_t huge = int64_t(1) << 62;
+  GemmTaskTile t = gemmTaskTile(gemm(SymInt(huge), huge, huge, true, huge));
+  EXPECT_EQ(t.rows, kGemmTileM);
+  EXPECT_EQ(t.cols, kGemmTileN);
+  GemmTaskTile thin = gemmTaskTile(gemm(SymInt(1), 1000, huge));
+  EXPECT_EQ(thin.cols, kGemmMinTileN);
 }
 
 } // namespace
