@@ -58,9 +58,17 @@ def cache_dir():
                                                            "tensorc")
 
 
-def find_binaries(build_dir):
+def find_binaries(build_dir, tensorc=None, runner=None):
+    """tensorc and tensorc-run: the paths given (a compiler kit's `tc` and `tensorc-run`), else
+    the build directory's."""
     found = {}
+    given = {"tensorc": tensorc, "tensorc-run": runner}
     for name, candidates in BINARIES.items():
+        if given[name]:
+            if not (os.path.isfile(given[name]) and os.access(given[name], os.X_OK)):
+                raise BenchError(f"{name}: {given[name]} is not an executable file")
+            found[name] = os.path.abspath(given[name])
+            continue
         paths = [os.path.join(build_dir, c) for c in candidates]
         hit = next((p for p in paths if os.path.isfile(p) and os.access(p, os.X_OK)), None)
         if hit is None:
@@ -99,9 +107,16 @@ def compile_model(tensorc, model_path, bundle_dir):
     return time.perf_counter() - start, cpu_s, output
 
 
-def export_real(name):
+def export_real(name, exports=None):
     """--suite real: the model exported by bench/suite.py (dynamo exporter, f32, batch 1) into the
-    cache, once; returns its directory (model.onnx, inputs.safetensors)."""
+    cache, once, or the f32 export a `bench/real.py prepare --out EXPORTS` left in
+    EXPORTS/<name>_f32; returns its directory (model.onnx, inputs.safetensors)."""
+    if exports:
+        out = os.path.join(exports, f"{name}_f32")
+        if not os.path.exists(os.path.join(out, "export.json")):
+            raise BenchError(f"{name}: no f32 export in {out} (bench/real.py prepare --out "
+                             f"{exports} --models {name} --dtypes f32 exports it)")
+        return out
     out = os.path.join(cache_dir(), "real", name)
     if not os.path.exists(os.path.join(out, "export.json")):
         log(f"{name}: exporting with torch (bench/suite.py)")
@@ -110,12 +125,13 @@ def export_real(name):
     return out
 
 
-def make_inputs(name, session, batch, seed, suite_name="cpu"):
+def make_inputs(name, session, batch, seed, suite_name="cpu", exports=None):
     """Fixed inputs, in the model's order. Real models (--suite real) take the inputs their export
     wrote; zoo models get theirs from make_zoo.example_inputs (token ids in the vocabulary, a
     realistic attention mask); the others uniform in [-1, 1), symbolic dims set to the batch."""
     if suite_name == "real":
-        saved = safetensors_np.load(os.path.join(export_real(name), "inputs.safetensors"))
+        saved = safetensors_np.load(os.path.join(export_real(name, exports),
+                                                 "inputs.safetensors"))
         return {info.name: saved[info.name] for info in session.get_inputs()}
     if name in make_zoo.MODELS:
         feeds = make_zoo.example_inputs(name, batch, seed)
@@ -211,7 +227,7 @@ def tc_threads(label, threads):
 def bench_model(name, args, bins, work_dir, thread_counts):
     """Compiles, checks and times one model; returns its JSON record (rows included)."""
     if args.suite == "real":
-        onnx_path = os.path.join(export_real(name), "model.onnx")
+        onnx_path = os.path.join(export_real(name, args.exports), "model.onnx")
     elif name in make_zoo.MODELS:
         onnx_path = make_zoo.build([name], os.path.join(cache_dir(), "models"))[name]
     else:
@@ -233,7 +249,7 @@ def bench_model(name, args, bins, work_dir, thread_counts):
 
     # One fixed input, written for tensorc-run under the bundle's own input name.
     session = ort_session(onnx_path, thread_counts[0][1])
-    feeds = make_inputs(name, session, args.batch, args.seed, args.suite)
+    feeds = make_inputs(name, session, args.batch, args.seed, args.suite, args.exports)
     if len(manifest["inputs"]) != len(feeds):
         raise BenchError(f"{name}: the bundle takes {len(manifest['inputs'])} inputs, the ONNX "
                          f"model {len(feeds)}")
@@ -393,6 +409,12 @@ def parse_args():
                         help="comma-separated thread counts; 'all' = every core")
     parser.add_argument("--build-dir", default=os.path.join(REPO, "build"),
                         help="CMake build directory holding tensorc and tensorc-run")
+    parser.add_argument("--tensorc", help="the tensorc driver to use instead of --build-dir's "
+                        "(on the GPU machine: a compiler kit's .kit/tc)")
+    parser.add_argument("--runner", help="tensorc-run to use instead of --build-dir's")
+    parser.add_argument("--exports", help="--suite real: take each model's f32 export from "
+                        "EXPORTS/<model>_f32, as `bench/real.py prepare --out EXPORTS` wrote it, "
+                        "instead of exporting it again")
     parser.add_argument("--frontend", choices=["onnx", "fx"], default="onnx",
                         help="what tensorc compiles: the same .onnx as the peer (default) or "
                              "the .fx twin")
@@ -434,7 +456,7 @@ def main():
                   file=sys.stderr)
             return 2
     try:
-        bins = find_binaries(os.path.abspath(args.build_dir))
+        bins = find_binaries(os.path.abspath(args.build_dir), args.tensorc, args.runner)
         os.makedirs(args.work_dir, exist_ok=True)
         env = environment()
         records = [bench_model(name, args, bins, args.work_dir, thread_counts)
