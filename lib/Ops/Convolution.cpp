@@ -1,4 +1,5 @@
 // Convolution and pooling: aten.convolution (N-d, groups, transposed), max_pool, avg_pool.
+#include "DecomposeHelpers.h"
 #include "DenseKernels.h"
 #include "OpGroups.h"
 #include "OpHelpers.h"
@@ -547,20 +548,55 @@ Status runAvgPool(KernelContext &ctx) {
                           });
 }
 
+// ---- Decompositions ---------------------------------------------------------------------------
+
+/// A 1-D convolution (not transposed) as the 2-D one over a height of 1: input [N, C, L] viewed
+/// [N, C, 1, L], weight [OC, C/groups, K] viewed [OC, C/groups, 1, K], stride/padding/dilation
+/// (1, s) / (0, p) / (1, d), the result [N, OC, 1, OL] viewed back. The backends' convolution
+/// templates (implicit GEMM, depthwise, channels-last) are 2-D: without this a 1-D convolution
+/// (audio and text CNNs, Whisper's and wav2vec's front ends) ran on the reference kernel.
+DecomposeResult decomposeConvolution(RewriteContext &rewrite, const OpRegistry &registry) {
+  DecomposeBuilder b(rewrite, registry);
+  AttrReader attrs(b.node().attrs());
+  Value *input = b.operand(0), *weight = b.operand(1);
+  const Shape &in = input->type().shape, &w = weight->type().shape;
+  if (in.size() != 3 || w.size() != 3 || attrs.getBool("transposed"))
+    return keepNode();
+  Expected<std::vector<int64_t>> stride = readSpatialList(attrs, "stride", 1, 1),
+                                 padding = readSpatialList(attrs, "padding", 1, 0),
+                                 dilation = readSpatialList(attrs, "dilation", 1, 1);
+  if (!stride || !padding || !dilation)
+    return keepNode(); // shape inference reports the bad attribute
+  TC_ASSIGN_OR_RETURN(Value * input2d, b.view(input, {in[0], in[1], SymInt(1), in[2]}));
+  TC_ASSIGN_OR_RETURN(Value * weight2d, b.view(weight, {w[0], w[1], SymInt(1), w[2]}));
+  // The bias, or none (a null operand).
+  Value *bias = b.node().inputs().size() > 2 ? b.operand(2) : nullptr;
+  std::vector<Value *> operands = {input2d, weight2d, bias};
+  AttrMap attrs2d = b.node().attrs();
+  attrs2d["stride"] = Attribute(std::vector<int64_t>{1, (*stride)[0]});
+  attrs2d["padding"] = Attribute(std::vector<int64_t>{0, (*padding)[0]});
+  attrs2d["dilation"] = Attribute(std::vector<int64_t>{1, (*dilation)[0]});
+  attrs2d["output_padding"] = Attribute(std::vector<int64_t>{0, 0});
+  TC_ASSIGN_OR_RETURN(Value * conv, b.emit(OpId::Convolution, operands, std::move(attrs2d)));
+  TC_ASSIGN_OR_RETURN(Value * result, b.view(conv, b.resultType().shape));
+  return replaceWith(result);
+}
+
 } // namespace
 
 Status registerConvolutionOps(OpRegistry &registry) {
   const std::vector<int64_t> zero{0}, one{1};
-  TC_RETURN_IF_ERROR(
-      registry.add(makeOp(OpId::Convolution,
-                          {tensorParam("input"), tensorParam("weight"), optionalTensorParam("bias"),
-                           attrParam("stride", AttrKind::Ints, Attribute(one)),
-                           attrParam("padding", AttrKind::Ints, Attribute(zero)),
-                           attrParam("dilation", AttrKind::Ints, Attribute(one)),
-                           attrParam("transposed", AttrKind::Bool, Attribute(false)),
-                           attrParam("output_padding", AttrKind::Ints, Attribute(zero)),
-                           attrParam("groups", AttrKind::Int, Attribute(int64_t(1)))},
-                          inferConvolution, runConvolution)));
+  TC_RETURN_IF_ERROR(registry.add(withDecompose(
+      makeOp(OpId::Convolution,
+             {tensorParam("input"), tensorParam("weight"), optionalTensorParam("bias"),
+              attrParam("stride", AttrKind::Ints, Attribute(one)),
+              attrParam("padding", AttrKind::Ints, Attribute(zero)),
+              attrParam("dilation", AttrKind::Ints, Attribute(one)),
+              attrParam("transposed", AttrKind::Bool, Attribute(false)),
+              attrParam("output_padding", AttrKind::Ints, Attribute(zero)),
+              attrParam("groups", AttrKind::Int, Attribute(int64_t(1)))},
+             inferConvolution, runConvolution),
+      decomposeConvolution)));
   TC_RETURN_IF_ERROR(
       registry.add(makeOp(OpId::MaxPool,
                           {tensorParam("self"), attrParam("kernel_size", AttrKind::Ints),

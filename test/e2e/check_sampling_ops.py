@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Pooling, resize, pad, concat of many inputs, gather_nd and scatter_nd as generated kernels, on
-both targets, against onnxruntime.
+"""Pooling, resize, pad, concat of many inputs, gather_nd, scatter_nd and 1-D convolutions as
+generated kernels, on both targets, against onnxruntime.
 
 Each case is one ONNX node on random inputs (one a torch module through the dynamo exporter). It is compiled with --fallback=error (a reference
 kernel fallback fails the case) for the CPU, whose bundle runs with tensorc run on every host
@@ -66,6 +66,17 @@ def cases():
             x = {"x": rand(rng, *shape).astype(dtype)}
             outputs = ["y", "i"] if attrs.pop("indices", False) else ["y"]
             return node_model(op, x, outputs, dict(attrs)), x
+        return build
+
+    def conv1d(shape, weight_shape, bias=True, **attrs):
+        """A 1-D convolution with constant weights (as exported models have them), which the
+        decomposition turns into the 2-D templates."""
+        def build(rng):
+            x = {"x": rand(rng, *shape)}
+            constants = {"w": rand(rng, *weight_shape) * np.float32(0.3)}
+            if bias:
+                constants["b"] = rand(rng, weight_shape[0])
+            return node_model("Conv", x, ["y"], dict(attrs), constants), x
         return build
 
     def resize(shape, scales=None, sizes=None, roi=None, dtype=np.float32, **attrs):
@@ -168,6 +179,14 @@ def cases():
         "avgpool_adaptive_2x2_of_8x8": pool("AveragePool", (1, 5, 8, 8), kernel_shape=[4, 4],
                                             strides=[4, 4]),
         "adaptive_avg_pool_3x5_of_7x11": adaptive_avg_pool((2, 3, 7, 11), (3, 5)),
+        # 1-D convolutions: strided, padded, dilated and grouped; depthwise; pointwise
+        "conv1d_grouped_strided_dilated": conv1d((2, 8, 50), (12, 4, 5), kernel_shape=[5],
+                                                 strides=[2], pads=[2, 2], dilations=[2],
+                                                 group=2),
+        "conv1d_depthwise": conv1d((1, 16, 33), (16, 1, 3), kernel_shape=[3], pads=[1, 1],
+                                   group=16),
+        "conv1d_pointwise_no_bias": conv1d((2, 24, 40), (32, 24, 1), bias=False,
+                                           kernel_shape=[1]),
         "avgpool_large_window": pool("AveragePool", (2, 3, 12, 12), kernel_shape=[10, 10],
                                      strides=[2, 2]),
         "avgpool_1d": pool("AveragePool", (2, 3, 13), kernel_shape=[3], strides=[2],
