@@ -1,8 +1,13 @@
 # Compiler settings shared by every tensorc target: warnings as errors, sanitizers, ccache.
+# Paths inside the source tree are hashed relative to it (and the working directory is left out
+# of debug builds' hashes), so a clone in another folder, as CI's is, reuses the cache of this
+# one; debug info then names the first clone's paths.
 find_program(TENSORC_CCACHE ccache)
 if(TENSORC_CCACHE)
-  set(CMAKE_C_COMPILER_LAUNCHER ${TENSORC_CCACHE})
-  set(CMAKE_CXX_COMPILER_LAUNCHER ${TENSORC_CCACHE})
+  set(TENSORC_CCACHE_LAUNCHER ${CMAKE_COMMAND} -E env CCACHE_BASEDIR=${PROJECT_SOURCE_DIR}
+                              CCACHE_NOHASHDIR=1 ${TENSORC_CCACHE})
+  set(CMAKE_C_COMPILER_LAUNCHER ${TENSORC_CCACHE_LAUNCHER})
+  set(CMAKE_CXX_COMPILER_LAUNCHER ${TENSORC_CCACHE_LAUNCHER})
 endif()
 
 if(TENSORC_FUZZ)
