@@ -27,8 +27,7 @@ convolution before it at generation time (numpy, float32; the same random draws)
 give the same bytes on any machine with the same numpy (bench/gpu.py checks that with sha256).
 
 The f32 files are ~100 MB (resnet50), ~14 MB (mobilenetv2), ~21 MB (efficientnet_b0), ~340 MB
-(bert) and ~500 MB (gpt2),
-so they go to a cache directory, not the repository:
+(bert) and ~500 MB (gpt2), so they go to a cache directory, not the repository:
     make_zoo.py [--out DIR] [--models resnet50,mobilenetv2,bert,gpt2] [--dtype f16] [--fold-bn]
 DIR defaults to $TENSORC_CACHE/models or ~/.cache/tensorc/models. Opset 17.
 """

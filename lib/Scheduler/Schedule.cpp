@@ -21,6 +21,13 @@ using loop::LoopNode;
 using loop::LoopProgram;
 using loop::printDims;
 
+namespace {
+
+/// ceil(x / d) for x >= 0, d > 0, without overflowing near INT64_MAX.
+int64_t ceilDiv(int64_t x, int64_t d) { return x / d + (x % d != 0); }
+
+} // namespace
+
 GemmTaskTile gemmTaskTile(const loop::LoopNode::Gemm &gemm) {
   GemmTaskTile tile;
   auto n = gemm.n.constant();
@@ -30,7 +37,6 @@ GemmTaskTile gemmTaskTile(const loop::LoopNode::Gemm &gemm) {
   auto m = gemm.m.constant();
   int64_t batch = std::max<int64_t>(1, gemm.batch.constant().value_or(1));
   int64_t k = std::max<int64_t>(1, gemm.k.constant().value_or(1));
-  auto ceilDiv = [](int64_t x, int64_t d) { return x / d + (x % d != 0); };
   // In floating point: a hostile model's extents must not overflow the products.
   auto tasks = [&](const GemmTaskTile &t) {
     return double(batch) * double(m ? ceilDiv(*m, t.rows) : 1) * double(ceilDiv(*n, t.cols));
@@ -63,7 +69,6 @@ SymInt gemmTileCount(const loop::LoopNode::Gemm &gemm) {
 }
 
 SymInt convTileCount(const loop::LoopNode::Conv &conv) {
-  auto ceilDiv = [](int64_t x, int64_t d) { return (x + d - 1) / d; };
   if (conv.packedWeights) { // the CPU's channels-last tiles, chosen when the weights were packed
     if (conv.depthwise())
       return conv.n * SymInt(ceilDiv(conv.oh, conv.tileM) * ceilDiv(conv.c, conv.tileN));
