@@ -14,21 +14,33 @@
 # CHECK: [[ACC]] + v{{[0-9]+}}
 # A layer norm, its SiLU and the argmax over it (and, horizontally, the add + relu over the same
 # rows): one row per block, block reductions through warp shuffles, a barrier between stages.
+# The rows have a constant extent (16): register rows, each thread taking elements
+# threadIdx.x + j * 32 in an unrolled loop; a reduction's result reaches every thread through
+# shared memory and later stages read it from that register, not from memory.
 # CHECK-LABEL: per_fused_sum_div_sub_mul_1(
+# CHECK: __shared__ unsigned long long tc_smem[65];
 # CHECK: for (long long o = blockIdx.x; o < rows; o += gridDim.x)
-# CHECK: for (long long r = threadIdx.x; r < extent; r += 32)
+# CHECK: float rv[[MEAN:[0-9]+]];
+# CHECK: for (int tc_j = 0; tc_j < 1; ++tc_j) {
+# CHECK-NEXT: const int r = threadIdx.x + tc_j * 32;
+# CHECK-NEXT: if (r >= 16) continue;
 # CHECK: tc_shfl_down(acc, d)
-# CHECK: if (threadIdx.x == 0) b{{[0-9]+}}[o] = acc;
+# CHECK: if (threadIdx.x == 0) { b[[MEAN]][o] = acc; *reinterpret_cast<float *>(&tc_smem[64]) = acc; }
 # CHECK: __syncthreads();
+# CHECK-NEXT: rv[[MEAN]] = *reinterpret_cast<const float *>(&tc_smem[64]);
+# CHECK: = rv[[MEAN]];
 # CHECK: expf(
 # The argmax keeps the index and breaks ties towards the lower one when partial results meet.
 # CHECK: const long long other_i = tc_shfl_down(acc_i, d);
 # CHECK: other_i < acc_i
-# CHECK: if (threadIdx.x == 0) b{{[0-9]+}}[o] = acc_i;
-# A pointwise stage with inner dims: the block's threads split the row.
-# CHECK: for (long long i = threadIdx.x; i < inner; i += 32)
+# CHECK: if (threadIdx.x == 0) { b{{[0-9]+}}[o] = acc_i;
+# A pointwise stage with inner dims: the block's threads split the row; its results stay in
+# registers for later stages, and are stored.
+# CHECK: float rc[[OUT:[0-9]+]][1];
+# CHECK: const int i = threadIdx.x + tc_j * 32;
 # CHECK: tc_max(
-# CHECK: b{{[0-9]+}}[o * inner + i] =
+# CHECK: rc[[OUT]][tc_j] =
+# CHECK: b[[OUT]][o * 16 + i] = rc[[OUT]][tc_j];
 
 graph(%x: f32[s0, 8], %w: f32[16, 8], %b: f32[16], %g: f32[16], %beta: f32[16], %y: f32[s0, 16]):
   %wt : f32[8, 16] = call_function[target=aten.t](args=(%w,))
@@ -39,6 +51,19 @@ graph(%x: f32[s0, 8], %w: f32[16, 8], %b: f32[16], %g: f32[16], %beta: f32[16], 
   %sum : f32[s0, 16] = call_function[target=aten.add](args=(%y, %y))
   %relu : f32[s0, 16] = call_function[target=aten.relu](args=(%sum,))
   return (%am, %relu)
+
+# -----
+# Rows of a symbolic extent (a softmax over s0): block-strided loops, each stage reading the
+# earlier stages' results back from memory after the barrier.
+# CHECK-LABEL: per_fused_amax_sub_exp_sum_0(
+# CHECK: __shared__ unsigned long long tc_smem[64];
+# CHECK: for (long long r = threadIdx.x; r < extent; r += 1024)
+# CHECK: if (threadIdx.x == 0) b{{[0-9]+}}[o] = acc;
+# CHECK: for (long long i = threadIdx.x; i < inner; i += 1024)
+# CHECK: b{{[0-9]+}}[o * inner + i] =
+graph(%x: f32[4, s0]):
+  %sm : f32[4, s0] = call_function[target=aten.softmax](args=(%x, 1))
+  return (%sm,)
 
 # -----
 # Pointwise kernels: four elements per thread, dense operands and results moved as one 4-wide

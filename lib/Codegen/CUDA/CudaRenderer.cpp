@@ -79,8 +79,8 @@ void KernelRenderer::decompose(const std::string &flat, const std::vector<SymInt
       if (d == from) {
         text += strCat(indent, "const ", type, " ", var, " = ", rest, ";\n");
       } else {
-        std::string extent = narrow ? std::to_string(*ranges[d].constant())
-                                    : ex->index(ranges[d], symbols);
+        std::string extent =
+            narrow ? std::to_string(*ranges[d].constant()) : ex->index(ranges[d], symbols);
         text += strCat(indent, "const ", type, " ", var, " = ", rest, " % ", extent, ";\n");
         text += strCat(indent, rest, " /= ", extent, ";\n");
       }
@@ -141,22 +141,94 @@ Expected<LaunchConfig> KernelRenderer::renderLoop(const codegen::LoopKernel &loo
   while (block < 1024 && block * 8 < extent)
     block *= 2;
   blockThreads = block;
-  text += "  __shared__ unsigned long long tc_smem[64];\n";
+  planRegisterRow(stages);
+  // Slots 0..63: the warps' partial results; 64: a reduction's result for every thread.
+  text += strCat("  __shared__ unsigned long long tc_smem[", rowSlots ? 65 : 64, "];\n");
   text += strCat("  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n");
   text += strCat("  const long long rows = ", range, ";\n");
   text += "  for (long long o = blockIdx.x; o < rows; o += gridDim.x) {\n";
   Scope scope = symbols;
   decompose("o", kernel.outerRanges, 0, k, loopVarName, scope, "    ");
+  rowValues.clear();
   for (const LoopNode *node : stages) {
+    bool reduction = node->kind == LoopNode::Kind::Reduction;
+    bool looped = reduction ? !node->reductionRanges.empty() : node->ranges.size() > k;
+    std::string type = memoryType(program.buffers[size_t(node->output)].dtype);
+    if (rowSlots && looped) // what later stages read back from registers
+      text += strCat("    ", type, " ", rowValueName(*node),
+                     reduction ? "" : strCat("[", rowSlots, "]"), ";\n");
     text += "    {\n";
-    if (node->kind == LoopNode::Kind::Reduction)
+    if (reduction)
       renderReductionStage(*node, scope);
     else
       renderPointwiseStage(*node, scope);
     text += "    }\n    __syncthreads();\n";
+    if (rowSlots && looped) {
+      if (reduction)
+        text += strCat("    ", rowValueName(*node), " = *reinterpret_cast<const ", type,
+                       " *>(&tc_smem[64]);\n");
+      rowValues.push_back(node);
+    }
   }
+  ex->clearLoadOverrides();
   text += "  }\n";
   return LaunchConfig{rows, block};
+}
+
+void KernelRenderer::planRegisterRow(const std::vector<const LoopNode *> &stages) {
+  size_t k = kernel.outerRanges.size();
+  rowSlots = rowExtent = 0;
+  int64_t extent = 0;
+  for (const LoopNode *node : stages) {
+    bool reduction = node->kind == LoopNode::Kind::Reduction;
+    const std::vector<SymInt> &inner =
+        reduction ? node->reductionRanges
+                  : std::vector<SymInt>(node->ranges.begin() +
+                                            std::ptrdiff_t(std::min(k, node->ranges.size())),
+                                        node->ranges.end());
+    if (inner.empty())
+      continue; // a value per row, computed by one thread
+    std::optional<int64_t> e = inner[0].constant();
+    if (inner.size() != 1 || !e || *e <= 0 || (extent && *e != extent))
+      return;
+    extent = *e;
+  }
+  int64_t slots = (extent + blockThreads - 1) / blockThreads;
+  if (extent && slots <= kMaxRowSlots)
+    rowSlots = slots, rowExtent = extent;
+}
+
+std::string KernelRenderer::rowValueName(const LoopNode &node) const {
+  return strCat(node.kind == LoopNode::Kind::Reduction ? "rv" : "rc", node.output);
+}
+
+void KernelRenderer::overrideRowLoads(const std::string &innerVar) {
+  // A row element's flat index over (outer dims, the inner dim) and a row's over the outer dims.
+  size_t k = kernel.outerRanges.size();
+  SymInt rowFlat(0), stride(1);
+  for (size_t d = k; d-- > 0;) {
+    rowFlat = rowFlat + SymInt::symbol(loop::loopVar(d)) * stride;
+    stride = stride * kernel.outerRanges[d];
+  }
+  SymInt elementFlat = rowFlat * SymInt(rowExtent) + SymInt::symbol(innerVar);
+  ex->clearLoadOverrides();
+  for (const LoopNode *node : rowValues) {
+    DType dtype = program.buffers[size_t(node->output)].dtype;
+    if (node->kind == LoopNode::Kind::Reduction)
+      ex->overrideLoad(node->output, rowFlat, fromMemory(dtype, rowValueName(*node)));
+    else
+      ex->overrideLoad(node->output, elementFlat,
+                       fromMemory(dtype, rowValueName(*node) + "[tc_j]"));
+  }
+}
+
+std::string KernelRenderer::rowLoopHead(const std::string &var, const std::string &indent) {
+  std::string head = strCat(indent, "#pragma unroll\n", indent, "for (int tc_j = 0; tc_j < ",
+                            rowSlots, "; ++tc_j) {\n", indent, "  const int ", var,
+                            " = threadIdx.x + tc_j * ", blockThreads, ";\n");
+  if (rowExtent % blockThreads)
+    head += strCat(indent, "  if (", var, " >= ", rowExtent, ") continue;\n");
+  return head;
 }
 
 std::string KernelRenderer::vectorType(DType dtype) {
@@ -286,6 +358,19 @@ void KernelRenderer::renderPointwiseStage(const LoopNode &node, const Scope &out
     text += indent + "}\n";
     return;
   }
+  if (rowSlots) {
+    text += rowLoopHead("i", indent);
+    Scope scope = outer;
+    decompose("i", node.ranges, k, m, loopVarName, scope, indent + "  ");
+    overrideRowLoads(loop::loopVar(k));
+    std::string value = ex->body(node.body, scope, text, indent + "  ");
+    DType dtype = program.buffers[size_t(node.output)].dtype;
+    text += strCat(indent, "  ", rowValueName(node),
+                   "[tc_j] = ", ex->storedValue(value, node.body->dtype, dtype), ";\n");
+    text += strCat(indent, "  b", node.output, "[o * ", rowExtent, " + i] = ", rowValueName(node),
+                   "[tc_j];\n", indent, "}\n");
+    return;
+  }
   std::string inner = ex->index(product(node.ranges, k), symbols);
   text += strCat(indent, "const long long inner = ", inner, ";\n");
   text += noUnroll(m - k);
@@ -343,11 +428,17 @@ void KernelRenderer::renderReductionStage(const LoopNode &node, const Scope &out
   text +=
       strCat(indent, "const long long extent = ", ex->index(product(node.reductionRanges), symbols),
              ";\n");
-  text += noUnroll(q);
-  text +=
-      strCat(indent, "for (long long r = threadIdx.x; r < extent; r += ", blockThreads, ") {\n");
   Scope scope = outer;
-  decompose("r", node.reductionRanges, 0, q, reductionVarName, scope, indent + "  ");
+  if (rowSlots) {
+    text += rowLoopHead("r", indent);
+    decompose("r", node.reductionRanges, 0, q, reductionVarName, scope, indent + "  ");
+    overrideRowLoads(loop::reductionVar(0));
+  } else {
+    text += noUnroll(q);
+    text +=
+        strCat(indent, "for (long long r = threadIdx.x; r < extent; r += ", blockThreads, ") {\n");
+    decompose("r", node.reductionRanges, 0, q, reductionVarName, scope, indent + "  ");
+  }
   std::string value = ex->body(node.body, scope, text, indent + "  ");
   if (isArg)
     text += strCat(indent, "  if (", argBetter(op, dtype, value, "r", "acc", "acc_i", false),
@@ -383,10 +474,16 @@ void KernelRenderer::renderReductionStage(const LoopNode &node, const Scope &out
     warpReduce(indent + "  ");
     text += indent + "}\n";
   }
-  text += indent + "if (threadIdx.x == 0) " +
-          (isArg ? ex->store(node.output, DType::I64, "acc_i", "o")
-                 : ex->store(node.output, dtype, "acc", "o")) +
-          "\n";
+  std::string store = isArg ? ex->store(node.output, DType::I64, "acc_i", "o")
+                            : ex->store(node.output, dtype, "acc", "o");
+  if (rowSlots) { // every thread reads the result after the stage's barrier
+    DType out = program.buffers[size_t(node.output)].dtype;
+    store = strCat("{ ", store, " *reinterpret_cast<", memoryType(out), " *>(&tc_smem[64]) = ",
+                   isArg ? ex->storedValue("acc_i", DType::I64, out)
+                         : ex->storedValue("acc", dtype, out),
+                   "; }");
+  }
+  text += indent + "if (threadIdx.x == 0) " + store + "\n";
 }
 
 Expected<RenderedKernels> renderKernels(const loop::LoopProgram &program,

@@ -107,6 +107,21 @@ private:
 
   void renderPointwiseStage(const LoopNode &node, const Scope &outer);
 
+  /// Register rows: when every stage that loops over the row loops over one inner dim of the
+  /// same constant extent, of at most kMaxRowSlots elements per thread, each thread takes
+  /// elements threadIdx.x + j * block (j < rowSlots) in every stage, in unrolled loops: a
+  /// stage's loads issue together, and later stages read earlier stages' results at their own
+  /// element (pointwise) or row (reductions, broadcast through shared memory) from registers
+  /// instead of loading them back. Sets rowSlots and rowExtent (0: rows loop as before).
+  void planRegisterRow(const std::vector<const LoopNode *> &stages);
+  /// The registers holding `node`'s results in a register row (rc<buffer>[j] or rv<buffer>).
+  std::string rowValueName(const LoopNode &node) const;
+  /// Points loads of earlier stages' results (rowValues) at their registers, for a stage whose
+  /// inner loop variable is `innerVar`.
+  void overrideRowLoads(const std::string &innerVar);
+  /// The unrolled loop over a thread's row elements, binding `var` (its body left open).
+  std::string rowLoopHead(const std::string &var, const std::string &indent);
+
   /// `#pragma unroll 1` before a block-strided loop whose variable splits into `dims` dims (more
   /// than one), else nothing.
   static std::string noUnroll(size_t dims);
@@ -201,6 +216,9 @@ private:
   std::string text;
   std::string librarySource; // the whole kernel, when the kernel library rendered it
   int64_t blockThreads = 32;
+  static constexpr int64_t kMaxRowSlots = 16;
+  int64_t rowSlots = 0, rowExtent = 0;
+  std::vector<const LoopNode *> rowValues; // stages whose results are in registers
   int counter = 0;
 };
 
