@@ -271,4 +271,14 @@ bool graphsEqual(const Graph &a, const Graph &b, std::string *difference) {
   return true;
 }
 
+const Tensor *constantData(const Graph &graph, const Value *value) {
+  if (!value)
+    return nullptr;
+  if (graph.isParameter(value))
+    return &graph.weights().at(value->name());
+  if (value->producer() && value->producer()->opId() == OpId::Constant)
+    return &value->producer()->attr("value").asTensor();
+  return nullptr;
+}
+
 } // namespace tensorc

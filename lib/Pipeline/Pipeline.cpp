@@ -176,8 +176,12 @@ Status runStages(PipelineState state, const std::string &modelPath, const OpRegi
   TC_RETURN_IF_ERROR(run.graph("simplify", graph, [&](Graph &g) {
     return passes(g, simplifyPasses(options.attentionFusion));
   }));
-  TC_RETURN_IF_ERROR(run.graph(
-      "decompose", graph, [&](Graph &g) { return passes(g, "decompose,constant-fold,cse,dce"); }));
+  // GPU-only compiles merge products of one operand (Q/K/V projections) into one wider GEMM: at
+  // small batch each narrow one left most SMs idle. The CPU splits its GEMMs into tasks anyway.
+  TC_RETURN_IF_ERROR(run.graph("decompose", graph, [&](Graph &g) {
+    return passes(g, options.gpuOnly ? "decompose,constant-fold,cse,dce,merge-parallel-matmuls,dce"
+                                     : "decompose,constant-fold,cse,dce");
+  }));
   // No CSE after autodiff: it would merge the min-cut partition's recomputed nodes back into
   // the forward ones they copy.
   TC_RETURN_IF_ERROR(run.graph("autodiff", graph, [&](Graph &g) -> Status {
@@ -251,9 +255,9 @@ const std::vector<std::string> &stageNames() {
 }
 
 std::vector<std::string> disablablePasses() {
-  return {"constant-fold", "fold-batchnorm", "cse",
-          "dce",           "fuse-attention", "fuse-tensor-core-attention",
-          "decompose"};
+  return {"constant-fold", "fold-batchnorm",        "cse",
+          "dce",           "fuse-attention",        "fuse-tensor-core-attention",
+          "decompose",     "merge-parallel-matmuls"};
 }
 
 Status DebugLimits::validate() const {

@@ -8,21 +8,6 @@
 
 namespace tensorc {
 
-namespace {
-
-/// The data of a value that is a constant: a parameter or a prims.constant result.
-const Tensor *constantData(const Graph &graph, const Value *value) {
-  if (!value)
-    return nullptr;
-  if (graph.isParameter(value))
-    return &graph.weights().at(value->name());
-  if (value->producer() && value->producer()->opId() == OpId::Constant)
-    return &value->producer()->attr("value").asTensor();
-  return nullptr;
-}
-
-} // namespace
-
 Status foldBatchNorm(Graph &graph, const PassContext &context) {
   std::map<const Value *, std::vector<const Node *>> users = computeUsers(graph);
   const OpDef &convOp = *context.registry.get(OpId::Convolution);

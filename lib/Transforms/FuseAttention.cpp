@@ -15,11 +15,7 @@ namespace {
 
 /// The single value of a constant of one element: a parameter or a prims.constant result.
 std::optional<double> scalarConstant(const Graph &graph, const Value *value) {
-  const Tensor *data = nullptr;
-  if (graph.isParameter(value))
-    data = &graph.weights().at(value->name());
-  else if (value->producer() && value->producer()->opId() == OpId::Constant)
-    data = &value->producer()->attr("value").asTensor();
+  const Tensor *data = constantData(graph, value);
   if (!data || data->numel() != 1 || !isFloating(data->dtype()))
     return std::nullopt;
   return data->getDouble(0);

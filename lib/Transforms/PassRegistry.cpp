@@ -11,6 +11,7 @@
 #include "tensorc/Transforms/Decompose.h"
 #include "tensorc/Transforms/FoldBatchNorm.h"
 #include "tensorc/Transforms/FuseAttention.h"
+#include "tensorc/Transforms/MergeMatmuls.h"
 
 namespace tensorc {
 
@@ -26,6 +27,9 @@ const std::vector<PassInfo> &allPasses() {
       {"fuse-tensor-core-attention",
        "fuse-attention for f16/bf16 heads with head dims multiples of 16 up to 128",
        fuseTensorCoreAttention},
+      {"merge-parallel-matmuls",
+       "products of one operand by constant weights into one product and column slices",
+       mergeParallelMatmuls},
   };
   return passes;
 }

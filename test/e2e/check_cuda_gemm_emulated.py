@@ -140,6 +140,30 @@ def head_split_model(dtype, m, k, heads, d):
     return ins, {"w": (n, k), "b": (n,)}, lines, "o", {"x": (m, k)}
 
 
+def qkv_model(dtype, m, k, heads, d):
+    """A transformer's Q, K and V projections of one x (x . wq^T + bq, ...), each split into heads
+    [heads, m, d], summed: compiles merge the three products into one GEMM (merge-parallel-matmuls)
+    whose column slices the head-split kernel reads."""
+    n = heads * d
+    ins = [f"%x: {shape_text(dtype, (m, k))}"]
+    lines, params, heads_out = [], {}, []
+    for p in "qkv":
+        params[f"w{p}"], params[f"b{p}"] = (n, k), (n,)
+        lines += [f"  %t{p} : {shape_text(dtype, (k, n))} = call_function[target=aten.t]"
+                  f"(args=(%w{p},))",
+                  f"  %y{p} : {shape_text(dtype, (m, n))} = call_function[target=aten.addmm]"
+                  f"(args=(%b{p}, %x, %t{p}))",
+                  f"  %v{p} : {shape_text(dtype, (m, heads, d))} = call_function[target=aten.view]"
+                  f"(args=(%y{p}, [{m}, {heads}, {d}]))",
+                  f"  %h{p} : {shape_text(dtype, (heads, m, d))} = call_function["
+                  f"target=aten.transpose](args=(%v{p}, 0, 1))"]
+        heads_out.append(f"h{p}")
+    out = shape_text(dtype, (heads, m, d))
+    lines += [f"  %s : {out} = call_function[target=aten.add](args=(%hq, %hk))",
+              f"  %o : {out} = call_function[target=aten.add](args=(%s, %hv))"]
+    return ins, params, lines, "o", {"x": (m, k)}
+
+
 def build_model(dtype, case):
     kind = case["kind"]
     if kind == "linear":
@@ -150,6 +174,8 @@ def build_model(dtype, case):
                           case.get("transpose_b", False))
     elif kind == "head_split":
         parts = head_split_model(dtype, case["m"], case["k"], case["heads"], case["d"])
+    elif kind == "qkv":
+        parts = qkv_model(dtype, case["m"], case["k"], case["heads"], case["d"])
     elif kind == "chain":
         parts = chain_model(dtype, case["m"], case["k"], case["n"])
     elif kind == "strided_a":
@@ -176,8 +202,8 @@ def run_case(args, work, name, dtype, case):
         text = text.replace(rows, symbolic)
         reference_text = reference_text.replace(rows, symbolic)
     scale = 1.0 / np.sqrt(case["k"])
-    weights = {p: emu.round_to(dtype, rng.uniform(-scale if p == "w" else -0.5,
-                                                  scale if p == "w" else 0.5, s)
+    weights = {p: emu.round_to(dtype, rng.uniform(-scale if p.startswith("w") else -0.5,
+                                                  scale if p.startswith("w") else 0.5, s)
                                .astype(np.float32)) for p, s in params.items()}
     inputs = {k: emu.round_to(dtype, rng.uniform(-1, 1, s).astype(np.float32))
               for k, s in input_shapes.items()}
@@ -211,7 +237,7 @@ CHAIN_LAUNCHES = ["tem_mm_add_mul_erf_tanh_sigmoid_0", "red_fused_sum_1",
 # transpose_b), transposed_a or strided_a (m, k, n); split: some kernel must split K; blocks: launched at
 # most, so kernels stride over their units; archs: --cuda-arch; tf32: --matmul-precision high;
 # symbols: the row count as s0 at this value; want_vector: both operands take 16-byte copies;
-# kind chain (m, k, n): chain_model; kind head_split (m, k, heads, d): head_split_model; want_launches: the manifest's launch names, in order)
+# kind chain (m, k, n): chain_model; kind head_split or qkv (m, k, heads, d): head_split_model or qkv_model; want_launches: the manifest's launch names, in order)
 CASES = {
     # batch-1 linear layer: 32 rows, too few tiles for the SMs, K split (workspaces), fused
     # bias + GELU + residual; NVRTC compiles it for sm_80 and sm_90
@@ -265,6 +291,12 @@ CASES = {
                                             archs="sm_80,sm_90")),
     "f32_head_split_epilogue": ("f32", dict(kind="head_split", m=24, k=32, heads=4, d=8,
                                             want_launches=["tem_mm_0", "poi_fused_add_1"])),
+    # Q, K and V projections of one input: one GEMM over the three weights side by side, the
+    # bias adds and head splits of its column slices in one kernel
+    "f16_qkv_merged": ("f16", dict(kind="qkv", m=40, k=64, heads=2, d=16,
+                                   want_launches=["tem_mm_0", "poi_fused_mm_add_1"])),
+    "f32_qkv_merged": ("f32", dict(kind="qkv", m=24, k=32, heads=3, d=8,
+                                   want_launches=["tem_mm_0", "poi_fused_mm_add_1"])),
 }
 
 

@@ -125,6 +125,9 @@ Expected<std::vector<TensorType>> inferTypes(const OpDef &op,
                                              const std::vector<const TensorType *> &inputs,
                                              AttrMap &attrs);
 
+/// The data of a value that is a constant, a parameter or a prims.constant result; else nullptr.
+const Tensor *constantData(const Graph &graph, const Value *value);
+
 /// Structural equality: same placeholders, nodes (ops, operands by position, attributes, names,
 /// types), outputs and weights. What `parse(print(g)) == g` checks.
 bool graphsEqual(const Graph &a, const Graph &b, std::string *difference = nullptr);

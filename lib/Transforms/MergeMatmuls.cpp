@@ -1,0 +1,138 @@
+// merge-parallel-matmuls: mm(x, W1), mm(x, W2), ... with constant weights become column slices of
+// one mm(x, [W1 | W2 | ...]).
+#include "tensorc/Transforms/MergeMatmuls.h"
+
+#include "tensorc/IR/Rewriter.h"
+#include "tensorc/Support/Log.h"
+#include "tensorc/Support/StrCat.h"
+
+#include <cstring>
+
+namespace tensorc {
+
+namespace {
+
+/// A product's constant right operand: a 2-D constant [K, N], or the transpose of one [N, K]
+/// (permute [1, 0], what decomposition makes of a linear layer's weight.t()).
+struct Weight {
+  const Value *value = nullptr; // the constant
+  const Tensor *data = nullptr;
+  bool transposed = false;
+  int64_t k() const { return data->dim(transposed ? 1 : 0); }
+  int64_t n() const { return data->dim(transposed ? 0 : 1); }
+};
+
+std::optional<Weight> constantWeight(const Graph &graph, const Value *operand) {
+  Weight w{operand, constantData(graph, operand), false};
+  if (!w.data && operand->producer() && operand->producer()->opId() == OpId::Permute &&
+      operand->producer()->attr("dims").asInts() == std::vector<SymInt>{SymInt(1), SymInt(0)}) {
+    w.value = operand->producer()->input(0);
+    w.data = constantData(graph, w.value);
+    w.transposed = true;
+  }
+  if (!w.data || w.data->rank() != 2)
+    return std::nullopt;
+  return w;
+}
+
+/// Products that read one operand by weights of one dtype, K and layout, in graph order, with
+/// where each one's columns start in the merged product.
+struct Group {
+  std::vector<const Node *> members;
+  std::vector<Weight> weights;
+  std::vector<int64_t> offsets;
+  int64_t columns = 0;
+  Value *merged = nullptr; // the merged product, once emitted
+};
+
+/// The weights side by side: [K, N1 + N2 + ...], or for transposed weights [N1 + N2 + ..., K]
+/// (one after the other), which the merged product reads through the same transpose.
+Expected<Tensor> mergeWeights(const Group &group) {
+  const Weight &first = group.weights[0];
+  bool transposed = first.transposed;
+  int64_t k = first.k();
+  size_t element = dtypeSize(first.data->dtype());
+  std::vector<int64_t> shape =
+      transposed ? std::vector<int64_t>{group.columns, k} : std::vector<int64_t>{k, group.columns};
+  TC_ASSIGN_OR_RETURN(Tensor merged, Tensor::zeros(first.data->dtype(), shape));
+  char *out = merged.mutableDataAs<char>();
+  for (size_t i = 0; i < group.weights.size(); ++i) {
+    const Weight &w = group.weights[i];
+    const char *in = w.data->dataAs<char>();
+    if (transposed) {
+      std::memcpy(out + group.offsets[i] * k * element, in, w.data->nbytes());
+      continue;
+    }
+    for (int64_t r = 0; r < k; ++r)
+      std::memcpy(out + (r * group.columns + group.offsets[i]) * element, in + r * w.n() * element,
+                  size_t(w.n()) * element);
+  }
+  return merged;
+}
+
+} // namespace
+
+Status mergeParallelMatmuls(Graph &graph, const PassContext &context) {
+  std::map<std::tuple<const Value *, DType, int64_t, bool>, Group> groups;
+  for (const auto &node : graph.nodes()) {
+    if (node->opId() != OpId::Mm)
+      continue;
+    std::optional<Weight> weight = constantWeight(graph, node->input(1));
+    if (!weight)
+      continue;
+    Group &group = groups[{node->input(0), weight->data->dtype(), weight->k(), weight->transposed}];
+    group.members.push_back(node.get());
+    group.weights.push_back(*weight);
+    group.offsets.push_back(group.columns);
+    group.columns += weight->n();
+  }
+  std::map<const Node *, std::pair<Group *, size_t>> planned; // member -> (group, position)
+  for (auto &entry : groups)
+    if (entry.second.members.size() > 1)
+      for (size_t i = 0; i < entry.second.members.size(); ++i)
+        planned[entry.second.members[i]] = {&entry.second, i};
+  if (planned.empty())
+    return Status::ok();
+
+  const OpDef &mmOp = *context.registry.get(OpId::Mm);
+  const OpDef &sliceOp = *context.registry.get(OpId::Slice);
+  const OpDef &permuteOp = *context.registry.get(OpId::Permute);
+  auto rewrite = [&](RewriteContext &ctx) -> Expected<std::optional<std::vector<Value *>>> {
+    auto found = planned.find(&ctx.node());
+    if (found == planned.end())
+      return std::optional<std::vector<Value *>>();
+    Group &group = *found->second.first;
+    size_t position = found->second.second;
+    if (!group.merged) {
+      Graph &target = ctx.graph();
+      TC_ASSIGN_OR_RETURN(Tensor data, mergeWeights(group));
+      std::string name = target.uniqueName(group.members[0]->name() + "_merged_weight");
+      TC_ASSIGN_OR_RETURN(Value * weight, target.addInput(name, TensorType::fromStatic(
+                                                                    data.dtype(), data.shape())));
+      target.weights()[name] = std::move(data);
+      if (group.weights[0].transposed) {
+        TC_ASSIGN_OR_RETURN(weight, ctx.emit(permuteOp, {weight},
+                                             {{"dims", Attribute(std::vector<int64_t>{1, 0})}}));
+      }
+      TC_ASSIGN_OR_RETURN(group.merged, ctx.emit(mmOp, {ctx.operand(0), weight}));
+      std::vector<std::string> names;
+      for (const Weight &w : group.weights)
+        names.push_back(w.value->name());
+      log::debug("merge-parallel-matmuls",
+                 strCat("merged ", group.members.size(), " products of %",
+                        group.members[0]->input(0)->name(), " by ", join(names, ", ")));
+    }
+    int64_t start = group.offsets[position];
+    int64_t end = start + group.weights[position].n();
+    TC_ASSIGN_OR_RETURN(Value * slice, ctx.emit(sliceOp, {group.merged},
+                                                {{"dim", Attribute(int64_t(1))},
+                                                 {"start", Attribute(start)},
+                                                 {"end", Attribute(end)}}));
+    return std::optional<std::vector<Value *>>(std::vector<Value *>{slice});
+  };
+  TC_ASSIGN_OR_RETURN(Graph rewritten, rewriteGraph(graph, rewrite));
+  graph = std::move(rewritten);
+  return Status::ok();
+}
+
+} // namespace tensorc
