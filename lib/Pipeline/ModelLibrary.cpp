@@ -3,12 +3,11 @@
 
 #include "tensorc/Bundle/EmbeddedBundle.h"
 
+#include "tensorc/Codegen/CPU/RunTool.h"
 #include "tensorc/Codegen/CPU/Target.h"
-#include "tensorc/Support/SignalCleanup.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <llvm/Support/FileSystem.h>
-#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/Program.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -151,7 +150,6 @@ Status linkModelLibrary(const std::vector<cpu::EmbedFile> &files, const std::str
 #ifdef TENSORC_SO_LINK_FLAG
   args.push_back(TENSORC_SO_LINK_FLAG);
 #endif
-  std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
   // The driver's own temporaries (collect2's) go to tempDir too.
   std::vector<std::string> environment;
   for (char **entry = environ; *entry; ++entry)
@@ -159,26 +157,10 @@ Status linkModelLibrary(const std::vector<cpu::EmbedFile> &files, const std::str
       environment.emplace_back(*entry);
   if (!tempDir.empty())
     environment.push_back("TMPDIR=" + tempDir);
-  std::vector<llvm::StringRef> envRefs(environment.begin(), environment.end());
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(logPath),
-                                                llvm::StringRef(logPath)};
-  std::string execError;
-  int rc = -1;
-  llvm::sys::ProcessInfo child =
-      llvm::sys::ExecuteNoWait(driver, argRefs, envRefs, redirects, 0, &execError);
-  if (child.Pid > 0) {
-    cleanup::ScopedChild killOnSignal(child.Pid);
-    child = llvm::sys::Wait(child, std::nullopt, &execError);
-    rc = child.ReturnCode;
-  }
-  if (rc != 0) {
-    std::string log;
-    if (auto text = llvm::MemoryBuffer::getFile(logPath))
-      log = (*text)->getBuffer().str();
-    return makeError("linking ", outPath, " with ", driver, " failed (exit ", rc, ")",
-                     execError.empty() ? "" : ": " + execError, log.empty() ? "" : ":\n" + log,
+  Status linked = cpu::runTool(driver, args, environment, logPath, strCat("linking ", outPath));
+  if (!linked)
+    return makeError(linked.message(),
                      "\n(set TENSORC_CXX to the C++ compiler driver to link with)");
-  }
   return Status::ok();
 }
 

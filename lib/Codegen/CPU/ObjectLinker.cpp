@@ -2,7 +2,8 @@
 #include "ObjectLinker.h"
 
 #include "MicroKernel.h"
-#include "tensorc/Support/SignalCleanup.h"
+#include "tensorc/Codegen/CPU/RunTool.h"
+#include "tensorc/Support/StrCat.h"
 
 #include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/IR/Constants.h>
@@ -15,7 +16,6 @@
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/Path.h>
-#include <llvm/Support/Program.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -176,35 +176,13 @@ Expected<std::string> linkObjects(const std::vector<std::string> &objects, const
   TC_ASSIGN_OR_RETURN(std::string logPath, temps.create(options.tempDir, ".log"));
 
   std::string linker = linkerPath(options);
-  std::vector<llvm::StringRef> args = {linker, "-shared", "-o", libraryPath};
-  for (const std::string &path : objectPaths)
-    args.push_back(path);
-  for (const char *arg : {"--no-undefined", "-z", "noexecstack"})
-    args.push_back(arg);
-  if (llvm::Triple(target.triple).isAArch64()) {
-    args.push_back("-m");
-    args.push_back("aarch64linux");
-  }
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(logPath),
-                                                llvm::StringRef(logPath)};
-  std::string execError;
-  int rc = -1;
-  llvm::sys::ProcessInfo child =
-      llvm::sys::ExecuteNoWait(linker, args, std::nullopt, redirects, 0, &execError);
-  if (child.Pid > 0) {
-    // An interrupted compile kills the linker before removing its output directory.
-    cleanup::ScopedChild killOnSignal(child.Pid);
-    child = llvm::sys::Wait(child, std::nullopt, &execError);
-    rc = child.ReturnCode;
-  }
-  if (rc != 0) {
-    std::string log;
-    if (auto text = llvm::MemoryBuffer::getFile(logPath))
-      log = (*text)->getBuffer().str();
-    return makeError("linking the CPU kernels for ", target.name, " with ", linker,
-                     " failed (exit ", rc, ")", execError.empty() ? "" : ": " + execError,
-                     log.empty() ? "" : ":\n" + log);
-  }
+  std::vector<std::string> args = {linker, "-shared", "-o", libraryPath};
+  args.insert(args.end(), objectPaths.begin(), objectPaths.end());
+  args.insert(args.end(), {"--no-undefined", "-z", "noexecstack"});
+  if (llvm::Triple(target.triple).isAArch64())
+    args.insert(args.end(), {"-m", "aarch64linux"});
+  TC_RETURN_IF_ERROR(runTool(linker, args, std::nullopt, logPath,
+                             strCat("linking the CPU kernels for ", target.name)));
   auto library = llvm::MemoryBuffer::getFile(libraryPath, /*IsText=*/false,
                                              /*RequiresNullTerminator=*/false);
   if (!library)
