@@ -36,43 +36,6 @@ namespace fs = std::filesystem;
 /// symbol stays local, so two model libraries in one process never bind to each other.
 constexpr const char *kVersionScript = "{\n  global: tc_*;\n  local: *;\n};\n";
 
-/// Files removed when the link is done, whether it succeeded or not.
-class TempFiles {
-public:
-  explicit TempFiles(std::string dir) : dir_(std::move(dir)) {}
-  ~TempFiles() {
-    for (const std::string &path : paths_)
-      llvm::sys::fs::remove(path);
-  }
-  Expected<std::string> create(const std::string &suffix) {
-    llvm::SmallString<256> path;
-    std::error_code ec =
-        dir_.empty()
-            ? llvm::sys::fs::createTemporaryFile("tensorc-so", suffix, path)
-            : llvm::sys::fs::createUniqueFile(dir_ + "/tensorc-so-%%%%%%%%." + suffix, path);
-    if (ec)
-      return makeError("cannot create a temporary .", suffix, " file: ", ec.message());
-    paths_.push_back(path.str().str());
-    return paths_.back();
-  }
-
-private:
-  std::string dir_;
-  std::vector<std::string> paths_;
-};
-
-Status writeBytes(const std::string &path, std::string_view bytes) {
-  std::error_code ec;
-  llvm::raw_fd_ostream out(path, ec);
-  if (ec)
-    return makeError("cannot write ", path, ": ", ec.message());
-  out.write(bytes.data(), bytes.size());
-  out.close();
-  if (out.has_error())
-    return makeError("cannot write ", path, ": ", out.error().message());
-  return Status::ok();
-}
-
 std::vector<std::string> splitArchives(std::string_view list) {
   std::vector<std::string> paths;
   for (size_t begin = 0; begin <= list.size();) {
@@ -128,13 +91,13 @@ Status linkModelLibrary(const std::vector<cpu::EmbedFile> &files, const std::str
                           files, hostTargets.front().triple,
                           {bundle::kEmbeddedBundleSymbol, bundle::kEmbeddedBundleVersion}));
 
-  TempFiles temps(tempDir);
-  TC_ASSIGN_OR_RETURN(std::string objectPath, temps.create("o"));
-  TC_ASSIGN_OR_RETURN(std::string scriptPath, temps.create("map"));
-  TC_ASSIGN_OR_RETURN(std::string logPath, temps.create("log"));
-  TC_RETURN_IF_ERROR(writeBytes(objectPath, object));
+  cpu::TempFiles temps(tempDir, "tensorc-so");
+  TC_ASSIGN_OR_RETURN(std::string objectPath, temps.create(".o"));
+  TC_ASSIGN_OR_RETURN(std::string scriptPath, temps.create(".map"));
+  TC_ASSIGN_OR_RETURN(std::string logPath, temps.create(".log"));
+  TC_RETURN_IF_ERROR(cpu::writeFile(objectPath, object));
   object = {}; // the weights may be large: hold one copy less while linking
-  TC_RETURN_IF_ERROR(writeBytes(scriptPath, kVersionScript));
+  TC_RETURN_IF_ERROR(cpu::writeFile(scriptPath, kVersionScript));
 
   std::vector<std::string> archives = runtimeArchives();
   std::vector<std::string> args = {driver, "-shared", "-o", outPath, objectPath};

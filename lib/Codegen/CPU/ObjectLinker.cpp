@@ -13,9 +13,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
-#include <llvm/Support/FileSystem.h>
 #include <llvm/Support/MemoryBuffer.h>
-#include <llvm/Support/Path.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -47,31 +45,6 @@ void initializeTargets() {
     LLVMInitializeAArch64AsmPrinter();
   });
 }
-
-/// Temporary files removed when the link is done, whether it succeeded or not.
-class TempFiles {
-public:
-  ~TempFiles() {
-    for (const std::string &path : paths_)
-      llvm::sys::fs::remove(path);
-  }
-  Expected<std::string> create(const std::string &dir, const std::string &suffix) {
-    llvm::SmallString<256> model;
-    if (dir.empty())
-      llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, model);
-    else
-      model = dir;
-    llvm::sys::path::append(model, "tensorc-%%%%%%%%" + suffix);
-    llvm::SmallString<256> path;
-    if (std::error_code ec = llvm::sys::fs::createUniqueFile(model, path))
-      return makeError("cannot create a temporary file in ", model.str().str(), ": ", ec.message());
-    paths_.push_back(path.str().str());
-    return paths_.back();
-  }
-
-private:
-  std::vector<std::string> paths_;
-};
 
 std::string linkerPath(const CodegenOptions &options) {
   if (!options.linker.empty())
@@ -158,22 +131,15 @@ Expected<std::string> optimizeToObject(llvm::Module &module, llvm::TargetMachine
 
 Expected<std::string> linkObjects(const std::vector<std::string> &objects, const CpuTarget &target,
                                   const CodegenOptions &options) {
-  TempFiles temps;
+  TempFiles temps(options.tempDir, "tensorc");
   std::vector<std::string> objectPaths;
   for (const std::string &object : objects) {
-    TC_ASSIGN_OR_RETURN(std::string objectPath, temps.create(options.tempDir, ".o"));
-    std::error_code ec;
-    llvm::raw_fd_ostream out(objectPath, ec);
-    if (ec)
-      return makeError("cannot write ", objectPath, ": ", ec.message());
-    out.write(object.data(), object.size());
-    out.close();
-    if (out.has_error())
-      return makeError("cannot write ", objectPath, ": ", out.error().message());
+    TC_ASSIGN_OR_RETURN(std::string objectPath, temps.create(".o"));
+    TC_RETURN_IF_ERROR(writeFile(objectPath, object));
     objectPaths.push_back(objectPath);
   }
-  TC_ASSIGN_OR_RETURN(std::string libraryPath, temps.create(options.tempDir, ".so"));
-  TC_ASSIGN_OR_RETURN(std::string logPath, temps.create(options.tempDir, ".log"));
+  TC_ASSIGN_OR_RETURN(std::string libraryPath, temps.create(".so"));
+  TC_ASSIGN_OR_RETURN(std::string logPath, temps.create(".log"));
 
   std::string linker = linkerPath(options);
   std::vector<std::string> args = {linker, "-shared", "-o", libraryPath};
