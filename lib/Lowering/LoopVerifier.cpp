@@ -2,6 +2,7 @@
 // static extents, index bounds of loads and template views.
 #include "tensorc/Lowering/LoopVerifier.h"
 
+#include "tensorc/IR/Type.h"
 #include "tensorc/Lowering/ExprVisitor.h"
 #include "tensorc/Support/StrCat.h"
 
@@ -87,13 +88,6 @@ std::optional<Interval> rangeOf(const SymInt &value,
       return std::nullopt;
     total = *sum;
   }
-  return total;
-}
-
-SymInt product(const std::vector<SymInt> &extents) {
-  SymInt total(1);
-  for (const SymInt &extent : extents)
-    total = total * extent;
   return total;
 }
 
@@ -232,7 +226,7 @@ private:
   Status checkLoop(const LoopNode &node, const Buffer &out) {
     if (!node.body)
       return makeError("has no body");
-    if (product(node.ranges) != product(out.shape))
+    if (tensorc::numel(node.ranges) != tensorc::numel(out.shape))
       return makeError("ranges ", printDims(node.ranges), " do not cover its output ", out.name,
                        printDims(out.shape));
     bool reduction = node.kind == LoopNode::Kind::Reduction;
@@ -295,7 +289,7 @@ private:
                            dtypeName(operandType(0)), " offset (i64 expected)");
         break; // the runtime offset decides where it reads (lowering clamps it)
       }
-      std::optional<int64_t> numel = product(buffer.shape).constant();
+      std::optional<int64_t> numel = tensorc::numel(buffer.shape).constant();
       std::optional<Interval> range = rangeOf(expr.index, extents);
       if (numel && range && (range->lo < 0 || range->hi >= *numel))
         return makeError("loads ", buffer.name, " at ", expr.index.str(), ", in [", range->lo, ", ",
@@ -357,7 +351,7 @@ private:
         ranges[loopVar(i)] = *extent;
     }
     const Buffer &buffer = program_.buffers[size_t(view.buffer)];
-    std::optional<int64_t> numel = product(buffer.shape).constant();
+    std::optional<int64_t> numel = tensorc::numel(buffer.shape).constant();
     std::optional<Interval> range = rangeOf(last, ranges);
     if (numel && range && *numel > 0 && (range->lo < 0 || range->hi >= *numel))
       return makeError(what, " reads ", buffer.name, " in [", range->lo, ", ", range->hi,
@@ -371,7 +365,7 @@ private:
       const LoopNode::Gemm &g = node.gemm;
       TC_RETURN_IF_ERROR(checkView(g.a, {g.batch, g.m, g.k}, "gemm operand a"));
       TC_RETURN_IF_ERROR(checkView(g.b, {g.batch, g.k, g.n}, "gemm operand b"));
-      if (product(out.shape) != g.batch * g.m * g.n)
+      if (tensorc::numel(out.shape) != g.batch * g.m * g.n)
         return makeError("gemm of ", g.batch.str(), " x ", g.m.str(), " x ", g.n.str(), " writes ",
                          out.name, printDims(out.shape));
       return Status::ok();
@@ -406,7 +400,7 @@ private:
       const LoopNode::Attention &a = node.attention;
       for (int id : {a.q, a.k, a.v})
         TC_RETURN_IF_ERROR(checkBuffer(id, "attention operand"));
-      if (product(a.batchDims) != a.batch)
+      if (tensorc::numel(a.batchDims) != a.batch)
         return makeError("attention batch ", a.batch.str(), " is not the product of its dims ",
                          printDims(a.batchDims));
       if (a.mask.buffer >= 0) {

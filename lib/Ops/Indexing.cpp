@@ -3,6 +3,7 @@
 #include "OpGroups.h"
 #include "OpHelpers.h"
 
+#include "tensorc/Support/MultiIndex.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <algorithm>
@@ -425,13 +426,8 @@ Status resizeKernel(KernelContext &ctx) {
           offset += tap.first * strides[d];
         }
         value += weight * input.getDouble(offset);
-        size_t d = rank;
-        while (d-- > 0) {
-          if (++tapIndex[d] < int64_t(perDim[d][size_t(coords[d])].taps.size()))
-            break;
-          tapIndex[d] = 0;
-        }
-        if (d == size_t(-1))
+        if (!nextMultiIndex(tapIndex,
+                            [&](size_t d) { return perDim[d][size_t(coords[d])].taps.size(); }))
           break;
       }
     }

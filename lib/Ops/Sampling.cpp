@@ -2,6 +2,7 @@
 #include "OpGroups.h"
 #include "OpHelpers.h"
 
+#include "tensorc/Support/MultiIndex.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <algorithm>
@@ -166,13 +167,7 @@ Status gridSampleKernel(KernelContext &ctx) {
           }
           if (!zero)
             value += weight * input.getDouble(plane + offset);
-          size_t d = k;
-          while (d-- > 0) {
-            if (++tapIndex[d] < taps[d].size())
-              break;
-            tapIndex[d] = 0;
-          }
-          if (d == size_t(-1))
+          if (!nextMultiIndex(tapIndex, [&](size_t d) { return taps[d].size(); }))
             break;
         }
         out.setDouble((n * channels + c) * points + p, value);
@@ -268,13 +263,7 @@ Status maxPoolWithIndicesKernel(KernelContext &ctx) {
             bestIndex = plane * inPlane + (columnMajor ? column : flat);
           }
         }
-        size_t d = spatial;
-        while (d-- > 0) {
-          if (++window[d] < g.kernel[d])
-            break;
-          window[d] = 0;
-        }
-        if (d == size_t(-1))
+        if (!nextMultiIndex(window, [&](size_t d) { return g.kernel[d]; }))
           break;
       }
       values.setDouble(plane * outPlane + o, best);

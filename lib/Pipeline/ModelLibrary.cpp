@@ -3,12 +3,11 @@
 
 #include "tensorc/Bundle/EmbeddedBundle.h"
 
+#include "tensorc/Codegen/CPU/RunTool.h"
 #include "tensorc/Codegen/CPU/Target.h"
-#include "tensorc/Support/SignalCleanup.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <llvm/Support/FileSystem.h>
-#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/Program.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -36,43 +35,6 @@ namespace fs = std::filesystem;
 /// Exported: the C ABI, nothing else. Every runtime, C++ library-template and embedded-data
 /// symbol stays local, so two model libraries in one process never bind to each other.
 constexpr const char *kVersionScript = "{\n  global: tc_*;\n  local: *;\n};\n";
-
-/// Files removed when the link is done, whether it succeeded or not.
-class TempFiles {
-public:
-  explicit TempFiles(std::string dir) : dir_(std::move(dir)) {}
-  ~TempFiles() {
-    for (const std::string &path : paths_)
-      llvm::sys::fs::remove(path);
-  }
-  Expected<std::string> create(const std::string &suffix) {
-    llvm::SmallString<256> path;
-    std::error_code ec =
-        dir_.empty()
-            ? llvm::sys::fs::createTemporaryFile("tensorc-so", suffix, path)
-            : llvm::sys::fs::createUniqueFile(dir_ + "/tensorc-so-%%%%%%%%." + suffix, path);
-    if (ec)
-      return makeError("cannot create a temporary .", suffix, " file: ", ec.message());
-    paths_.push_back(path.str().str());
-    return paths_.back();
-  }
-
-private:
-  std::string dir_;
-  std::vector<std::string> paths_;
-};
-
-Status writeBytes(const std::string &path, std::string_view bytes) {
-  std::error_code ec;
-  llvm::raw_fd_ostream out(path, ec);
-  if (ec)
-    return makeError("cannot write ", path, ": ", ec.message());
-  out.write(bytes.data(), bytes.size());
-  out.close();
-  if (out.has_error())
-    return makeError("cannot write ", path, ": ", out.error().message());
-  return Status::ok();
-}
 
 std::vector<std::string> splitArchives(std::string_view list) {
   std::vector<std::string> paths;
@@ -129,13 +91,13 @@ Status linkModelLibrary(const std::vector<cpu::EmbedFile> &files, const std::str
                           files, hostTargets.front().triple,
                           {bundle::kEmbeddedBundleSymbol, bundle::kEmbeddedBundleVersion}));
 
-  TempFiles temps(tempDir);
-  TC_ASSIGN_OR_RETURN(std::string objectPath, temps.create("o"));
-  TC_ASSIGN_OR_RETURN(std::string scriptPath, temps.create("map"));
-  TC_ASSIGN_OR_RETURN(std::string logPath, temps.create("log"));
-  TC_RETURN_IF_ERROR(writeBytes(objectPath, object));
+  cpu::TempFiles temps(tempDir, "tensorc-so");
+  TC_ASSIGN_OR_RETURN(std::string objectPath, temps.create(".o"));
+  TC_ASSIGN_OR_RETURN(std::string scriptPath, temps.create(".map"));
+  TC_ASSIGN_OR_RETURN(std::string logPath, temps.create(".log"));
+  TC_RETURN_IF_ERROR(cpu::writeFile(objectPath, object));
   object = {}; // the weights may be large: hold one copy less while linking
-  TC_RETURN_IF_ERROR(writeBytes(scriptPath, kVersionScript));
+  TC_RETURN_IF_ERROR(cpu::writeFile(scriptPath, kVersionScript));
 
   std::vector<std::string> archives = runtimeArchives();
   std::vector<std::string> args = {driver, "-shared", "-o", outPath, objectPath};
@@ -151,7 +113,6 @@ Status linkModelLibrary(const std::vector<cpu::EmbedFile> &files, const std::str
 #ifdef TENSORC_SO_LINK_FLAG
   args.push_back(TENSORC_SO_LINK_FLAG);
 #endif
-  std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
   // The driver's own temporaries (collect2's) go to tempDir too.
   std::vector<std::string> environment;
   for (char **entry = environ; *entry; ++entry)
@@ -159,26 +120,10 @@ Status linkModelLibrary(const std::vector<cpu::EmbedFile> &files, const std::str
       environment.emplace_back(*entry);
   if (!tempDir.empty())
     environment.push_back("TMPDIR=" + tempDir);
-  std::vector<llvm::StringRef> envRefs(environment.begin(), environment.end());
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(logPath),
-                                                llvm::StringRef(logPath)};
-  std::string execError;
-  int rc = -1;
-  llvm::sys::ProcessInfo child =
-      llvm::sys::ExecuteNoWait(driver, argRefs, envRefs, redirects, 0, &execError);
-  if (child.Pid > 0) {
-    cleanup::ScopedChild killOnSignal(child.Pid);
-    child = llvm::sys::Wait(child, std::nullopt, &execError);
-    rc = child.ReturnCode;
-  }
-  if (rc != 0) {
-    std::string log;
-    if (auto text = llvm::MemoryBuffer::getFile(logPath))
-      log = (*text)->getBuffer().str();
-    return makeError("linking ", outPath, " with ", driver, " failed (exit ", rc, ")",
-                     execError.empty() ? "" : ": " + execError, log.empty() ? "" : ":\n" + log,
+  Status linked = cpu::runTool(driver, args, environment, logPath, strCat("linking ", outPath));
+  if (!linked)
+    return makeError(linked.message(),
                      "\n(set TENSORC_CXX to the C++ compiler driver to link with)");
-  }
   return Status::ok();
 }
 

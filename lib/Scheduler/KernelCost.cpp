@@ -1,6 +1,8 @@
 // Bytes and operation counts per kernel, read off the loop IR (buffers, ranges, bodies).
 #include "tensorc/Scheduler/KernelCost.h"
 
+#include "tensorc/IR/Type.h"
+
 #include <set>
 
 namespace tensorc::sched {
@@ -9,13 +11,6 @@ namespace {
 
 using loop::ExprKind;
 using loop::LoopNode;
-
-SymInt product(const std::vector<SymInt> &dims) {
-  SymInt result(1);
-  for (const SymInt &dim : dims)
-    result = result * dim;
-  return result;
-}
 
 /// Operations in one evaluation of `body`: each distinct unary, binary and select node once (the
 /// backends compute a shared subexpression once per element).
@@ -78,10 +73,10 @@ KernelCost estimateCost(const loop::LoopProgram &program, const Kernel &kernel) 
     const LoopNode &node = program.nodes[size_t(id)];
     switch (node.kind) {
     case LoopNode::Kind::Pointwise:
-      cost.flops = cost.flops + product(node.ranges) * SymInt(bodyOps(node.body));
+      cost.flops = cost.flops + numel(node.ranges) * SymInt(bodyOps(node.body));
       break;
     case LoopNode::Kind::Reduction:
-      cost.flops = cost.flops + product(node.ranges) * product(node.reductionRanges) *
+      cost.flops = cost.flops + numel(node.ranges) * numel(node.reductionRanges) *
                                     SymInt(bodyOps(node.body) + 1);
       break;
     case LoopNode::Kind::Template:

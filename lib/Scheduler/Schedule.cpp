@@ -2,6 +2,7 @@
 // lifetime-based buffer plan. Every fusion decision and rejection is logged under `schedule`.
 #include "tensorc/Scheduler/Schedule.h"
 
+#include "tensorc/IR/Type.h"
 #include "tensorc/Lowering/ExprVisitor.h"
 #include "tensorc/Support/Log.h"
 #include "tensorc/Support/StrCat.h"
@@ -182,13 +183,6 @@ SymInt rowMajorFlat(const std::vector<SymInt> &ranges, size_t count) {
     stride = stride * ranges[i];
   }
   return flat;
-}
-
-SymInt elementCount(const std::vector<SymInt> &ranges) {
-  SymInt count(1);
-  for (const SymInt &extent : ranges)
-    count = count * extent;
-  return count;
 }
 
 std::vector<SymInt> withoutUnitDims(const std::vector<SymInt> &shape) {
@@ -436,7 +430,7 @@ private:
     bool permuted = false;
     if (!chained && options_.permutedEpilogue &&
         gemm.templateKind == LoopNode::TemplateKind::Gemm &&
-        elementCount(node.ranges) == elementCount(gemm.ranges)) {
+        numel(node.ranges) == numel(gemm.ranges)) {
       permuted = true;
       for (const loop::Expr *load : loads)
         if (load->buffer == result)

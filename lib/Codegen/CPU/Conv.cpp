@@ -62,6 +62,19 @@ private:
   Value *min(Value *x, Value *y) { return b.CreateSelect(b.CreateICmpSLT(x, y), x, y); }
   Value *gep(Value *base, Value *index) { return b.CreateInBoundsGEP(f32, base, index); }
 
+  /// The input coordinates (ih0, iw0) of the top-left tap of output pixel `pixel`'s window
+  /// (negative inside the padding).
+  std::pair<Value *, Value *> windowOrigin(Value *pixel) {
+    Value *oh = b.CreateUDiv(pixel, i64(p.ow)), *ow = b.CreateURem(pixel, i64(p.ow));
+    Value *ih0 = b.CreateSub(b.CreateMul(oh, i64(p.strideH)), i64(p.padTop));
+    Value *iw0 = b.CreateSub(b.CreateMul(ow, i64(p.strideW)), i64(p.padLeft));
+    return {ih0, iw0};
+  }
+  /// Stores `ptr` as entry `row` of indirection segment `segment` (segments of `rows` entries).
+  void storeIndirection(Value *ptr, int64_t segment, Value *rows, Value *row) {
+    Value *slot = b.CreateAdd(b.CreateMul(i64(segment), rows), row);
+    b.CreateAlignedStore(ptr, b.CreateInBoundsGEP(b.getPtrTy(), indirection, slot), llvm::Align(8));
+  }
   /// Fills the indirection for `rows` pixels from `pixel0` of one image and group: a segment per
   /// tap (NHWC) or per tap and block of 16 channels (NCHW16c).
   void emitIndirection(Value *inputImage, Value *group, Value *pixel0, Value *rows);
@@ -91,13 +104,9 @@ private:
 };
 
 void ConvEmitter::emitIndirection(Value *inputImage, Value *group, Value *pixel0, Value *rows) {
-  llvm::Type *ptrTy = b.getPtrTy();
   const int64_t blocks = p.layout == ActivationLayout::NCHW16c ? p.cg() / 16 : 1;
   emitFor(b, i64(0), rows, 1, "ind.row", [&](Value *i) {
-    Value *pixel = b.CreateAdd(pixel0, i);
-    Value *oh = b.CreateUDiv(pixel, i64(p.ow)), *ow = b.CreateURem(pixel, i64(p.ow));
-    Value *ih0 = b.CreateSub(b.CreateMul(oh, i64(p.strideH)), i64(p.padTop));
-    Value *iw0 = b.CreateSub(b.CreateMul(ow, i64(p.strideW)), i64(p.padLeft));
+    auto [ih0, iw0] = windowOrigin(b.CreateAdd(pixel0, i));
     for (int64_t kh = 0; kh < p.kh; ++kh) {
       Value *ih = b.CreateAdd(ih0, i64(kh * p.dilationH));
       // Unsigned compares reject negative coordinates too.
@@ -120,9 +129,7 @@ void ConvEmitter::emitIndirection(Value *inputImage, Value *group, Value *pixel0
           }
           }
           Value *ptr = b.CreateSelect(inside, gep(inputImage, offset), zeroRow);
-          int64_t segment = (kh * p.kw + kw) * blocks + cb;
-          Value *slot = b.CreateAdd(b.CreateMul(i64(segment), rows), i);
-          b.CreateAlignedStore(ptr, b.CreateInBoundsGEP(ptrTy, indirection, slot), llvm::Align(8));
+          storeIndirection(ptr, (kh * p.kw + kw) * blocks + cb, rows, i);
         }
       }
     }
@@ -145,18 +152,13 @@ Value *ConvEmitter::emitRowsInside(Value *pixel0, Value *rows) {
 }
 
 void ConvEmitter::emitRowIndirection(Value *inputImage, Value *pixel0, Value *rows) {
-  llvm::Type *ptrTy = b.getPtrTy();
   emitFor(b, i64(0), rows, 1, "ind.row", [&](Value *i) {
-    Value *pixel = b.CreateAdd(pixel0, i);
-    Value *oh = b.CreateUDiv(pixel, i64(p.ow)), *ow = b.CreateURem(pixel, i64(p.ow));
-    Value *ih0 = b.CreateSub(b.CreateMul(oh, i64(p.strideH)), i64(p.padTop));
-    Value *iw0 = b.CreateSub(b.CreateMul(ow, i64(p.strideW)), i64(p.padLeft));
+    auto [ih0, iw0] = windowOrigin(b.CreateAdd(pixel0, i));
     for (int64_t kh = 0; kh < p.kh; ++kh) {
       Value *ih = b.CreateAdd(ih0, i64(kh * p.dilationH));
       Value *offset = b.CreateMul(b.CreateAdd(b.CreateMul(ih, i64(p.w)), iw0), i64(p.c));
       Value *ptr = b.CreateSelect(b.CreateICmpULT(ih, i64(p.h)), gep(inputImage, offset), zeroRow);
-      Value *slot = b.CreateAdd(b.CreateMul(i64(kh), rows), i);
-      b.CreateAlignedStore(ptr, b.CreateInBoundsGEP(ptrTy, indirection, slot), llvm::Align(8));
+      storeIndirection(ptr, kh, rows, i);
     }
   });
 }

@@ -2,7 +2,8 @@
 #include "ObjectLinker.h"
 
 #include "MicroKernel.h"
-#include "tensorc/Support/SignalCleanup.h"
+#include "tensorc/Codegen/CPU/RunTool.h"
+#include "tensorc/Support/StrCat.h"
 
 #include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/IR/Constants.h>
@@ -12,10 +13,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
-#include <llvm/Support/FileSystem.h>
 #include <llvm/Support/MemoryBuffer.h>
-#include <llvm/Support/Path.h>
-#include <llvm/Support/Program.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -47,31 +45,6 @@ void initializeTargets() {
     LLVMInitializeAArch64AsmPrinter();
   });
 }
-
-/// Temporary files removed when the link is done, whether it succeeded or not.
-class TempFiles {
-public:
-  ~TempFiles() {
-    for (const std::string &path : paths_)
-      llvm::sys::fs::remove(path);
-  }
-  Expected<std::string> create(const std::string &dir, const std::string &suffix) {
-    llvm::SmallString<256> model;
-    if (dir.empty())
-      llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, model);
-    else
-      model = dir;
-    llvm::sys::path::append(model, "tensorc-%%%%%%%%" + suffix);
-    llvm::SmallString<256> path;
-    if (std::error_code ec = llvm::sys::fs::createUniqueFile(model, path))
-      return makeError("cannot create a temporary file in ", model.str().str(), ": ", ec.message());
-    paths_.push_back(path.str().str());
-    return paths_.back();
-  }
-
-private:
-  std::vector<std::string> paths_;
-};
 
 std::string linkerPath(const CodegenOptions &options) {
   if (!options.linker.empty())
@@ -158,53 +131,24 @@ Expected<std::string> optimizeToObject(llvm::Module &module, llvm::TargetMachine
 
 Expected<std::string> linkObjects(const std::vector<std::string> &objects, const CpuTarget &target,
                                   const CodegenOptions &options) {
-  TempFiles temps;
+  TempFiles temps(options.tempDir, "tensorc");
   std::vector<std::string> objectPaths;
   for (const std::string &object : objects) {
-    TC_ASSIGN_OR_RETURN(std::string objectPath, temps.create(options.tempDir, ".o"));
-    std::error_code ec;
-    llvm::raw_fd_ostream out(objectPath, ec);
-    if (ec)
-      return makeError("cannot write ", objectPath, ": ", ec.message());
-    out.write(object.data(), object.size());
-    out.close();
-    if (out.has_error())
-      return makeError("cannot write ", objectPath, ": ", out.error().message());
+    TC_ASSIGN_OR_RETURN(std::string objectPath, temps.create(".o"));
+    TC_RETURN_IF_ERROR(writeFile(objectPath, object));
     objectPaths.push_back(objectPath);
   }
-  TC_ASSIGN_OR_RETURN(std::string libraryPath, temps.create(options.tempDir, ".so"));
-  TC_ASSIGN_OR_RETURN(std::string logPath, temps.create(options.tempDir, ".log"));
+  TC_ASSIGN_OR_RETURN(std::string libraryPath, temps.create(".so"));
+  TC_ASSIGN_OR_RETURN(std::string logPath, temps.create(".log"));
 
   std::string linker = linkerPath(options);
-  std::vector<llvm::StringRef> args = {linker, "-shared", "-o", libraryPath};
-  for (const std::string &path : objectPaths)
-    args.push_back(path);
-  for (const char *arg : {"--no-undefined", "-z", "noexecstack"})
-    args.push_back(arg);
-  if (llvm::Triple(target.triple).isAArch64()) {
-    args.push_back("-m");
-    args.push_back("aarch64linux");
-  }
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(logPath),
-                                                llvm::StringRef(logPath)};
-  std::string execError;
-  int rc = -1;
-  llvm::sys::ProcessInfo child =
-      llvm::sys::ExecuteNoWait(linker, args, std::nullopt, redirects, 0, &execError);
-  if (child.Pid > 0) {
-    // An interrupted compile kills the linker before removing its output directory.
-    cleanup::ScopedChild killOnSignal(child.Pid);
-    child = llvm::sys::Wait(child, std::nullopt, &execError);
-    rc = child.ReturnCode;
-  }
-  if (rc != 0) {
-    std::string log;
-    if (auto text = llvm::MemoryBuffer::getFile(logPath))
-      log = (*text)->getBuffer().str();
-    return makeError("linking the CPU kernels for ", target.name, " with ", linker,
-                     " failed (exit ", rc, ")", execError.empty() ? "" : ": " + execError,
-                     log.empty() ? "" : ":\n" + log);
-  }
+  std::vector<std::string> args = {linker, "-shared", "-o", libraryPath};
+  args.insert(args.end(), objectPaths.begin(), objectPaths.end());
+  args.insert(args.end(), {"--no-undefined", "-z", "noexecstack"});
+  if (llvm::Triple(target.triple).isAArch64())
+    args.insert(args.end(), {"-m", "aarch64linux"});
+  TC_RETURN_IF_ERROR(runTool(linker, args, std::nullopt, logPath,
+                             strCat("linking the CPU kernels for ", target.name)));
   auto library = llvm::MemoryBuffer::getFile(libraryPath, /*IsText=*/false,
                                              /*RequiresNullTerminator=*/false);
   if (!library)

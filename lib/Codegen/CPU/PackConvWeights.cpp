@@ -13,7 +13,6 @@
 
 namespace tensorc::cpu {
 
-using loop::Buffer;
 using loop::LoopNode;
 using loop::LoopProgram;
 
@@ -42,13 +41,10 @@ std::optional<ConvPackKey> packKey(const LoopProgram &program, const LoopNode &n
     return std::nullopt;
   const LoopNode::Conv &conv = node.conv;
   const loop::StridedView &view = conv.weight;
-  if (view.buffer < 0 || size_t(view.buffer) >= program.buffers.size() ||
-      view.strides.size() != 4 || conv.groups < 1 || conv.c % conv.groups || conv.oc % conv.groups)
+  if (view.strides.size() != 4 || conv.groups < 1 || conv.c % conv.groups || conv.oc % conv.groups)
     return std::nullopt;
-  const Buffer &buffer = program.buffers[size_t(view.buffer)];
-  auto data = program.weights.find(buffer.name);
-  if (buffer.kind != Buffer::Kind::Weight || buffer.dtype != DType::F32 ||
-      data == program.weights.end() || data->second.dtype() != DType::F32)
+  const Tensor *data = packableWeight(program, view);
+  if (!data)
     return std::nullopt;
   ConvPackKey key;
   key.buffer = view.buffer;
@@ -65,13 +61,12 @@ std::optional<ConvPackKey> packKey(const LoopProgram &program, const LoopNode &n
   key.oc = conv.oc, key.kh = conv.kh, key.kw = conv.kw, key.c = conv.c, key.groups = conv.groups;
   key.depthwise = conv.depthwise();
   // Every element read must lie inside the data.
-  int64_t lo = key.offset, hi = key.offset;
-  const int64_t extents[4] = {key.oc, key.kh, key.kw, key.c / key.groups};
-  for (size_t d = 0; d < 4; ++d) {
-    int64_t reach = (extents[d] - 1) * key.strides[d];
-    (reach < 0 ? lo : hi) += reach;
-  }
-  if (lo < 0 || hi >= data->second.numel())
+  if (!viewInside(key.offset,
+                  {{key.oc, key.strides[0]},
+                   {key.kh, key.strides[1]},
+                   {key.kw, key.strides[2]},
+                   {key.c / key.groups, key.strides[3]}},
+                  data->numel()))
     return std::nullopt;
   return key;
 }

@@ -14,7 +14,6 @@
 
 namespace tensorc::cpu {
 
-using loop::Buffer;
 using loop::LoopNode;
 using loop::LoopProgram;
 
@@ -42,12 +41,8 @@ std::optional<PackKey> packKey(const LoopProgram &program, const LoopNode &node)
     return std::nullopt;
   const LoopNode::Gemm &gemm = node.gemm;
   const loop::StridedView &view = gemm.b;
-  if (view.buffer < 0 || size_t(view.buffer) >= program.buffers.size())
-    return std::nullopt;
-  const Buffer &buffer = program.buffers[size_t(view.buffer)];
-  auto data = program.weights.find(buffer.name);
-  if (buffer.kind != Buffer::Kind::Weight || buffer.dtype != DType::F32 ||
-      data == program.weights.end() || data->second.dtype() != DType::F32)
+  const Tensor *data = packableWeight(program, view);
+  if (!data)
     return std::nullopt;
   size_t base = view.strides.size() - 2;
   auto batch = gemm.batch.constant(), k = gemm.k.constant(), n = gemm.n.constant();
@@ -58,15 +53,11 @@ std::optional<PackKey> packKey(const LoopProgram &program, const LoopNode &node)
       *k < 1 || *n < 1)
     return std::nullopt;
   PackKey key{view.buffer, *offset, *batchStride, *rowStride, *colStride, *batch, *k, *n, base > 0};
-  // The lowest and highest element read must lie inside the data (the verifier says so too; the
-  // packing reads them in this process).
-  int64_t lo = key.offset, hi = key.offset;
-  for (auto [extent, stride] :
-       {std::pair{key.copies(), key.batchStride}, {key.k, key.rowStride}, {key.n, key.colStride}}) {
-    int64_t reach = (extent - 1) * stride;
-    (reach < 0 ? lo : hi) += reach;
-  }
-  if (lo < 0 || hi >= data->second.numel())
+  // Every element read must lie inside the data (the verifier says so too; the packing reads them
+  // in this process).
+  if (!viewInside(key.offset,
+                  {{key.copies(), key.batchStride}, {key.k, key.rowStride}, {key.n, key.colStride}},
+                  data->numel()))
     return std::nullopt;
   return key;
 }

@@ -8,6 +8,7 @@
 #include "tensorc/Support/Status.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <set>
@@ -16,6 +17,33 @@
 #include <vector>
 
 namespace tensorc::cpu {
+
+/// The data of the weight `view` reads when that is an f32 weight buffer with f32 data (what
+/// compile-time packing takes), else nullptr.
+inline const Tensor *packableWeight(const loop::LoopProgram &program,
+                                    const loop::StridedView &view) {
+  if (view.buffer < 0 || size_t(view.buffer) >= program.buffers.size())
+    return nullptr;
+  const loop::Buffer &buffer = program.buffers[size_t(view.buffer)];
+  auto data = program.weights.find(buffer.name);
+  if (buffer.kind != loop::Buffer::Kind::Weight || buffer.dtype != DType::F32 ||
+      data == program.weights.end() || data->second.dtype() != DType::F32)
+    return nullptr;
+  return &data->second;
+}
+
+/// Whether every element a view reads, from `offset` with an (extent, stride) pair per dim, lies
+/// inside `numel` elements: its lowest and highest do.
+inline bool viewInside(int64_t offset,
+                       std::initializer_list<std::pair<int64_t, int64_t>> extentsAndStrides,
+                       int64_t numel) {
+  int64_t lo = offset, hi = offset;
+  for (auto [extent, stride] : extentsAndStrides) {
+    int64_t reach = (extent - 1) * stride;
+    (reach < 0 ? lo : hi) += reach;
+  }
+  return lo >= 0 && hi < numel;
+}
 
 /// For each scheduled template kernel whose node `keyOf(program, node)` gives a Key (with an `int
 /// buffer`: the weight, and how to pack it; nodes with equal keys share one copy), makes

@@ -21,13 +21,6 @@ struct Term {
   std::string letters;
 };
 
-SymInt product(const std::vector<SymInt> &dims) {
-  SymInt result(1);
-  for (const SymInt &dim : dims)
-    result = result * dim;
-  return result;
-}
-
 /// Sums the letters of `term` not in `keep`.
 Expected<Term> sumOut(ConvertContext &c, Term term, const std::string &keep) {
   Ints dims;
@@ -78,10 +71,10 @@ Expected<Term> contract(ConvertContext &c, Term a, Term b, const std::string &ke
                       bSizes = sizes(b, bOnly), sharedSizes = sizes(a, shared);
   TC_ASSIGN_OR_RETURN(Value * left, permuteLetters(c, a, batch + aOnly + shared));
   TC_ASSIGN_OR_RETURN(
-      left, reshapeTo(c, left, {product(batchSizes), product(aSizes), product(sharedSizes)}));
+      left, reshapeTo(c, left, {numel(batchSizes), numel(aSizes), numel(sharedSizes)}));
   TC_ASSIGN_OR_RETURN(Value * right, permuteLetters(c, b, batch + shared + bOnly));
   TC_ASSIGN_OR_RETURN(
-      right, reshapeTo(c, right, {product(batchSizes), product(sharedSizes), product(bSizes)}));
+      right, reshapeTo(c, right, {numel(batchSizes), numel(sharedSizes), numel(bSizes)}));
   TC_ASSIGN_OR_RETURN(Value * result, c.emit("aten.bmm", {left, right}));
   std::vector<SymInt> shape = batchSizes;
   shape.insert(shape.end(), aSizes.begin(), aSizes.end());

@@ -2,8 +2,12 @@
 #include "ConvertContext.h"
 #include "tensorc/Support/StrCat.h"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
+#include <string_view>
+#include <utility>
 
 namespace tensorc::onnx {
 
@@ -55,14 +59,59 @@ Status convertMod(ConvertContext &c) {
   return c.setOutput(0, value);
 }
 
-/// Ops that are one registry op on the same inputs.
-template <const char *Op> Status direct(ConvertContext &c) {
+/// ONNX ops that are one registry op on the same inputs.
+constexpr std::pair<std::string_view, std::string_view> kDirectOps[] = {
+    {"Abs", "aten.abs"},
+    {"Neg", "aten.neg"},
+    {"Exp", "aten.exp"},
+    {"Log", "aten.log"},
+    {"Sqrt", "aten.sqrt"},
+    {"Reciprocal", "aten.reciprocal"},
+    {"Sigmoid", "aten.sigmoid"},
+    {"Tanh", "aten.tanh"},
+    {"Relu", "aten.relu"},
+    {"Erf", "aten.erf"},
+    {"Sin", "aten.sin"},
+    {"Cos", "aten.cos"},
+    {"Tan", "aten.tan"},
+    {"Asin", "aten.asin"},
+    {"Acos", "aten.acos"},
+    {"Atan", "aten.atan"},
+    {"Sinh", "aten.sinh"},
+    {"Cosh", "aten.cosh"},
+    {"Asinh", "aten.asinh"},
+    {"Acosh", "aten.acosh"},
+    {"Atanh", "aten.atanh"},
+    {"Floor", "aten.floor"},
+    {"Ceil", "aten.ceil"},
+    {"Round", "aten.round"},
+    {"Sign", "aten.sign"},
+    {"Not", "aten.logical_not"},
+    {"IsNaN", "aten.isnan"},
+    {"And", "aten.logical_and"},
+    {"Or", "aten.logical_or"},
+    {"Xor", "aten.logical_xor"},
+    {"Equal", "aten.eq"},
+    {"Less", "aten.lt"},
+    {"Greater", "aten.gt"},
+    {"LessOrEqual", "aten.le"},
+    {"GreaterOrEqual", "aten.ge"},
+    {"Where", "aten.where"},
+    {"BitwiseAnd", "aten.bitwise_and"},
+    {"BitwiseOr", "aten.bitwise_or"},
+    {"BitwiseXor", "aten.bitwise_xor"},
+    {"BitwiseNot", "aten.bitwise_not"}};
+
+/// The kDirectOps entry of the node's op type, emitted on all its inputs.
+Status convertDirect(ConvertContext &c) {
+  const auto *entry = std::find_if(std::begin(kDirectOps), std::end(kDirectOps),
+                                   [&](const auto &e) { return e.first == c.node().op_type(); });
   std::vector<Value *> inputs;
   for (size_t i = 0; i < c.numInputs(); ++i) {
     TC_ASSIGN_OR_RETURN(Value * value, c.input(i));
     inputs.push_back(value);
   }
-  TC_ASSIGN_OR_RETURN(Value * value, c.emit(Op, std::move(inputs)));
+  TC_ASSIGN_OR_RETURN(Value * value, c.emit(entry->second, std::move(inputs)));
   return c.setOutput(0, value);
 }
 
@@ -318,21 +367,7 @@ Status convertBitShift(ConvertContext &c) {
 }
 
 // Op names as template arguments need linkage.
-constexpr char kAbs[] = "aten.abs", kNeg[] = "aten.neg", kExp[] = "aten.exp", kLog[] = "aten.log",
-               kSqrt[] = "aten.sqrt", kReciprocal[] = "aten.reciprocal",
-               kSigmoid[] = "aten.sigmoid", kTanh[] = "aten.tanh", kRelu[] = "aten.relu",
-               kErf[] = "aten.erf", kSin[] = "aten.sin", kCos[] = "aten.cos", kTan[] = "aten.tan",
-               kAsin[] = "aten.asin", kAcos[] = "aten.acos", kAtan[] = "aten.atan",
-               kSinh[] = "aten.sinh", kCosh[] = "aten.cosh", kAsinh[] = "aten.asinh",
-               kAcosh[] = "aten.acosh", kAtanh[] = "aten.atanh", kFloor[] = "aten.floor",
-               kCeil[] = "aten.ceil", kRound[] = "aten.round", kSign[] = "aten.sign",
-               kNot[] = "aten.logical_not", kIsNaN[] = "aten.isnan", kAnd[] = "aten.logical_and",
-               kOr[] = "aten.logical_or", kXor[] = "aten.logical_xor", kEqual[] = "aten.eq",
-               kLess[] = "aten.lt", kGreater[] = "aten.gt", kLessOrEqual[] = "aten.le",
-               kGreaterOrEqual[] = "aten.ge", kWhere[] = "aten.where", kMax[] = "aten.maximum",
-               kMin[] = "aten.minimum", kAdd[] = "aten.add", kBitwiseAnd[] = "aten.bitwise_and",
-               kBitwiseOr[] = "aten.bitwise_or", kBitwiseXor[] = "aten.bitwise_xor",
-               kBitwiseNot[] = "aten.bitwise_not";
+constexpr char kMax[] = "aten.maximum", kMin[] = "aten.minimum", kAdd[] = "aten.add";
 
 } // namespace
 
@@ -348,47 +383,7 @@ void addElementwiseConverters(ConverterTable &table) {
   table["Sum"] = variadic<kAdd, false>;
   table["Mean"] = variadic<kAdd, true>;
   table["Clip"] = convertClip;
-  table["Abs"] = direct<kAbs>;
-  table["Neg"] = direct<kNeg>;
-  table["Exp"] = direct<kExp>;
-  table["Log"] = direct<kLog>;
-  table["Sqrt"] = direct<kSqrt>;
-  table["Reciprocal"] = direct<kReciprocal>;
-  table["Sigmoid"] = direct<kSigmoid>;
-  table["Tanh"] = direct<kTanh>;
-  table["Relu"] = direct<kRelu>;
-  table["Erf"] = direct<kErf>;
-  table["Sin"] = direct<kSin>;
-  table["Cos"] = direct<kCos>;
-  table["Tan"] = direct<kTan>;
-  table["Asin"] = direct<kAsin>;
-  table["Acos"] = direct<kAcos>;
-  table["Atan"] = direct<kAtan>;
-  table["Sinh"] = direct<kSinh>;
-  table["Cosh"] = direct<kCosh>;
-  table["Asinh"] = direct<kAsinh>;
-  table["Acosh"] = direct<kAcosh>;
-  table["Atanh"] = direct<kAtanh>;
-  table["Floor"] = direct<kFloor>;
-  table["Ceil"] = direct<kCeil>;
-  table["Round"] = direct<kRound>;
-  table["Sign"] = direct<kSign>;
-  table["Not"] = direct<kNot>;
-  table["IsNaN"] = direct<kIsNaN>;
   table["IsInf"] = convertIsInf;
-  table["And"] = direct<kAnd>;
-  table["Or"] = direct<kOr>;
-  table["Xor"] = direct<kXor>;
-  table["Equal"] = direct<kEqual>;
-  table["Less"] = direct<kLess>;
-  table["Greater"] = direct<kGreater>;
-  table["LessOrEqual"] = direct<kLessOrEqual>;
-  table["GreaterOrEqual"] = direct<kGreaterOrEqual>;
-  table["Where"] = direct<kWhere>;
-  table["BitwiseAnd"] = direct<kBitwiseAnd>;
-  table["BitwiseOr"] = direct<kBitwiseOr>;
-  table["BitwiseXor"] = direct<kBitwiseXor>;
-  table["BitwiseNot"] = direct<kBitwiseNot>;
   table["BitShift"] = convertBitShift;
   table["Elu"] = convertElu;
   table["Selu"] = convertSelu;
@@ -402,6 +397,8 @@ void addElementwiseConverters(ConverterTable &table) {
   table["Shrink"] = convertShrink;
   table["Mish"] = convertMish;
   table["Gelu"] = convertGelu;
+  for (const auto &[opType, op] : kDirectOps)
+    table[std::string(opType)] = convertDirect;
 }
 
 } // namespace tensorc::onnx

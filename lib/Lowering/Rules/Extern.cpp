@@ -19,21 +19,10 @@ Status LowerContext::fallback(const Node &node, const std::string &reason) {
   loop.name = node.output()->name();
   loop.externOp = node.op().name;
   loop.externReason = reason;
-  Graph single;
-  std::vector<Value *> operands;
-  for (size_t i = 0; i < node.inputs().size(); ++i) {
-    const Value *input = node.input(i);
-    if (!input) {
-      operands.push_back(nullptr);
-      continue;
-    }
-    loop.externInputs.push_back(realize(input));
-    TC_ASSIGN_OR_RETURN(Value * placeholder,
-                        single.addInput("in" + std::to_string(i), input->type()));
-    operands.push_back(placeholder);
-  }
-  TC_ASSIGN_OR_RETURN(Node * copy, copyNode(single, node, operands));
-  single.setOutputs(copy->outputs());
+  for (size_t i = 0; i < node.inputs().size(); ++i)
+    if (const Value *input = node.input(i))
+      loop.externInputs.push_back(realize(input));
+  TC_ASSIGN_OR_RETURN(Graph single, isolateNode(node));
   loop.externGraph = printGraph(single);
   for (size_t i = 0; i < node.numOutputs(); ++i) {
     const Value *output = node.output(i);

@@ -4,6 +4,8 @@
 // sum their 2/4 taps per dim with the filter weights (exclude_outside renormalized).
 #include "Sampling.h"
 
+#include "tensorc/Support/MultiIndex.h"
+
 namespace tensorc::loop {
 
 namespace {
@@ -196,13 +198,7 @@ Status lowerResize(LowerContext &context, const Node &node) {
                            makeConstant(0.0, type));
       }
       sum = sum ? add(sum, value) : value;
-      size_t k = dims.size();
-      while (k-- > 0) {
-        if (++at[k] < taps[k].size())
-          break;
-        at[k] = 0;
-      }
-      if (k == size_t(-1))
+      if (!nextMultiIndex(at, [&](size_t k) { return taps[k].size(); }))
         break;
     }
     ExprRef result = makeCast(sum, dtype);
