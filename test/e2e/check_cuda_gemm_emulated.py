@@ -210,6 +210,7 @@ def run_case(args, work, name, dtype, case):
     compile_args = ["--cuda-arch", case.get("archs", "sm_80")]
     if case.get("tf32"):
         compile_args += ["--matmul-precision", "high"]
+    compile_args += case.get("compile_args", [])
     want = "tk_gemm_simt<" if dtype == "f32" and not case.get("tf32") else "tk_gemm_tc<"
     # TF32 keeps 10 of f32's 23 mantissa bits: a looser bound than strict f32 against the f32
     # interpreter (products of operands under 1, sums of `k` of them).
@@ -230,6 +231,7 @@ def run_case(args, work, name, dtype, case):
     return None
 
 
+NO_MERGE = ["--disable-passes", "merge-parallel-matmuls"]
 CHAIN_LAUNCHES = ["tem_mm_add_mul_erf_tanh_sigmoid_0", "red_fused_sum_1",
                   "tem_mm_add_tanh_div_sub_exp_mul_2"]
 
@@ -237,7 +239,7 @@ CHAIN_LAUNCHES = ["tem_mm_add_mul_erf_tanh_sigmoid_0", "red_fused_sum_1",
 # transpose_b), transposed_a or strided_a (m, k, n); split: some kernel must split K; blocks: launched at
 # most, so kernels stride over their units; archs: --cuda-arch; tf32: --matmul-precision high;
 # symbols: the row count as s0 at this value; want_vector: both operands take 16-byte copies;
-# kind chain (m, k, n): chain_model; kind head_split or qkv (m, k, heads, d): head_split_model or qkv_model; want_launches: the manifest's launch names, in order)
+# compile_args: further compile arguments; kind chain (m, k, n): chain_model; kind head_split or qkv (m, k, heads, d): head_split_model or qkv_model; want_launches: the manifest's launch names, in order)
 CASES = {
     # batch-1 linear layer: 32 rows, too few tiles for the SMs, K split (workspaces), fused
     # bias + GELU + residual; NVRTC compiles it for sm_80 and sm_90
@@ -278,12 +280,19 @@ CASES = {
                                           symbols={"s0": 45}, want_vector=True)),
     # epilogues neither next to their product nor one node: a two-node chain kept in place
     # ahead of later kernels, and an epilogue whose kernel moves past the row mean it reads
-    # (the launches: both products with their epilogues, the mean between them)
+    # (the launches: both products with their epilogues, the mean between them). Both products
+    # read x: merge-parallel-matmuls, which would make them one, is off here
     "f16_epilogue_chain_non_adjacent": ("f16", dict(kind="chain", m=40, k=64, n=96,
                                                     want_launches=CHAIN_LAUNCHES,
-                                                    archs="sm_80,sm_90")),
+                                                    archs="sm_80,sm_90",
+                                                    compile_args=NO_MERGE)),
     "f32_epilogue_chain_non_adjacent": ("f32", dict(kind="chain", m=33, k=40, n=72,
-                                                    want_launches=CHAIN_LAUNCHES)),
+                                                    want_launches=CHAIN_LAUNCHES,
+                                                    compile_args=NO_MERGE)),
+    # the same chain with the products merged: one GEMM, every epilogue in one row kernel
+    "f16_epilogue_chain_merged": ("f16", dict(kind="chain", m=40, k=64, n=96,
+                                              want_launches=["tem_mm_0",
+                                                             "per_fused_sum_mm_add_mul_1"])),
     # the bias add and head split of a transformer's Q/K/V product: compiles keep it a kernel
     # of its own (the permuted epilogue stores element by element: slower on an H100)
     "f16_head_split_epilogue": ("f16", dict(kind="head_split", m=40, k=64, heads=3, d=16,
