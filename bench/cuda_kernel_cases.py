@@ -146,6 +146,14 @@ SIMT_SWEEPS = [
       for split in (1, 2, 3, 4, 6, 8, 12, 16) if k // 8 // split >= 8])
     for model, m, n, k in SIMT_SHAPES]
 
+# Deeper K slices on the SIMT kernel (BK 16 and 32 instead of 8): (bm, bn, split, bk) for the
+# transformer shapes, whose latency-bound blocks multiply 8-deep slices between loads.
+SIMT_BK_SWEEPS = [
+    (f"{model}_m{m}_n{n}_k{k}_f32", dict(m=m, n=n, k=k),
+     [(bm, bn, split, bk) for bm, bn in ((64, 64), (128, 64), (128, 128)) if m > 64 or bm == 64
+      for split in (1, 2, 4, 8) for bk in (16, 32) if k // bk // split >= 2])
+    for model, m, n, k in SIMT_SHAPES if model in ("bert", "vit", "llama")]
+
 # The Hopper kernel: (bm, bn, stages, split-K cluster, epilogue columns).
 WG_SWEEPS = [
     ("mm4096_f16", dict(m=4096, n=4096, k=4096), [
@@ -259,6 +267,12 @@ def sweep_cases():
             c = gemm(f"sweep_simt_{base}_{bm}_{bn}_{split}", dims["m"], dims["n"], dims["k"],
                      "f32", "simt")
             c["config"] = config((bm, bn, 8, 0, 0, 2, split))
+            cases.append(c)
+    for base, dims, cfgs in SIMT_BK_SWEEPS:
+        for bm, bn, split, bk in cfgs:
+            c = gemm(f"sweep_simtbk_{base}_{bm}_{bn}_{split}_{bk}", dims["m"], dims["n"],
+                     dims["k"], "f32", "simt")
+            c["config"] = config((bm, bn, bk, 0, 0, 2, split))
             cases.append(c)
     for base, (h, c_, oc, k, s), cfgs in CONV_SWEEPS:
         for cfg in cfgs:

@@ -67,6 +67,14 @@ CASES = [
     {"name": "gemm_simt_transposed_bias_relu", "op": "gemm", "dtype": "f32", "math": "simt", "m": 130,
      "n": 72, "k": 40, "batch": 2, "a_kmajor": False, "b_kmajor": False, "epilogue": "bias_relu",
      "config": {"bm": 128, "bn": 128, "split_k": 1}},
+    # strict f32 SIMT, deep K slices: BK 32 with a K tail (203 = 6 * 32 + 11) split 3 ways over
+    # K-major operands; BK 16 over M- and N-contiguous ones, 32x128 tiles
+    {"name": "gemm_simt_bk32_tails_splitk", "op": "gemm", "dtype": "f32", "math": "simt", "m": 70,
+     "n": 68, "k": 203, "epilogue": "bias_relu",
+     "config": {"bm": 64, "bn": 64, "bk": 32, "split_k": 3}},
+    {"name": "gemm_simt_bk16_transposed", "op": "gemm", "dtype": "f32", "math": "simt", "m": 40,
+     "n": 136, "k": 72, "a_kmajor": False, "b_kmajor": False, "epilogue": "store",
+     "config": {"bm": 32, "bn": 128, "bk": 16, "split_k": 1}},
     # NHWC 3x3 convolution, padding, folded batch norm + residual + ReLU
     {"name": "conv_f16_3x3_bn_add_relu", "op": "conv", "dtype": "f16", "n": 2, "h": 9, "w": 7, "c": 16,
      "oc": 24, "kh": 3, "kw": 3, "pad": 1, "epilogue": "bn_add_relu",

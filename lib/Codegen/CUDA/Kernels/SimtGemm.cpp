@@ -1,6 +1,8 @@
 // The strict-f32 SIMT GEMM: the device template tk_gemm_simt (BM x BN tiles, 8 x 8 outputs per
-// thread, BK = 8 slices double-buffered in shared memory with the next slice's global loads in
-// registers while this one multiplies, deterministic split-K as in the tensor-core kernel).
+// thread, K slices of BK = 8, 16 or 32 double-buffered in shared memory with the next slice's
+// global loads in registers while this one multiplies, deterministic split-K as in the
+// tensor-core kernel). Deeper slices hide more of a load's latency behind each slice's FMAs:
+// what small problems, a few warps per SM, are bound by.
 #include "LibrarySources.h"
 
 #include "tensorc/Support/StrCat.h"
@@ -16,18 +18,18 @@ const char *simtDevice() {
   // column t / 2) then land on distinct banks.
   return R"(
 // ---- tk_gemm_simt: strict f32 GEMM on CUDA cores ----
-template <int BM_, int BN_, int SPLITK_> struct TkSimtConfig {
-  static constexpr int BM = BM_, BN = BN_, BK = 8, SPLITK = SPLITK_;
+template <int BM_, int BN_, int SPLITK_, int BK_ = 8> struct TkSimtConfig {
+  static constexpr int BM = BM_, BN = BN_, BK = BK_, SPLITK = SPLITK_;
   static constexpr int TX = BN / 8, TY = BM / 8, THREADS = TX * TY;
   static constexpr int AS = BM + 4, BS = BN + 4; // padded row lengths (floats)
   static constexpr int SMEM = 2 * BK * (AS + BS) * 4;
 };
 
-// Loads one operand's R x 8 slice into registers (4 consecutive elements along the operand's
+// Loads one operand's R x BK slice into registers (4 consecutive elements along the operand's
 // contiguous dim per chunk) and stores it transposed to k-major shared rows of length RS.
-template <class L, int R, int RS, int THREADS> struct TkSimtTile {
+template <class L, int R, int RS, int THREADS, int BK> struct TkSimtTile {
   static constexpr bool KM = L::kMajor;
-  static constexpr int ROWS = KM ? R : 8, CPR = (KM ? 8 : R) / 4;
+  static constexpr int ROWS = KM ? R : BK, CPR = (KM ? BK : R) / 4;
   static constexpr int CHUNKS = ROWS * CPR, P = (CHUNKS + THREADS - 1) / THREADS;
   typename L::Line lines[KM ? P : 1];
   float v[P][4];
@@ -74,8 +76,8 @@ TC_DEVICE void tk_gemm_simt(const LA &la, const LB &lb, long long M, long long N
   constexpr int BM = C::BM, BN = C::BN, BK = C::BK, THREADS = C::THREADS, SPLITK = C::SPLITK;
   const int tid = threadIdx.x, tx = tid % C::TX, ty = tid / C::TX;
   float *As = reinterpret_cast<float *>(smem), *Bs = As + 2 * BK * C::AS;
-  TkSimtTile<LA, BM, C::AS, THREADS> ta;
-  TkSimtTile<LB, BN, C::BS, THREADS> tb;
+  TkSimtTile<LA, BM, C::AS, THREADS, BK> ta;
+  TkSimtTile<LB, BN, C::BS, THREADS, BK> tb;
   const TkGemmUnits<BM, BN, BK, SPLITK> work(M, N, K, batches);
   for (long long unit = blockIdx.x; unit < work.count; unit += gridDim.x) {
     const TkGemmUnit u = work.at(unit);
@@ -175,18 +177,20 @@ std::string checkSimtConfig(const GemmConfig &c) {
         (c.bm == 32 && c.bn == 128)))
     return strCat("SIMT tile ", c.bm, "x", c.bn,
                   " is not one of 128x128, 128x64, 64x128, 64x64, 32x128, 32x64");
-  if (c.bk != 8)
-    return "the SIMT kernel's BK is 8";
+  if (c.bk != 8 && c.bk != 16 && c.bk != 32)
+    return strCat("the SIMT kernel's BK is 8, 16 or 32, not ", c.bk);
   if (c.splitK < 1 || c.splitK > 64)
     return strCat("splitK ", c.splitK, " outside 1..64");
   return "";
 }
 
 std::string simtConfigType(const GemmConfig &c) {
-  return strCat("TkSimtConfig<", c.bm, ", ", c.bn, ", ", c.splitK, ">");
+  if (c.bk == 8) // the default
+    return strCat("TkSimtConfig<", c.bm, ", ", c.bn, ", ", c.splitK, ">");
+  return strCat("TkSimtConfig<", c.bm, ", ", c.bn, ", ", c.splitK, ", ", c.bk, ">");
 }
 
 int simtThreads(const GemmConfig &c) { return (c.bm / 8) * (c.bn / 8); }
-int simtSmemBytes(const GemmConfig &c) { return 2 * 8 * (c.bm + 4 + c.bn + 4) * 4; }
+int simtSmemBytes(const GemmConfig &c) { return 2 * c.bk * (c.bm + 4 + c.bn + 4) * 4; }
 
 } // namespace tensorc::cuda::kernels::detail
