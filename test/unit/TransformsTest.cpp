@@ -322,8 +322,9 @@ TEST(TransformsRunner, UnknownPassListsTheKnownOnes) {
   Graph graph = parse("graph(%x: f32[2]):\n  return (%x,)\n");
   Status status = run(graph, "cse,nope");
   ASSERT_FALSE(status);
-  EXPECT_EQ(status.message(), "unknown pass 'nope' (passes: constant-fold, cse, dce, decompose, "
-                              "fold-batchnorm, fuse-attention, fuse-tensor-core-attention)");
+  EXPECT_EQ(status.message(),
+            "unknown pass 'nope' (passes: constant-fold, cse, dce, decompose, "
+            "fold-batchnorm, fuse-attention, fuse-tensor-core-attention, merge-parallel-matmuls)");
 }
 
 } // namespace
