@@ -496,22 +496,4 @@ Expected<std::vector<Value *>> ConvertContext::inlineGraph(const ::onnx::GraphPr
   return outputs;
 }
 
-const ConverterTable &converterTable() {
-  static const ConverterTable table = [] {
-    ConverterTable t;
-    addElementwiseConverters(t);
-    addReductionConverters(t);
-    addEinsumConverters(t);
-    addNNConverters(t);
-    addQuantizeConverters(t);
-    addRecurrentConverters(t);
-    addShapeConverters(t);
-    addPadMaskConverters(t);
-    addControlFlowConverters(t);
-    addMiscConverters(t);
-    return t;
-  }();
-  return table;
-}
-
 } // namespace tensorc::onnx

@@ -1,5 +1,5 @@
 // ConvertContext: what an ONNX op converter sees (its node, inputs, attributes) and how it emits
-// registry ops; plus the converter table the importer dispatches on.
+// registry ops (the converters and their table: OnnxConverters.h).
 #pragma once
 
 #include "tensorc/IR/Graph.h"
@@ -119,29 +119,10 @@ private:
   mutable std::optional<std::string> attrTypeError_;
 };
 
-/// Converts one ONNX node. Registered per op_type; opset differences are handled inside.
-using ConvertFn = Status (*)(ConvertContext &);
-using ConverterTable = std::map<std::string, ConvertFn, std::less<>>;
-
-/// Converter groups, one per OnnxOps*.cpp file.
-void addElementwiseConverters(ConverterTable &table);
-void addReductionConverters(ConverterTable &table);
-void addEinsumConverters(ConverterTable &table);
-void addNNConverters(ConverterTable &table);
-void addQuantizeConverters(ConverterTable &table);
-void addRecurrentConverters(ConverterTable &table);
-void addShapeConverters(ConverterTable &table);
-void addPadMaskConverters(ConverterTable &table);
-void addControlFlowConverters(ConverterTable &table);
-void addMiscConverters(ConverterTable &table); // last: wraps some converters of the others
-
 /// Shape arithmetic at import time: when inputs 0 and 1 are integer vectors known element by
 /// element and at least one element is symbolic, computes `op` ('+', '-', '*', '/' floor) with
 /// broadcasting, binds output 0 to the result and returns true; returns false to let the caller
 /// emit the tensor op.
 Expected<bool> foldSymbolicBinary(ConvertContext &context, char op);
-
-/// Every converter, built once.
-const ConverterTable &converterTable();
 
 } // namespace tensorc::onnx

@@ -53,4 +53,12 @@ Expected<Ints> kernelShape(ConvertContext &c, size_t count, const Ints &fallback
 Expected<Value *> convolution(ConvertContext &c, Value *x, Value *w, Value *bias,
                               const Ints &kernel);
 
+// Cases that convertMaxPool and convertBatchNormalization (OnnxOpsNN.cpp) hand on to
+// OnnxOpsMisc.cpp:
+/// MaxPool with its Indices output.
+Status maxPoolWithIndices(ConvertContext &c);
+/// Training-mode BatchNormalization: normalizes with the batch statistics and returns the
+/// updated running statistics (running * momentum + batch * (1 - momentum)).
+Status trainingBatchNormalization(ConvertContext &c);
+
 } // namespace tensorc::onnx::nn

@@ -2,6 +2,7 @@
 #include "tensorc/Frontend/ONNX/OnnxImporter.h"
 
 #include "ImportState.h"
+#include "OnnxConverters.h"
 #include "OnnxTensor.h"
 #include "tensorc/IR/Verifier.h"
 #include "tensorc/Interp/Interpreter.h"
@@ -124,11 +125,10 @@ int subgraphDepth(const ::onnx::GraphProto &graph, int depth = 0) {
 
 /// Op types with no converter, in `graph` and the subgraphs of its attributes.
 void collectUnsupported(const ::onnx::GraphProto &graph, std::map<std::string, int> &unsupported) {
-  const ConverterTable &table = converterTable();
   for (const auto &node : graph.node()) {
     std::string key =
         isDefaultDomain(node.domain()) ? node.op_type() : node.domain() + "::" + node.op_type();
-    if (!isDefaultDomain(node.domain()) || !table.count(node.op_type()))
+    if (!isDefaultDomain(node.domain()) || !findConverter(node.op_type()))
       ++unsupported[key];
     for (const auto &attr : node.attribute()) {
       if (attr.has_g())
@@ -143,7 +143,6 @@ void collectUnsupported(const ::onnx::GraphProto &graph, std::map<std::string, i
 
 /// Converts the nodes of `graph` in order (the top graph or an inlined subgraph).
 Status convertNodes(const ::onnx::GraphProto &graph, ImportState &state) {
-  const ConverterTable &table = converterTable();
   for (const auto &node : graph.node()) {
     ConvertContext context(state, node, state.opset);
     for (const std::string &input : node.input())
@@ -163,10 +162,10 @@ Status convertNodes(const ::onnx::GraphProto &graph, ImportState &state) {
                                     "' is already defined by an earlier node, a graph input or "
                                     "an initializer (ONNX values are assigned once)"));
     }
-    auto converter = table.find(node.op_type());
-    if (converter == table.end() || !isDefaultDomain(node.domain()))
+    ConvertFn convert = findConverter(node.op_type());
+    if (!convert || !isDefaultDomain(node.domain()))
       return context.error("unsupported op");
-    Status converted = converter->second(context);
+    Status converted = convert(context);
     // A mistyped attribute read as its default may have misled the converter: report the cause.
     if (context.attrTypeError())
       return context.error(*context.attrTypeError());

@@ -1,6 +1,6 @@
 // ONNX control flow: If, Loop and Scan, resolved or unrolled at import time.
-#include "ConvertContext.h"
 #include "NNHelpers.h"
+#include "OnnxConverters.h"
 #include "OnnxTensor.h"
 #include "tensorc/Support/StrCat.h"
 
@@ -8,13 +8,13 @@
 
 namespace tensorc::onnx {
 
-namespace {
-
 using Ints = std::vector<int64_t>;
 
 // ---- Control flow ----------------------------------------------------------------------------
 // If, Loop and Scan are resolved at import time: If inlines the branch its known condition
 // picks, Loop and Scan inline their body once per iteration.
+
+namespace {
 
 /// Unrolled iterations at most; a larger Loop or Scan is rejected rather than bloating the graph
 /// (and Graph::uniqueName probes suffixes linearly, so import time grows with its square).
@@ -74,6 +74,8 @@ Expected<bool> knownCondition(ConvertContext &c, const std::optional<Tensor> &te
     return c.error(strCat(what, " must hold one value, got ", tensor->numel()));
   return tensor->getInt(0) != 0;
 }
+
+} // namespace
 
 Status convertIf(ConvertContext &c) {
   TC_RETURN_IF_ERROR(c.checkAttrs({"then_branch", "else_branch"}));
@@ -152,6 +154,8 @@ Status convertLoop(ConvertContext &c) {
   }
   return Status::ok();
 }
+
+namespace {
 
 /// Where and in which direction Scan walks its scan inputs and stacks its scan outputs.
 struct ScanLayout {
@@ -287,6 +291,8 @@ Expected<std::vector<Value *>> convertScan8(ConvertContext &c, const ::onnx::Gra
   return results;
 }
 
+} // namespace
+
 /// Scan (opset 9+; Scan-8 with its batch axis through convertScan8).
 Status convertScan(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(const ::onnx::GraphProto *body, c.graphAttr("body"));
@@ -341,14 +347,6 @@ Status convertScan(ConvertContext &c) {
     if (c.hasOutput(k))
       TC_RETURN_IF_ERROR(c.setOutput(k, results[k]));
   return Status::ok();
-}
-
-} // namespace
-
-void addControlFlowConverters(ConverterTable &table) {
-  table["If"] = convertIf;
-  table["Loop"] = convertLoop;
-  table["Scan"] = convertScan;
 }
 
 } // namespace tensorc::onnx

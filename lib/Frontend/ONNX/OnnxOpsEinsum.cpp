@@ -1,6 +1,6 @@
 // ONNX Einsum: the equation parsed, repeated letters taken as diagonals, then the operands
 // contracted pairwise with batched matmuls and unused letters summed out.
-#include "ConvertContext.h"
+#include "OnnxConverters.h"
 #include "OnnxTensor.h"
 #include "ViewEmitters.h"
 #include "tensorc/Support/StrCat.h"
@@ -11,9 +11,9 @@
 
 namespace tensorc::onnx {
 
-namespace {
-
 using Ints = std::vector<int64_t>;
+
+namespace {
 
 /// An operand of the contraction: its value and one subscript letter per dim.
 struct Term {
@@ -70,11 +70,11 @@ Expected<Term> contract(ConvertContext &c, Term a, Term b, const std::string &ke
   std::vector<SymInt> batchSizes = sizes(a, batch), aSizes = sizes(a, aOnly),
                       bSizes = sizes(b, bOnly), sharedSizes = sizes(a, shared);
   TC_ASSIGN_OR_RETURN(Value * left, permuteLetters(c, a, batch + aOnly + shared));
-  TC_ASSIGN_OR_RETURN(
-      left, reshapeTo(c, left, {numel(batchSizes), numel(aSizes), numel(sharedSizes)}));
+  TC_ASSIGN_OR_RETURN(left,
+                      reshapeTo(c, left, {numel(batchSizes), numel(aSizes), numel(sharedSizes)}));
   TC_ASSIGN_OR_RETURN(Value * right, permuteLetters(c, b, batch + shared + bOnly));
-  TC_ASSIGN_OR_RETURN(
-      right, reshapeTo(c, right, {numel(batchSizes), numel(sharedSizes), numel(bSizes)}));
+  TC_ASSIGN_OR_RETURN(right,
+                      reshapeTo(c, right, {numel(batchSizes), numel(sharedSizes), numel(bSizes)}));
   TC_ASSIGN_OR_RETURN(Value * result, c.emit("aten.bmm", {left, right}));
   std::vector<SymInt> shape = batchSizes;
   shape.insert(shape.end(), aSizes.begin(), aSizes.end());
@@ -131,6 +131,8 @@ Expected<std::string> expandEllipsis(ConvertContext &c, const std::string &subsc
     return c.error("more than one ellipsis in one term");
   return subscripts.substr(0, at) + ellipsis.substr(ellipsis.size() - count) + rest;
 }
+
+} // namespace
 
 Status convertEinsum(ConvertContext &c) {
   std::string equation;
@@ -218,9 +220,5 @@ Status convertEinsum(ConvertContext &c) {
   }
   return c.setOutput(0, value);
 }
-
-} // namespace
-
-void addEinsumConverters(ConverterTable &table) { table["Einsum"] = convertEinsum; }
 
 } // namespace tensorc::onnx

@@ -1,5 +1,5 @@
 // ONNX converters for elementwise math, comparisons, logic and activations.
-#include "ConvertContext.h"
+#include "OnnxConverters.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <algorithm>
@@ -33,6 +33,8 @@ template <char SymbolicOp> Status arithmetic(ConvertContext &c, std::string_view
   return c.setOutput(0, value);
 }
 
+} // namespace
+
 Status convertAdd(ConvertContext &c) { return arithmetic<'+'>(c, "aten.add"); }
 Status convertSub(ConvertContext &c) { return arithmetic<'-'>(c, "aten.sub"); }
 Status convertMul(ConvertContext &c) { return arithmetic<'*'>(c, "aten.mul"); }
@@ -59,70 +61,26 @@ Status convertMod(ConvertContext &c) {
   return c.setOutput(0, value);
 }
 
-/// ONNX ops that are one registry op on the same inputs.
-constexpr std::pair<std::string_view, std::string_view> kDirectOps[] = {
-    {"Abs", "aten.abs"},
-    {"Neg", "aten.neg"},
-    {"Exp", "aten.exp"},
-    {"Log", "aten.log"},
-    {"Sqrt", "aten.sqrt"},
-    {"Reciprocal", "aten.reciprocal"},
-    {"Sigmoid", "aten.sigmoid"},
-    {"Tanh", "aten.tanh"},
-    {"Relu", "aten.relu"},
-    {"Erf", "aten.erf"},
-    {"Sin", "aten.sin"},
-    {"Cos", "aten.cos"},
-    {"Tan", "aten.tan"},
-    {"Asin", "aten.asin"},
-    {"Acos", "aten.acos"},
-    {"Atan", "aten.atan"},
-    {"Sinh", "aten.sinh"},
-    {"Cosh", "aten.cosh"},
-    {"Asinh", "aten.asinh"},
-    {"Acosh", "aten.acosh"},
-    {"Atanh", "aten.atanh"},
-    {"Floor", "aten.floor"},
-    {"Ceil", "aten.ceil"},
-    {"Round", "aten.round"},
-    {"Sign", "aten.sign"},
-    {"Not", "aten.logical_not"},
-    {"IsNaN", "aten.isnan"},
-    {"And", "aten.logical_and"},
-    {"Or", "aten.logical_or"},
-    {"Xor", "aten.logical_xor"},
-    {"Equal", "aten.eq"},
-    {"Less", "aten.lt"},
-    {"Greater", "aten.gt"},
-    {"LessOrEqual", "aten.le"},
-    {"GreaterOrEqual", "aten.ge"},
-    {"Where", "aten.where"},
-    {"BitwiseAnd", "aten.bitwise_and"},
-    {"BitwiseOr", "aten.bitwise_or"},
-    {"BitwiseXor", "aten.bitwise_xor"},
-    {"BitwiseNot", "aten.bitwise_not"}};
-
-/// The kDirectOps entry of the node's op type, emitted on all its inputs.
 Status convertDirect(ConvertContext &c) {
-  const auto *entry = std::find_if(std::begin(kDirectOps), std::end(kDirectOps),
-                                   [&](const auto &e) { return e.first == c.node().op_type(); });
   std::vector<Value *> inputs;
   for (size_t i = 0; i < c.numInputs(); ++i) {
     TC_ASSIGN_OR_RETURN(Value * value, c.input(i));
     inputs.push_back(value);
   }
-  TC_ASSIGN_OR_RETURN(Value * value, c.emit(entry->second, std::move(inputs)));
+  TC_ASSIGN_OR_RETURN(Value * value, c.emit(directOp(c.node().op_type()), std::move(inputs)));
   return c.setOutput(0, value);
 }
 
+namespace {
+
 /// Max, Min, Sum, Mean over any number of broadcasting inputs.
-template <const char *Op, bool Average> Status variadic(ConvertContext &c) {
+Status variadic(ConvertContext &c, std::string_view op, bool average) {
   TC_ASSIGN_OR_RETURN(Value * value, c.input(0));
   for (size_t i = 1; i < c.numInputs(); ++i) {
     TC_ASSIGN_OR_RETURN(Value * next, c.input(i));
-    TC_ASSIGN_OR_RETURN(value, c.emit(Op, {value, next}));
+    TC_ASSIGN_OR_RETURN(value, c.emit(op, {value, next}));
   }
-  if (Average) {
+  if (average) {
     TC_ASSIGN_OR_RETURN(Value * count, c.scalar(double(c.numInputs()), value->type().dtype));
     TC_ASSIGN_OR_RETURN(value, c.emit("aten.div", {value, count}));
   } else if (c.numInputs() == 1) {
@@ -130,6 +88,13 @@ template <const char *Op, bool Average> Status variadic(ConvertContext &c) {
   }
   return c.setOutput(0, value);
 }
+
+} // namespace
+
+Status convertMax(ConvertContext &c) { return variadic(c, "aten.maximum", false); }
+Status convertMin(ConvertContext &c) { return variadic(c, "aten.minimum", false); }
+Status convertSum(ConvertContext &c) { return variadic(c, "aten.add", false); }
+Status convertMean(ConvertContext &c) { return variadic(c, "aten.add", true); }
 
 Status convertClip(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Value * value, c.input(0));
@@ -158,6 +123,8 @@ Status convertClip(ConvertContext &c) {
 }
 
 // ---- Activations, composed from primitives -------------------------------------------------
+
+namespace {
 
 /// Small expression builder over one input so the activation formulas read like math.
 class Expr {
@@ -207,6 +174,8 @@ template <typename Build> Status activation(ConvertContext &c, Build build) {
   TC_ASSIGN_OR_RETURN(Value * value, build(e));
   return c.setOutput(0, value);
 }
+
+} // namespace
 
 Status convertElu(ConvertContext &c) {
   double alpha = c.floatAttr("alpha", 1.0);
@@ -276,6 +245,8 @@ Status convertHardSwish(ConvertContext &c) {
   });
 }
 
+namespace {
+
 /// softplus(x) = max(x, 0) + log(1 + exp(-|x|)), stable for large |x|.
 Expected<Value *> softplus(Expr &e, Value *x) {
   TC_ASSIGN_OR_RETURN(Value * zero, e.k(0));
@@ -287,6 +258,8 @@ Expected<Value *> softplus(Expr &e, Value *x) {
   TC_ASSIGN_OR_RETURN(Value * logged, e.op("aten.log", {plusOne}));
   return e.op("aten.add", {relu, logged});
 }
+
+} // namespace
 
 Status convertSoftplus(ConvertContext &c) {
   return activation(c, [&](Expr &e) { return softplus(e, e.x()); });
@@ -364,41 +337,6 @@ Status convertBitShift(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Value * value, binary(c, direction == "LEFT" ? "aten.bitwise_left_shift"
                                                                    : "aten.bitwise_right_shift"));
   return c.setOutput(0, value);
-}
-
-// Op names as template arguments need linkage.
-constexpr char kMax[] = "aten.maximum", kMin[] = "aten.minimum", kAdd[] = "aten.add";
-
-} // namespace
-
-void addElementwiseConverters(ConverterTable &table) {
-  table["Add"] = convertAdd;
-  table["Sub"] = convertSub;
-  table["Mul"] = convertMul;
-  table["Div"] = convertDiv;
-  table["Pow"] = convertPow;
-  table["Mod"] = convertMod;
-  table["Max"] = variadic<kMax, false>;
-  table["Min"] = variadic<kMin, false>;
-  table["Sum"] = variadic<kAdd, false>;
-  table["Mean"] = variadic<kAdd, true>;
-  table["Clip"] = convertClip;
-  table["IsInf"] = convertIsInf;
-  table["BitShift"] = convertBitShift;
-  table["Elu"] = convertElu;
-  table["Selu"] = convertSelu;
-  table["Celu"] = convertCelu;
-  table["LeakyRelu"] = convertLeakyRelu;
-  table["ThresholdedRelu"] = convertThresholdedRelu;
-  table["HardSigmoid"] = convertHardSigmoid;
-  table["HardSwish"] = convertHardSwish;
-  table["Softplus"] = convertSoftplus;
-  table["Softsign"] = convertSoftsign;
-  table["Shrink"] = convertShrink;
-  table["Mish"] = convertMish;
-  table["Gelu"] = convertGelu;
-  for (const auto &[opType, op] : kDirectOps)
-    table[std::string(opType)] = convertDirect;
 }
 
 } // namespace tensorc::onnx

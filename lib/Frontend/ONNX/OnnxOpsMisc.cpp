@@ -2,8 +2,8 @@
 // NonMaxSuppression, GridSample, MaxPool's Indices output, training-mode BatchNormalization,
 // MaxUnpool, ReverseSequence, RoiAlign, Det, DFT, STFT, the window/mel-filter
 // generators (control flow: OnnxOpsControlFlow.cpp).
-#include "ConvertContext.h"
 #include "NNHelpers.h"
+#include "OnnxConverters.h"
 #include "OnnxTensor.h"
 #include "tensorc/Support/StrCat.h"
 
@@ -20,16 +20,10 @@ Expected<int64_t> nn::constantScalar(ConvertContext &c, size_t i, const std::str
   return values[0];
 }
 
-namespace {
-
 using nn::constantScalar;
-
 using Ints = std::vector<int64_t>;
 
-/// The converters of OnnxOpsNN.cpp that the ones here extend, looked up when the table is built
-/// (addMiscConverters runs last) and called for the cases they already handle.
-ConvertFn baseMaxPool = nullptr;
-ConvertFn baseBatchNormalization = nullptr;
+namespace {
 
 Expected<Ints> staticShape(ConvertContext &c, Value *value, const char *what) {
   std::optional<Ints> shape = value->type().staticShape();
@@ -53,6 +47,8 @@ Expected<double> constantScalarFloat(ConvertContext &c, size_t i, const std::str
     return c.error(strCat(what, " must hold one value, got ", values.size()));
   return values[0];
 }
+
+} // namespace
 
 // ---- Data-dependent selections ---------------------------------------------------------------
 
@@ -124,10 +120,7 @@ Status convertGridSample(ConvertContext &c) {
   return c.setOutput(0, y);
 }
 
-/// MaxPool with its Indices output; the plain case goes to the NN converter.
-Status convertMaxPool(ConvertContext &c) {
-  if (!c.hasOutput(1))
-    return baseMaxPool(c);
+Status nn::maxPoolWithIndices(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
   TC_ASSIGN_OR_RETURN(Ints shape, staticShape(c, x, "the MaxPool input"));
   Ints kernel = c.intsAttr("kernel_shape");
@@ -251,11 +244,7 @@ Status convertRoiAlign(ConvertContext &c) {
 
 // ---- Normalization ---------------------------------------------------------------------------
 
-/// Training-mode BatchNormalization: normalizes with the batch statistics and returns the
-/// updated running statistics (running * momentum + batch * (1 - momentum)).
-Status convertBatchNormalization(ConvertContext &c) {
-  if (c.intAttr("training_mode", 0) == 0)
-    return baseBatchNormalization(c);
+Status nn::trainingBatchNormalization(ConvertContext &c) {
   TC_RETURN_IF_ERROR(c.checkAttrs({"epsilon", "momentum", "training_mode"}));
   TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
   TC_ASSIGN_OR_RETURN(Value * scale, c.input(1));
@@ -374,10 +363,12 @@ Status convertStft(ConvertContext &c) {
   return c.setOutput(0, y);
 }
 
+namespace {
+
 enum class WindowKind { Hann, Hamming, Blackman };
 
 /// HannWindow, HammingWindow, BlackmanWindow: generated at import time from the constant size.
-template <WindowKind Kind> Status convertWindow(ConvertContext &c) {
+Status window(ConvertContext &c, WindowKind kind) {
   TC_RETURN_IF_ERROR(c.checkAttrs({"output_datatype", "periodic"}));
   TC_ASSIGN_OR_RETURN(int64_t size, constantScalar(c, 0, "size"));
   TC_ASSIGN_OR_RETURN(DType dtype, outputDType(c));
@@ -388,7 +379,7 @@ template <WindowKind Kind> Status convertWindow(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Tensor window, Tensor::zeros(dtype, {size}));
   for (int64_t i = 0; i < size; ++i) {
     double phase = 2 * std::numbers::pi * double(i) / n, value = 0;
-    switch (Kind) {
+    switch (kind) {
     case WindowKind::Hann:
       value = 0.5 - 0.5 * std::cos(phase);
       break;
@@ -404,6 +395,12 @@ template <WindowKind Kind> Status convertWindow(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Value * y, c.constant(std::move(window)));
   return c.setOutput(0, y);
 }
+
+} // namespace
+
+Status convertHannWindow(ConvertContext &c) { return window(c, WindowKind::Hann); }
+Status convertHammingWindow(ConvertContext &c) { return window(c, WindowKind::Hamming); }
+Status convertBlackmanWindow(ConvertContext &c) { return window(c, WindowKind::Blackman); }
 
 /// MelWeightMatrix: triangular mel filters over the DFT bins, generated at import time with the
 /// ONNX reference's integer bin placement.
@@ -446,30 +443,6 @@ Status convertMelWeightMatrix(ConvertContext &c) {
   }
   TC_ASSIGN_OR_RETURN(Value * y, c.constant(std::move(matrix)));
   return c.setOutput(0, y);
-}
-
-} // namespace
-
-void addMiscConverters(ConverterTable &table) {
-  baseMaxPool = table.at("MaxPool");
-  baseBatchNormalization = table.at("BatchNormalization");
-  table["MaxPool"] = convertMaxPool;
-  table["BatchNormalization"] = convertBatchNormalization;
-  table["NonZero"] = convertNonZero;
-  table["Unique"] = convertUnique;
-  table["Compress"] = convertCompress;
-  table["NonMaxSuppression"] = convertNonMaxSuppression;
-  table["GridSample"] = convertGridSample;
-  table["MaxUnpool"] = convertMaxUnpool;
-  table["RoiAlign"] = convertRoiAlign;
-  table["ReverseSequence"] = convertReverseSequence;
-  table["Det"] = convertDet;
-  table["DFT"] = convertDft;
-  table["STFT"] = convertStft;
-  table["HannWindow"] = convertWindow<WindowKind::Hann>;
-  table["HammingWindow"] = convertWindow<WindowKind::Hamming>;
-  table["BlackmanWindow"] = convertWindow<WindowKind::Blackman>;
-  table["MelWeightMatrix"] = convertMelWeightMatrix;
 }
 
 } // namespace tensorc::onnx

@@ -1,6 +1,7 @@
 // ONNX converters for neural-network ops: convolution, pooling, normalization, GEMM,
 // indexing/scatter and resampling (quantized ops: OnnxOpsQuantize; recurrent: OnnxOpsRecurrent).
 #include "NNHelpers.h"
+#include "OnnxConverters.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <algorithm>
@@ -130,8 +131,6 @@ Expected<Ints> kernelShape(ConvertContext &c, size_t count, const Ints &fallback
 
 } // namespace nn
 
-namespace {
-
 using namespace nn;
 
 // ---- Convolution -----------------------------------------------------------------------------
@@ -256,6 +255,8 @@ Status convertConvTranspose(ConvertContext &c) {
 
 // ---- Pooling ---------------------------------------------------------------------------------
 
+namespace {
+
 struct PoolSetup {
   Ints kernel, strides, dilations;
   SpatialPads pads;
@@ -308,9 +309,11 @@ double lowestValue(DType dtype) {
   }
 }
 
+} // namespace
+
 Status convertMaxPool(ConvertContext &c) {
   if (c.hasOutput(1))
-    return c.error("the Indices output of MaxPool is not supported");
+    return maxPoolWithIndices(c);
   if (c.intAttr("storage_order", 0) != 0)
     return c.error("storage_order=1 is only meaningful for the Indices output (unsupported)");
   TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
@@ -330,6 +333,8 @@ Status convertMaxPool(ConvertContext &c) {
   return c.setOutput(0, y);
 }
 
+namespace {
+
 Expected<Value *> avgPool(ConvertContext &c, Value *x, const PoolSetup &p, const Ints &padding,
                           bool countIncludePad) {
   AttrMap attrs;
@@ -340,6 +345,8 @@ Expected<Value *> avgPool(ConvertContext &c, Value *x, const PoolSetup &p, const
   attrs.emplace("count_include_pad", Attribute(countIncludePad));
   return c.emit("aten.avg_pool", {x}, std::move(attrs));
 }
+
+} // namespace
 
 Status convertAveragePool(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
@@ -391,7 +398,9 @@ Status convertLpPool(ConvertContext &c) {
   return c.setOutput(0, y);
 }
 
-template <bool IsMax> Status convertGlobalPool(ConvertContext &c) {
+namespace {
+
+Status globalPool(ConvertContext &c, bool isMax) {
   TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
   Ints dims;
   for (size_t d = 2; d < x->type().rank(); ++d)
@@ -399,18 +408,24 @@ template <bool IsMax> Status convertGlobalPool(ConvertContext &c) {
   AttrMap attrs;
   attrs.emplace("dim", Attribute(dims));
   attrs.emplace("keepdim", Attribute(true));
-  TC_ASSIGN_OR_RETURN(Value * y, c.emit(IsMax ? "aten.amax" : "aten.mean", {x}, std::move(attrs)));
+  TC_ASSIGN_OR_RETURN(Value * y, c.emit(isMax ? "aten.amax" : "aten.mean", {x}, std::move(attrs)));
   return c.setOutput(0, y);
 }
+
+} // namespace
+
+Status convertGlobalAveragePool(ConvertContext &c) { return globalPool(c, false); }
+Status convertGlobalMaxPool(ConvertContext &c) { return globalPool(c, true); }
 
 // ---- Normalization, PRelu ----------------------------------------------------------------------
 
 Status convertBatchNormalization(ConvertContext &c) {
-  if (c.intAttr("training_mode", 0) != 0 || c.numOutputs() > 1)
-    for (size_t i = 1; i < c.numOutputs(); ++i)
-      if (c.hasOutput(i) || c.intAttr("training_mode", 0) != 0)
-        return c.error("training-mode BatchNormalization (running statistics outputs) is not "
-                       "supported");
+  if (c.intAttr("training_mode", 0) != 0)
+    return trainingBatchNormalization(c);
+  for (size_t i = 1; i < c.numOutputs(); ++i)
+    if (c.hasOutput(i))
+      return c.error("training-mode BatchNormalization (running statistics outputs) is not "
+                     "supported");
   if (c.intAttr("spatial", 1) != 1)
     return c.error("BatchNormalization with spatial=0 is not supported");
   std::vector<Value *> inputs;
@@ -513,6 +528,8 @@ Status convertScatterND(ConvertContext &c) {
 
 // ---- Resize ----------------------------------------------------------------------------------
 
+namespace {
+
 /// Float input `i` when present and non-empty.
 Expected<std::vector<double>> optionalFloats(ConvertContext &c, size_t i, const char *what) {
   if (!c.hasInput(i))
@@ -521,6 +538,8 @@ Expected<std::vector<double>> optionalFloats(ConvertContext &c, size_t i, const 
     return std::vector<double>{};
   return c.constantFloats(i, what);
 }
+
+} // namespace
 
 Status convertResize(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
@@ -628,28 +647,6 @@ Status convertResize(ConvertContext &c) {
   attrs.emplace("antialias", Attribute(c.intAttr("antialias", 0) != 0));
   TC_ASSIGN_OR_RETURN(Value * y, c.emit("prims.resize", {x}, std::move(attrs)));
   return c.setOutput(0, y);
-}
-
-} // namespace
-
-void addNNConverters(ConverterTable &table) {
-  table["Conv"] = convertConv;
-  table["ConvTranspose"] = convertConvTranspose;
-  table["MaxPool"] = convertMaxPool;
-  table["AveragePool"] = convertAveragePool;
-  table["LpPool"] = convertLpPool;
-  table["GlobalAveragePool"] = convertGlobalPool<false>;
-  table["GlobalMaxPool"] = convertGlobalPool<true>;
-  table["BatchNormalization"] = convertBatchNormalization;
-  table["PRelu"] = convertPRelu;
-  table["Gemm"] = convertGemm;
-  table["MatMul"] = convertMatMul;
-  table["GatherND"] = convertGatherND;
-  table["ScatterElements"] = convertScatterElements;
-  table["Scatter"] = convertScatterElements;
-  table["ScatterND"] = convertScatterND;
-  table["Resize"] = convertResize;
-  table["Upsample"] = convertResize;
 }
 
 } // namespace tensorc::onnx

@@ -1,6 +1,6 @@
 // ONNX converters for padding and pixel shuffles (Pad, DepthToSpace, SpaceToDepth) and for
 // constant masks (inference-mode Dropout's mask, Trilu, EyeLike).
-#include "ConvertContext.h"
+#include "OnnxConverters.h"
 #include "OnnxTensor.h"
 #include "ViewEmitters.h"
 #include "tensorc/Support/StrCat.h"
@@ -9,12 +9,14 @@
 
 namespace tensorc::onnx {
 
-namespace {
-
 using Ints = std::vector<int64_t>;
+
+namespace {
 
 Attribute intsAttr(const std::vector<SymInt> &values) { return Attribute(values); }
 Attribute intsAttr(const Ints &values) { return Attribute(values); }
+
+} // namespace
 
 Status convertPad(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Value * input, c.input(0));
@@ -69,6 +71,8 @@ Status convertPad(ConvertContext &c) {
   return c.setOutput(0, out);
 }
 
+namespace {
+
 /// DepthToSpace / SpaceToDepth as reshape -> permute -> reshape on static NCHW shapes.
 Status reshapePermuteReshape(ConvertContext &c, Value *input, const Ints &first, const Ints &perm,
                              const Ints &last) {
@@ -84,6 +88,8 @@ Expected<Ints> staticNCHW(ConvertContext &c, Value *input) {
     return c.error("needs a static 4-D input, got " + input->type().str());
   return *shape;
 }
+
+} // namespace
 
 Status convertDepthToSpace(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Value * input, c.input(0));
@@ -142,6 +148,8 @@ Status convertDropout(ConvertContext &c) {
   return Status::ok();
 }
 
+namespace {
+
 /// A static boolean mask over the last two dims: keep (i, j) when `keep(j - i)`.
 template <typename Keep>
 Expected<Value *> diagonalMask(ConvertContext &c, int64_t rows, int64_t cols, Keep keep) {
@@ -154,6 +162,8 @@ Expected<Value *> diagonalMask(ConvertContext &c, int64_t rows, int64_t cols, Ke
       mask.setInt(i * cols + j, keep(j - i));
   return c.constant(std::move(mask));
 }
+
+} // namespace
 
 Status convertTrilu(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Value * input, c.input(0));
@@ -198,17 +208,6 @@ Status convertEyeLike(ConvertContext &c) {
     eye.setInt(i * cols + i + k, 1);
   TC_ASSIGN_OR_RETURN(Value * value, c.constant(std::move(eye)));
   return c.setOutput(0, value);
-}
-
-} // namespace
-
-void addPadMaskConverters(ConverterTable &table) {
-  table["Pad"] = convertPad;
-  table["DepthToSpace"] = convertDepthToSpace;
-  table["SpaceToDepth"] = convertSpaceToDepth;
-  table["Dropout"] = convertDropout;
-  table["Trilu"] = convertTrilu;
-  table["EyeLike"] = convertEyeLike;
 }
 
 } // namespace tensorc::onnx

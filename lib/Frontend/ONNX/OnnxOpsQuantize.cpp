@@ -1,6 +1,7 @@
 // ONNX converters for quantized and integer ops: QuantizeLinear, DequantizeLinear,
 // DynamicQuantizeLinear, MatMulInteger, ConvInteger, QLinearMatMul and QLinearConv.
 #include "NNHelpers.h"
+#include "OnnxConverters.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <algorithm>
@@ -9,9 +10,9 @@
 
 namespace tensorc::onnx {
 
-namespace {
-
 using namespace nn;
+
+namespace {
 
 /// Input `i` minus zero point `zp` (input index, optional), computed in `dtype`. A per-row zero
 /// point of the left operand ([M]) is reshaped to [M, 1].
@@ -39,10 +40,14 @@ Expected<Value *> integerMatMul(ConvertContext &c, size_t b, size_t bZero) {
   return c.emit("aten.matmul", {left, right});
 }
 
+} // namespace
+
 Status convertMatMulInteger(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Value * y, integerMatMul(c, 1, 3));
   return c.setOutput(0, y);
 }
+
+namespace {
 
 Expected<Value *> integerConv(ConvertContext &c, Value *x, Value *w) {
   size_t dims = w->type().rank() - 2;
@@ -56,6 +61,8 @@ Expected<Value *> integerConv(ConvertContext &c, Value *x, Value *w) {
   return convolution(c, x, w, nullptr, kernel);
 }
 
+} // namespace
+
 Status convertConvInteger(ConvertContext &c) {
   // Integer products summed in f64 are exact; the zero-point shift makes padding read zero.
   TC_ASSIGN_OR_RETURN(TensorType wType, c.inputType(1));
@@ -67,6 +74,8 @@ Status convertConvInteger(ConvertContext &c) {
 }
 
 // ---- Quantization ----------------------------------------------------------------------------
+
+namespace {
 
 std::pair<double, double> integerRange(DType dtype) {
   switch (dtype) {
@@ -109,6 +118,8 @@ Expected<int64_t> quantAxis(ConvertContext &c, size_t rank) {
   int64_t axis = c.intAttr("axis", 1);
   return axis < 0 ? axis + int64_t(rank) : axis;
 }
+
+} // namespace
 
 Status convertQuantizeLinear(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
@@ -177,6 +188,8 @@ Status convertDynamicQuantizeLinear(ConvertContext &c) {
   return Status::ok();
 }
 
+namespace {
+
 /// round((int product) * aScale * bScale / yScale) + yZero, saturated: QLinearMatMul/QLinearConv.
 Expected<Value *> requantize(ConvertContext &c, Value *product, size_t aScale, size_t bScale,
                              size_t yScale, size_t yZero, int64_t bAxis, size_t rank) {
@@ -203,6 +216,8 @@ Expected<Value *> requantize(ConvertContext &c, Value *product, size_t aScale, s
   return quantize(c, y, zeroPoint, dtype);
 }
 
+} // namespace
+
 Status convertQLinearMatMul(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Value * product, integerMatMul(c, 3, 5));
   TC_ASSIGN_OR_RETURN(Value * y, requantize(c, product, 1, 4, 6, 7, -1, 0));
@@ -222,18 +237,6 @@ Status convertQLinearConv(ConvertContext &c) {
   }
   TC_ASSIGN_OR_RETURN(Value * y, requantize(c, product, 1, 4, 6, 7, 1, wType.rank()));
   return c.setOutput(0, y);
-}
-
-} // namespace
-
-void addQuantizeConverters(ConverterTable &table) {
-  table["MatMulInteger"] = convertMatMulInteger;
-  table["ConvInteger"] = convertConvInteger;
-  table["QuantizeLinear"] = convertQuantizeLinear;
-  table["DequantizeLinear"] = convertDequantizeLinear;
-  table["DynamicQuantizeLinear"] = convertDynamicQuantizeLinear;
-  table["QLinearMatMul"] = convertQLinearMatMul;
-  table["QLinearConv"] = convertQLinearConv;
 }
 
 } // namespace tensorc::onnx

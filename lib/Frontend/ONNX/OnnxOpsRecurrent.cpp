@@ -1,5 +1,6 @@
 // ONNX converters for recurrent layers: RNN, GRU and LSTM, unrolled over the sequence.
 #include "NNHelpers.h"
+#include "OnnxConverters.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <algorithm>
@@ -8,11 +9,11 @@
 
 namespace tensorc::onnx {
 
-namespace {
-
 using namespace nn;
 
 // ---- Recurrent layers --------------------------------------------------------------------------
+
+namespace {
 
 enum class CellKind { RNN, GRU, LSTM };
 
@@ -324,16 +325,10 @@ Status convertRecurrent(ConvertContext &c, CellKind kind) {
   return Status::ok();
 }
 
+} // namespace
+
 Status convertRNN(ConvertContext &c) { return convertRecurrent(c, CellKind::RNN); }
 Status convertGRU(ConvertContext &c) { return convertRecurrent(c, CellKind::GRU); }
 Status convertLSTM(ConvertContext &c) { return convertRecurrent(c, CellKind::LSTM); }
-
-} // namespace
-
-void addRecurrentConverters(ConverterTable &table) {
-  table["RNN"] = convertRNN;
-  table["GRU"] = convertGRU;
-  table["LSTM"] = convertLSTM;
-}
 
 } // namespace tensorc::onnx

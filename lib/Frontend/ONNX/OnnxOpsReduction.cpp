@@ -1,6 +1,6 @@
 // ONNX converters for reductions, arg/top-k selection, the softmax family, cumulative sums,
 // normalizations and the two classification losses (Einsum: OnnxOpsEinsum.cpp).
-#include "ConvertContext.h"
+#include "OnnxConverters.h"
 #include "OnnxTensor.h"
 #include "ViewEmitters.h"
 #include "tensorc/Support/StrCat.h"
@@ -12,11 +12,11 @@
 
 namespace tensorc::onnx {
 
-namespace {
-
 using Ints = std::vector<int64_t>;
 
 // ---- Emitting helpers -------------------------------------------------------------------------
+
+namespace {
 
 Ints allDims(size_t rank) {
   Ints dims;
@@ -130,11 +130,11 @@ Expected<Value *> emptyReduction(ConvertContext &c, Reduce kind, Value *x, const
   return c.emit("aten.full", {}, std::move(attrs));
 }
 
-template <Reduce Kind> Status convertReduce(ConvertContext &c) {
+Status reduce(ConvertContext &c, Reduce kind) {
   TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
   size_t rank = x->type().rank();
   TC_ASSIGN_OR_RETURN(std::optional<Ints> dims,
-                      reducedDims(c, rank, Kind == Reduce::Sum ? 13 : 18));
+                      reducedDims(c, rank, kind == Reduce::Sum ? 13 : 18));
   bool keepdim = c.intAttr("keepdims", 1) != 0;
   DType dtype = x->type().dtype;
 
@@ -142,14 +142,14 @@ template <Reduce Kind> Status convertReduce(ConvertContext &c) {
   if (dims)
     for (int64_t dim : *dims)
       emptySet = emptySet || x->type().shape[size_t(dim)].constant() == 0;
-  if (emptySet && (Kind == Reduce::Max || Kind == Reduce::Min || Kind == Reduce::LogSumExp)) {
-    TC_ASSIGN_OR_RETURN(Value * value, emptyReduction(c, Kind, x, *dims, keepdim));
+  if (emptySet && (kind == Reduce::Max || kind == Reduce::Min || kind == Reduce::LogSumExp)) {
+    TC_ASSIGN_OR_RETURN(Value * value, emptyReduction(c, kind, x, *dims, keepdim));
     return c.setOutput(0, value);
   }
 
   // The float-valued formulas run in f64 on integer inputs and are cast back.
-  bool viaDouble = !isFloating(dtype) && (Kind == Reduce::Mean || Kind == Reduce::L2 ||
-                                          Kind == Reduce::LogSum || Kind == Reduce::LogSumExp);
+  bool viaDouble = !isFloating(dtype) && (kind == Reduce::Mean || kind == Reduce::L2 ||
+                                          kind == Reduce::LogSum || kind == Reduce::LogSumExp);
   if (viaDouble) {
     TC_ASSIGN_OR_RETURN(x, c.cast(x, DType::F64));
   }
@@ -161,7 +161,7 @@ template <Reduce Kind> Status convertReduce(ConvertContext &c) {
   };
 
   Value *result = nullptr;
-  switch (Kind) {
+  switch (kind) {
   case Reduce::Sum: {
     TC_ASSIGN_OR_RETURN(result, sum(x, keepdim));
     break;
@@ -170,13 +170,13 @@ template <Reduce Kind> Status convertReduce(ConvertContext &c) {
   case Reduce::Max:
   case Reduce::Min:
   case Reduce::Prod: {
-    const char *op = Kind == Reduce::Mean  ? "aten.mean"
-                     : Kind == Reduce::Max ? "aten.amax"
-                     : Kind == Reduce::Min ? "aten.amin"
+    const char *op = kind == Reduce::Mean  ? "aten.mean"
+                     : kind == Reduce::Max ? "aten.amax"
+                     : kind == Reduce::Min ? "aten.amin"
                                            : "aten.prod";
     if (!dims) {
       result = x;
-    } else if (Kind == Reduce::Prod) {
+    } else if (kind == Reduce::Prod) {
       TC_ASSIGN_OR_RETURN(result, reduceOp(c, op, x, *dims, keepdim, x->type().dtype));
     } else {
       TC_ASSIGN_OR_RETURN(result, reduceOp(c, op, x, *dims, keepdim));
@@ -187,7 +187,7 @@ template <Reduce Kind> Status convertReduce(ConvertContext &c) {
   case Reduce::L2: {
     TC_ASSIGN_OR_RETURN(Value * square, c.emit("aten.mul", {x, x}));
     TC_ASSIGN_OR_RETURN(result, sum(square, keepdim));
-    if (Kind == Reduce::L2) {
+    if (kind == Reduce::L2) {
       TC_ASSIGN_OR_RETURN(result, c.emit("aten.sqrt", {result}));
     }
     break;
@@ -231,7 +231,7 @@ template <Reduce Kind> Status convertReduce(ConvertContext &c) {
 
 // ---- ArgMax, ArgMin, TopK ---------------------------------------------------------------------
 
-template <bool IsMax> Status convertArg(ConvertContext &c) {
+Status argExtreme(ConvertContext &c, bool isMax) {
   TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
   TC_ASSIGN_OR_RETURN(int64_t dim, normalizeAxis(c, c.intAttr("axis", 0), x->type().rank()));
   bool lastIndex = c.intAttr("select_last_index", 0) != 0;
@@ -243,7 +243,7 @@ template <bool IsMax> Status convertArg(ConvertContext &c) {
   attrs.emplace("dim", Attribute(dim));
   attrs.emplace("keepdim", Attribute(c.intAttr("keepdims", 1) != 0));
   TC_ASSIGN_OR_RETURN(Value * index,
-                      c.emit(IsMax ? "aten.argmax" : "aten.argmin", {x}, std::move(attrs)));
+                      c.emit(isMax ? "aten.argmax" : "aten.argmin", {x}, std::move(attrs)));
   if (lastIndex) {
     int64_t size = *x->type().shape[size_t(dim)].constant();
     TC_ASSIGN_OR_RETURN(Value * last, c.scalar(double(size - 1), DType::I64));
@@ -251,6 +251,21 @@ template <bool IsMax> Status convertArg(ConvertContext &c) {
   }
   return c.setOutput(0, index);
 }
+
+} // namespace
+
+Status convertReduceSum(ConvertContext &c) { return reduce(c, Reduce::Sum); }
+Status convertReduceMean(ConvertContext &c) { return reduce(c, Reduce::Mean); }
+Status convertReduceMax(ConvertContext &c) { return reduce(c, Reduce::Max); }
+Status convertReduceMin(ConvertContext &c) { return reduce(c, Reduce::Min); }
+Status convertReduceProd(ConvertContext &c) { return reduce(c, Reduce::Prod); }
+Status convertReduceSumSquare(ConvertContext &c) { return reduce(c, Reduce::SumSquare); }
+Status convertReduceL1(ConvertContext &c) { return reduce(c, Reduce::L1); }
+Status convertReduceL2(ConvertContext &c) { return reduce(c, Reduce::L2); }
+Status convertReduceLogSum(ConvertContext &c) { return reduce(c, Reduce::LogSum); }
+Status convertReduceLogSumExp(ConvertContext &c) { return reduce(c, Reduce::LogSumExp); }
+Status convertArgMax(ConvertContext &c) { return argExtreme(c, true); }
+Status convertArgMin(ConvertContext &c) { return argExtreme(c, false); }
 
 Status convertTopK(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
@@ -273,6 +288,8 @@ Status convertTopK(ConvertContext &c) {
 }
 
 // ---- Softmax, LogSoftmax, Hardmax -------------------------------------------------------------
+
+namespace {
 
 enum class Normalize { Softmax, LogSoftmax, Hardmax };
 
@@ -308,12 +325,12 @@ Expected<Value *> normalizeAlong(ConvertContext &c, Normalize kind, Value *x, in
                 std::move(attrs));
 }
 
-template <Normalize Kind> Status convertSoftmax(ConvertContext &c) {
+Status normalize(ConvertContext &c, Normalize kind) {
   TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
   const Shape &shape = x->type().shape;
   if (c.opset() >= 13) {
     TC_ASSIGN_OR_RETURN(int64_t dim, normalizeAxis(c, c.intAttr("axis", -1), shape.size()));
-    TC_ASSIGN_OR_RETURN(Value * value, normalizeAlong(c, Kind, x, dim));
+    TC_ASSIGN_OR_RETURN(Value * value, normalizeAlong(c, kind, x, dim));
     return c.setOutput(0, value);
   }
   // Before opset 13 the input is seen as 2-D [outer, inner] split at `axis`.
@@ -327,10 +344,16 @@ template <Normalize Kind> Status convertSoftmax(ConvertContext &c) {
   for (int64_t i = 0; i < rank; ++i)
     (i < axis ? outer : inner) = (i < axis ? outer : inner) * shape[size_t(i)];
   TC_ASSIGN_OR_RETURN(Value * flat, reshapeTo(c, x, {outer, inner}));
-  TC_ASSIGN_OR_RETURN(Value * value, normalizeAlong(c, Kind, flat, 1));
+  TC_ASSIGN_OR_RETURN(Value * value, normalizeAlong(c, kind, flat, 1));
   TC_ASSIGN_OR_RETURN(value, reshapeTo(c, value, std::vector<SymInt>(shape.begin(), shape.end())));
   return c.setOutput(0, value);
 }
+
+} // namespace
+
+Status convertSoftmax(ConvertContext &c) { return normalize(c, Normalize::Softmax); }
+Status convertLogSoftmax(ConvertContext &c) { return normalize(c, Normalize::LogSoftmax); }
+Status convertHardmax(ConvertContext &c) { return normalize(c, Normalize::Hardmax); }
 
 // ---- CumSum -----------------------------------------------------------------------------------
 
@@ -537,6 +560,8 @@ Status convertLRN(ConvertContext &c) {
 
 // ---- Losses -----------------------------------------------------------------------------------
 
+namespace {
+
 /// Negative log-likelihood of `logProb` [N, C, d...] at `target` [N, d...], weighted per class,
 /// with ignored targets contributing nothing (also to the mean's denominator).
 Expected<Value *> nllLoss(ConvertContext &c, Value *logProb, Value *target, Value *weight) {
@@ -600,6 +625,8 @@ Expected<Value *> nllLoss(ConvertContext &c, Value *logProb, Value *target, Valu
   return c.emit("aten.div", {total, weightSum});
 }
 
+} // namespace
+
 Status convertNegativeLogLikelihoodLoss(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Value * input, c.input(0));
   TC_ASSIGN_OR_RETURN(Value * target, c.input(1));
@@ -618,35 +645,6 @@ Status convertSoftmaxCrossEntropyLoss(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Value * loss, nllLoss(c, logProb, labels, weight));
   TC_RETURN_IF_ERROR(c.setOutput(0, loss));
   return c.setOutput(1, logProb);
-}
-
-} // namespace
-
-void addReductionConverters(ConverterTable &table) {
-  table["ReduceSum"] = convertReduce<Reduce::Sum>;
-  table["ReduceMean"] = convertReduce<Reduce::Mean>;
-  table["ReduceMax"] = convertReduce<Reduce::Max>;
-  table["ReduceMin"] = convertReduce<Reduce::Min>;
-  table["ReduceProd"] = convertReduce<Reduce::Prod>;
-  table["ReduceSumSquare"] = convertReduce<Reduce::SumSquare>;
-  table["ReduceL1"] = convertReduce<Reduce::L1>;
-  table["ReduceL2"] = convertReduce<Reduce::L2>;
-  table["ReduceLogSum"] = convertReduce<Reduce::LogSum>;
-  table["ReduceLogSumExp"] = convertReduce<Reduce::LogSumExp>;
-  table["ArgMax"] = convertArg<true>;
-  table["ArgMin"] = convertArg<false>;
-  table["TopK"] = convertTopK;
-  table["Softmax"] = convertSoftmax<Normalize::Softmax>;
-  table["LogSoftmax"] = convertSoftmax<Normalize::LogSoftmax>;
-  table["Hardmax"] = convertSoftmax<Normalize::Hardmax>;
-  table["CumSum"] = convertCumSum;
-  table["LayerNormalization"] = convertLayerNormalization;
-  table["InstanceNormalization"] = convertInstanceNormalization;
-  table["MeanVarianceNormalization"] = convertMeanVarianceNormalization;
-  table["LpNormalization"] = convertLpNormalization;
-  table["LRN"] = convertLRN;
-  table["NegativeLogLikelihoodLoss"] = convertNegativeLogLikelihoodLoss;
-  table["SoftmaxCrossEntropyLoss"] = convertSoftmaxCrossEntropyLoss;
 }
 
 } // namespace tensorc::onnx

@@ -1,6 +1,6 @@
 // ONNX converters for constants, shapes and data movement, with import-time shape arithmetic.
-#include "ConvertContext.h"
 #include "ImportState.h"
+#include "OnnxConverters.h"
 #include "OnnxTensor.h"
 #include "ViewEmitters.h"
 #include "tensorc/Support/StrCat.h"
@@ -10,9 +10,9 @@
 
 namespace tensorc::onnx {
 
-namespace {
-
 using Ints = std::vector<int64_t>;
+
+namespace {
 
 Attribute intsAttr(const std::vector<SymInt> &values) { return Attribute(values); }
 Attribute intsAttr(const Ints &values) { return Attribute(values); }
@@ -28,6 +28,8 @@ Status forward(ConvertContext &c, size_t input = 0) {
 bool isSymbolicOnly(ConvertContext &c, size_t i) {
   return c.symbolicInput(i).has_value() && !c.constantInput(i).has_value();
 }
+
+} // namespace
 
 Status convertConstant(ConvertContext &c) {
   Tensor tensor;
@@ -105,12 +107,16 @@ Status convertSize(ConvertContext &c) {
   return c.setSymbolicOutput(0, std::move(vector));
 }
 
+namespace {
+
 Expected<std::vector<SymInt>> requireSymbolic(ConvertContext &c, size_t i, const char *what) {
   std::optional<SymVector> vector = c.symbolicInput(i);
   if (!vector)
     return c.error(strCat(what, " (input ", i, ") must be known at import time"));
   return vector->elements;
 }
+
+} // namespace
 
 Status convertReshape(ConvertContext &c) {
   std::vector<SymInt> shape;
@@ -163,6 +169,8 @@ Status convertFlatten(ConvertContext &c) {
   return c.setOutput(0, value);
 }
 
+namespace {
+
 Expected<Ints> axesFromAttrOrInput(ConvertContext &c, int64_t inputSince) {
   if (c.opset() < inputSince)
     return c.intsAttr("axes");
@@ -170,6 +178,8 @@ Expected<Ints> axesFromAttrOrInput(ConvertContext &c, int64_t inputSince) {
     return Ints{};
   return c.constantInts(1, "axes");
 }
+
+} // namespace
 
 Status convertSqueeze(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Ints axes, axesFromAttrOrInput(c, 13));
@@ -265,6 +275,8 @@ Status convertConcat(ConvertContext &c) {
   return c.setOutput(0, value);
 }
 
+namespace {
+
 /// Indices made non-negative for a dim of `size` (import time when constant, else at run time).
 Expected<Value *> wrapIndices(ConvertContext &c, Value *indices, const SymInt &size) {
   TC_ASSIGN_OR_RETURN(indices, c.cast(indices, DType::I64));
@@ -277,6 +289,8 @@ Expected<Value *> wrapIndices(ConvertContext &c, Value *indices, const SymInt &s
   TC_ASSIGN_OR_RETURN(Value * wrapped, c.emit("aten.add", {indices, extent}));
   return c.emit("aten.where", {negative, wrapped, indices});
 }
+
+} // namespace
 
 Status convertGather(ConvertContext &c) {
   int64_t axis = c.intAttr("axis", 0);
@@ -325,6 +339,8 @@ Status convertGatherElements(ConvertContext &c) {
   return c.setOutput(0, value);
 }
 
+namespace {
+
 /// One axis of an ONNX Slice, clamped as the spec says; for a negative step the selected
 /// indices are listed explicitly.
 struct AxisSlice {
@@ -344,6 +360,8 @@ AxisSlice clampSlice(int64_t start, int64_t end, int64_t step, int64_t dim) {
   }
   return {start, end, step};
 }
+
+} // namespace
 
 Status convertSlice(ConvertContext &c) {
   Ints starts, ends, axes, steps;
@@ -446,8 +464,8 @@ Status convertSplit(ConvertContext &c) {
     if (parts <= 0)
       return c.error("needs at least one output");
     if (parts != int64_t(c.numOutputs()))
-      return c.error(strCat("num_outputs ", parts, " differs from the node's ", c.numOutputs(),
-                            " outputs"));
+      return c.error(
+          strCat("num_outputs ", parts, " differs from the node's ", c.numOutputs(), " outputs"));
     // opset 18: the last part may be smaller (ceil without overflow at huge dims)
     int64_t chunk = *dim / parts + (*dim % parts != 0), left = *dim;
     for (int64_t i = 0; i < parts; ++i) {
@@ -468,6 +486,8 @@ Status convertSplit(ConvertContext &c) {
   return Status::ok();
 }
 
+namespace {
+
 /// ONNX's bidirectional broadcast of `a` with `b` (Expand).
 Expected<std::vector<SymInt>> broadcast(ConvertContext &c, const Shape &a,
                                         const std::vector<SymInt> &b) {
@@ -487,6 +507,8 @@ Expected<std::vector<SymInt>> broadcast(ConvertContext &c, const Shape &a,
   }
   return result;
 }
+
+} // namespace
 
 Status convertExpand(ConvertContext &c) {
   TC_ASSIGN_OR_RETURN(Value * input, c.input(0));
@@ -539,6 +561,8 @@ Status convertRange(ConvertContext &c) {
   return c.setOutput(0, value);
 }
 
+namespace {
+
 Status castTo(ConvertContext &c, DType dtype) {
   if (isSymbolicOnly(c, 0) && isIntegral(dtype))
     return c.setSymbolicOutput(0, *c.symbolicInput(0));
@@ -549,6 +573,8 @@ Status castTo(ConvertContext &c, DType dtype) {
   }
   return c.setOutput(0, value);
 }
+
+} // namespace
 
 Status convertCast(ConvertContext &c) {
   int64_t to = c.intAttr("to", 0);
@@ -612,8 +638,6 @@ Status convertOneHot(ConvertContext &c) {
   return c.setOutput(0, value);
 }
 
-} // namespace
-
 Expected<bool> foldSymbolicBinary(ConvertContext &c, char op) {
   if (!isSymbolicOnly(c, 0) && !isSymbolicOnly(c, 1))
     return false;
@@ -652,30 +676,6 @@ Expected<bool> foldSymbolicBinary(ConvertContext &c, char op) {
   }
   TC_RETURN_IF_ERROR(c.setSymbolicOutput(0, std::move(result)));
   return true;
-}
-
-void addShapeConverters(ConverterTable &table) {
-  table["Constant"] = convertConstant;
-  table["ConstantOfShape"] = convertConstantOfShape;
-  table["Identity"] = convertIdentity;
-  table["Shape"] = convertShape;
-  table["Size"] = convertSize;
-  table["Reshape"] = convertReshape;
-  table["Flatten"] = convertFlatten;
-  table["Squeeze"] = convertSqueeze;
-  table["Unsqueeze"] = convertUnsqueeze;
-  table["Transpose"] = convertTranspose;
-  table["Concat"] = convertConcat;
-  table["Gather"] = convertGather;
-  table["GatherElements"] = convertGatherElements;
-  table["Slice"] = convertSlice;
-  table["Split"] = convertSplit;
-  table["Expand"] = convertExpand;
-  table["Tile"] = convertTile;
-  table["Range"] = convertRange;
-  table["Cast"] = convertCast;
-  table["CastLike"] = convertCastLike;
-  table["OneHot"] = convertOneHot;
 }
 
 } // namespace tensorc::onnx
