@@ -402,9 +402,7 @@ namespace {
 
 Status globalPool(ConvertContext &c, bool isMax) {
   TC_ASSIGN_OR_RETURN(Value * x, c.input(0));
-  Ints dims;
-  for (size_t d = 2; d < x->type().rank(); ++d)
-    dims.push_back(int64_t(d));
+  Ints dims = dimsFrom(2, x->type().rank());
   AttrMap attrs;
   attrs.emplace("dim", Attribute(dims));
   attrs.emplace("keepdim", Attribute(true));
@@ -503,28 +501,26 @@ Status convertGatherND(ConvertContext &c) {
   return c.setOutput(0, y);
 }
 
-Status convertScatterElements(ConvertContext &c) {
+namespace {
+
+/// Writes input 2 (updates) into input 0 (data) at input 1 (indices) with registry op `op`,
+/// combined as the node's `reduction` says; `alongAxis`: the op takes the node's `axis`.
+Status scatter(ConvertContext &c, const char *op, bool alongAxis) {
   TC_ASSIGN_OR_RETURN(Value * data, c.input(0));
   TC_ASSIGN_OR_RETURN(Value * indices, c.input(1));
   TC_ASSIGN_OR_RETURN(Value * updates, c.input(2));
   AttrMap attrs;
-  attrs.emplace("dim", Attribute(c.intAttr("axis", 0)));
+  if (alongAxis)
+    attrs.emplace("dim", Attribute(c.intAttr("axis", 0)));
   attrs.emplace("reduce", Attribute(c.stringAttr("reduction", "none")));
-  TC_ASSIGN_OR_RETURN(Value * y,
-                      c.emit("aten.scatter", {data, indices, updates}, std::move(attrs)));
+  TC_ASSIGN_OR_RETURN(Value * y, c.emit(op, {data, indices, updates}, std::move(attrs)));
   return c.setOutput(0, y);
 }
 
-Status convertScatterND(ConvertContext &c) {
-  TC_ASSIGN_OR_RETURN(Value * data, c.input(0));
-  TC_ASSIGN_OR_RETURN(Value * indices, c.input(1));
-  TC_ASSIGN_OR_RETURN(Value * updates, c.input(2));
-  AttrMap attrs;
-  attrs.emplace("reduce", Attribute(c.stringAttr("reduction", "none")));
-  TC_ASSIGN_OR_RETURN(Value * y,
-                      c.emit("prims.scatter_nd", {data, indices, updates}, std::move(attrs)));
-  return c.setOutput(0, y);
-}
+} // namespace
+
+Status convertScatterElements(ConvertContext &c) { return scatter(c, "aten.scatter", true); }
+Status convertScatterND(ConvertContext &c) { return scatter(c, "prims.scatter_nd", false); }
 
 // ---- Resize ----------------------------------------------------------------------------------
 

@@ -18,13 +18,6 @@ using Ints = std::vector<int64_t>;
 
 namespace {
 
-Ints allDims(size_t rank) {
-  Ints dims;
-  for (size_t i = 0; i < rank; ++i)
-    dims.push_back(int64_t(i));
-  return dims;
-}
-
 /// Biased variance over `dims`, kept as size-1 dims.
 Expected<Value *> varianceOf(ConvertContext &c, Value *x, const Ints &dims) {
   AttrMap attrs;
@@ -91,7 +84,7 @@ Expected<std::optional<Ints>> reducedDims(ConvertContext &c, size_t rank, int64_
   if (axes.empty()) {
     if (c.opset() >= inputSince && c.intAttr("noop_with_empty_axes", 0) != 0)
       return std::optional<Ints>();
-    return std::optional<Ints>(allDims(rank));
+    return std::optional<Ints>(dimsFrom(0, rank));
   }
   Ints dims;
   for (int64_t axis : axes) {
@@ -406,9 +399,7 @@ Status convertLayerNormalization(ConvertContext &c) {
   DType dtype = x->type().dtype;
   DType compute = dtype == DType::F64 ? DType::F64 : DType::F32;
   std::vector<SymInt> normalized(shape.begin() + axis, shape.end());
-  Ints dims;
-  for (size_t i = size_t(axis); i < shape.size(); ++i)
-    dims.push_back(int64_t(i));
+  Ints dims = dimsFrom(size_t(axis), shape.size());
 
   TC_ASSIGN_OR_RETURN(Value * input, c.cast(x, compute));
   TC_ASSIGN_OR_RETURN(Value * weight, c.cast(scale, compute));
@@ -454,9 +445,7 @@ Status convertInstanceNormalization(ConvertContext &c) {
   const Shape &shape = x->type().shape;
   if (shape.size() < 3)
     return c.error(strCat("expects an input of rank 3 or more, got ", x->type().str()));
-  Ints dims;
-  for (size_t i = 2; i < shape.size(); ++i)
-    dims.push_back(int64_t(i));
+  Ints dims = dimsFrom(2, shape.size());
   DType dtype = x->type().dtype;
   TC_ASSIGN_OR_RETURN(Value * mean, reduceOp(c, "aten.mean", x, dims, true));
   TC_ASSIGN_OR_RETURN(Value * var, varianceOf(c, x, dims));

@@ -146,40 +146,20 @@ Expected<std::string> readExternal(const ::onnx::TensorProto &proto, const std::
   return data;
 }
 
+/// A tensor of `dtype` and `shape` holding the `count` values of typed field `field` (named
+/// `fieldName` in errors), each stored with `store(tensor, i, value)`. The count is checked before
+/// anything is allocated: a tiny model must not be able to force a huge allocation.
 template <typename Field, typename Store>
-Status copyTyped(const Field &field, int64_t count, const std::string &what, const char *fieldName,
-                 Store &&store) {
+Expected<Tensor> fromTypedField(const Field &field, const char *fieldName, DType dtype,
+                                const std::vector<int64_t> &shape, int64_t count,
+                                const std::string &what, Store &&store) {
   if (int64_t(field.size()) != count)
     return makeError(what, ": ", fieldName, " holds ", field.size(), " values, the shape needs ",
                      count);
+  TC_ASSIGN_OR_RETURN(Tensor tensor, Tensor::zeros(dtype, shape));
   for (int64_t i = 0; i < count; ++i)
-    store(i, field.Get(int(i)));
-  return Status::ok();
-}
-
-/// The typed field ONNX stores `dtype` in, and how many values it holds.
-std::pair<const char *, int64_t> typedField(const ::onnx::TensorProto &proto, DType dtype) {
-  switch (dtype) {
-  case DType::F32:
-    return {"float_data", proto.float_data_size()};
-  case DType::F64:
-    return {"double_data", proto.double_data_size()};
-  case DType::I64:
-    return {"int64_data", proto.int64_data_size()};
-  case DType::U32:
-  case DType::U64:
-    return {"uint64_data", proto.uint64_data_size()};
-  case DType::F16:
-  case DType::BF16:
-  case DType::I32:
-  case DType::I16:
-  case DType::I8:
-  case DType::U8:
-  case DType::U16:
-  case DType::Bool:
-    return {"int32_data", proto.int32_data_size()};
-  }
-  return {"int32_data", proto.int32_data_size()};
+    store(tensor, i, field.Get(int(i)));
+  return tensor;
 }
 
 } // namespace
@@ -213,48 +193,35 @@ Expected<Tensor> tensorFromProto(const ::onnx::TensorProto &proto, const std::st
       std::memcpy(tensor.mutableData(), proto.raw_data().data(), size_t(bytes));
     return tensor;
   }
-  auto [fieldName, stored] = typedField(proto, *dtype);
-  if (stored != count)
-    return makeError(what, ": ", fieldName, " holds ", stored, " values, the shape needs ", count);
-  TC_ASSIGN_OR_RETURN(Tensor tensor, Tensor::zeros(*dtype, shape));
   switch (*dtype) {
   case DType::F32:
-    TC_RETURN_IF_ERROR(
-        copyTyped(proto.float_data(), count, what, "float_data",
-                  [&](int64_t i, float v) { tensor.mutableDataAs<float>()[i] = v; }));
-    break;
+    return fromTypedField(proto.float_data(), "float_data", *dtype, shape, count, what,
+                          [](Tensor &t, int64_t i, float v) { t.mutableDataAs<float>()[i] = v; });
   case DType::F64:
-    TC_RETURN_IF_ERROR(
-        copyTyped(proto.double_data(), count, what, "double_data",
-                  [&](int64_t i, double v) { tensor.mutableDataAs<double>()[i] = v; }));
-    break;
+    return fromTypedField(proto.double_data(), "double_data", *dtype, shape, count, what,
+                          [](Tensor &t, int64_t i, double v) { t.mutableDataAs<double>()[i] = v; });
   case DType::I64:
-    TC_RETURN_IF_ERROR(copyTyped(proto.int64_data(), count, what, "int64_data",
-                                 [&](int64_t i, int64_t v) { tensor.setInt(i, v); }));
-    break;
+    return fromTypedField(proto.int64_data(), "int64_data", *dtype, shape, count, what,
+                          [](Tensor &t, int64_t i, int64_t v) { t.setInt(i, v); });
   case DType::F16:
   case DType::BF16: // stored as raw 16-bit patterns in int32_data
-    TC_RETURN_IF_ERROR(
-        copyTyped(proto.int32_data(), count, what, "int32_data", [&](int64_t i, int32_t v) {
-          tensor.mutableDataAs<uint16_t>()[i] = uint16_t(v);
-        }));
-    break;
+    return fromTypedField(
+        proto.int32_data(), "int32_data", *dtype, shape, count, what,
+        [](Tensor &t, int64_t i, int32_t v) { t.mutableDataAs<uint16_t>()[i] = uint16_t(v); });
   case DType::I32:
   case DType::I16:
   case DType::I8:
   case DType::U8:
   case DType::U16:
   case DType::Bool:
-    TC_RETURN_IF_ERROR(copyTyped(proto.int32_data(), count, what, "int32_data",
-                                 [&](int64_t i, int32_t v) { tensor.setInt(i, v); }));
-    break;
+    return fromTypedField(proto.int32_data(), "int32_data", *dtype, shape, count, what,
+                          [](Tensor &t, int64_t i, int32_t v) { t.setInt(i, v); });
   case DType::U32:
   case DType::U64: // ONNX keeps uint32 and uint64 in uint64_data
-    TC_RETURN_IF_ERROR(copyTyped(proto.uint64_data(), count, what, "uint64_data",
-                                 [&](int64_t i, uint64_t v) { tensor.setInt(i, int64_t(v)); }));
-    break;
+    return fromTypedField(proto.uint64_data(), "uint64_data", *dtype, shape, count, what,
+                          [](Tensor &t, int64_t i, uint64_t v) { t.setInt(i, int64_t(v)); });
   }
-  return tensor;
+  return makeError(what, ": unsupported element type ", onnxTypeName(proto.data_type()));
 }
 
 } // namespace tensorc::onnx

@@ -67,6 +67,13 @@ Expected<Value *> squeezeDim(ConvertContext &c, Value *value, int64_t dim) {
   return c.emit("aten.squeeze", {value}, std::move(attrs));
 }
 
+std::vector<int64_t> dimsFrom(size_t first, size_t rank) {
+  std::vector<int64_t> dims;
+  for (size_t d = first; d < rank; ++d)
+    dims.push_back(int64_t(d));
+  return dims;
+}
+
 Expected<Value *> unsqueezeDim(ConvertContext &c, Value *value, int64_t dim) {
   AttrMap attrs;
   attrs.emplace("dim", Attribute(dim));

@@ -22,6 +22,8 @@ Expected<Value *> permute(ConvertContext &c, Value *value, const std::vector<int
 /// reshape() and permute() that return `value` itself when it already has that shape / order.
 Expected<Value *> reshapeTo(ConvertContext &c, Value *value, std::vector<SymInt> shape);
 Expected<Value *> permuteTo(ConvertContext &c, Value *value, const std::vector<int64_t> &dims);
+/// The dims [first, rank): what a reduction over all dims from `first` on spans.
+std::vector<int64_t> dimsFrom(size_t first, size_t rank);
 /// `op` (aten.sum, aten.amax, ...) over `dims`, in `dtype` when given.
 Expected<Value *> reduceOp(ConvertContext &c, std::string_view op, Value *value,
                            const std::vector<int64_t> &dims, bool keepdim,
