@@ -101,20 +101,7 @@ void KernelEmitter::createFunctions() {
 
 void KernelEmitter::emitLoop(Value *first, Value *last, const llvm::Twine &name,
                              llvm::function_ref<Value *(Value *)> step) {
-  llvm::LLVMContext &ctx = b.getContext();
-  llvm::Function *fn = b.GetInsertBlock()->getParent();
-  BasicBlock *pre = b.GetInsertBlock();
-  BasicBlock *loopBlock = BasicBlock::Create(ctx, name + ".body", fn);
-  BasicBlock *exit = BasicBlock::Create(ctx, name + ".exit");
-  b.CreateCondBr(b.CreateICmpSLT(first, last), loopBlock, exit);
-  b.SetInsertPoint(loopBlock);
-  llvm::PHINode *iv = b.CreatePHI(b.getInt64Ty(), 2, name);
-  iv->addIncoming(first, pre);
-  Value *next = step(iv);
-  iv->addIncoming(next, b.GetInsertBlock());
-  b.CreateCondBr(b.CreateICmpSLT(next, last), loopBlock, exit);
-  exit->insertInto(fn);
-  b.SetInsertPoint(exit);
+  emitSteppedLoop(b, first, last, name, step);
 }
 
 void KernelEmitter::emitFor(Value *first, Value *last, int64_t step, const llvm::Twine &name,

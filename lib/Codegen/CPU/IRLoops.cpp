@@ -11,54 +11,78 @@ namespace tensorc::cpu {
 using llvm::BasicBlock;
 using llvm::Value;
 
-CarriedValues emitLoop(llvm::IRBuilderBase &b, Value *begin, Value *end, int64_t step,
-                       llvm::ArrayRef<Value *> init, const llvm::Twine &name,
-                       llvm::function_ref<CarriedValues(Value *, llvm::ArrayRef<Value *>)> body,
-                       bool keepRolled) {
+namespace {
+
+/// Phis at the builder's block joining `first` (coming from `firstFrom`) with `second` (from
+/// `secondFrom`), value by value.
+CarriedValues joinValues(llvm::IRBuilderBase &b, llvm::ArrayRef<Value *> first,
+                         BasicBlock *firstFrom, llvm::ArrayRef<Value *> second,
+                         BasicBlock *secondFrom) {
+  CarriedValues result;
+  for (size_t i = 0; i < first.size(); ++i) {
+    llvm::PHINode *phi = b.CreatePHI(first[i]->getType(), 2);
+    phi->addIncoming(first[i], firstFrom);
+    phi->addIncoming(second[i], secondFrom);
+    result.push_back(phi);
+  }
+  return result;
+}
+
+} // namespace
+
+llvm::BranchInst *emitSteppedLoop(llvm::IRBuilderBase &b, Value *begin, Value *end,
+                                  const llvm::Twine &name,
+                                  llvm::function_ref<Value *(Value *)> step) {
   llvm::LLVMContext &ctx = b.getContext();
   llvm::Function *fn = b.GetInsertBlock()->getParent();
   BasicBlock *pre = b.GetInsertBlock();
   BasicBlock *loop = BasicBlock::Create(ctx, name + ".body", fn);
   BasicBlock *exit = BasicBlock::Create(ctx, name + ".exit");
   b.CreateCondBr(b.CreateICmpSLT(begin, end), loop, exit);
-
   b.SetInsertPoint(loop);
   llvm::PHINode *iv = b.CreatePHI(b.getInt64Ty(), 2, name);
   iv->addIncoming(begin, pre);
-  llvm::SmallVector<llvm::PHINode *, 32> phis;
-  CarriedValues carried;
-  for (Value *value : init) {
-    phis.push_back(b.CreatePHI(value->getType(), 2));
-    phis.back()->addIncoming(value, pre);
-    carried.push_back(phis.back());
-  }
-  CarriedValues next = body(iv, carried);
-  Value *ivNext = b.CreateAdd(iv, b.getInt64(step), name + ".next", /*HasNUW=*/false,
-                              /*HasNSW=*/true);
-  BasicBlock *latch = b.GetInsertBlock();
-  iv->addIncoming(ivNext, latch);
-  for (size_t i = 0; i < phis.size(); ++i)
-    phis[i]->addIncoming(next[i], latch);
-  llvm::BranchInst *backedge = b.CreateCondBr(b.CreateICmpSLT(ivNext, end), loop, exit);
+  Value *next = step(iv);
+  iv->addIncoming(next, b.GetInsertBlock());
+  llvm::BranchInst *backedge = b.CreateCondBr(b.CreateICmpSLT(next, end), loop, exit);
+  exit->insertInto(fn);
+  b.SetInsertPoint(exit);
+  return backedge;
+}
+
+CarriedValues emitLoop(llvm::IRBuilderBase &b, Value *begin, Value *end, int64_t step,
+                       llvm::ArrayRef<Value *> init, const llvm::Twine &name,
+                       llvm::function_ref<CarriedValues(Value *, llvm::ArrayRef<Value *>)> body,
+                       bool keepRolled) {
+  BasicBlock *pre = b.GetInsertBlock();
+  BasicBlock *latch = nullptr;
+  CarriedValues next;
+  llvm::BranchInst *backedge = emitSteppedLoop(b, begin, end, name, [&](Value *iv) {
+    llvm::SmallVector<llvm::PHINode *, 32> phis;
+    CarriedValues carried;
+    for (Value *value : init) {
+      phis.push_back(b.CreatePHI(value->getType(), 2));
+      phis.back()->addIncoming(value, pre);
+      carried.push_back(phis.back());
+    }
+    next = body(iv, carried);
+    Value *ivNext = b.CreateAdd(iv, b.getInt64(step), name + ".next", /*HasNUW=*/false,
+                                /*HasNSW=*/true);
+    latch = b.GetInsertBlock();
+    for (size_t i = 0; i < phis.size(); ++i)
+      phis[i]->addIncoming(next[i], latch);
+    return ivNext;
+  });
   if (keepRolled) {
     // !llvm.loop !{self, !{"llvm.loop.unroll.disable"}}
+    llvm::LLVMContext &ctx = b.getContext();
     llvm::MDNode *disable =
         llvm::MDNode::get(ctx, llvm::MDString::get(ctx, "llvm.loop.unroll.disable"));
     llvm::MDNode *loopId = llvm::MDNode::getDistinct(ctx, {nullptr, disable});
     loopId->replaceOperandWith(0, loopId);
     backedge->setMetadata(llvm::LLVMContext::MD_loop, loopId);
   }
-
-  exit->insertInto(fn);
-  b.SetInsertPoint(exit);
-  CarriedValues result;
-  for (size_t i = 0; i < phis.size(); ++i) {
-    llvm::PHINode *out = b.CreatePHI(init[i]->getType(), 2);
-    out->addIncoming(init[i], pre);
-    out->addIncoming(next[i], latch);
-    result.push_back(out);
-  }
-  return result;
+  return joinValues(b, init, pre, next, latch);
 }
 
 void emitFor(llvm::IRBuilderBase &b, Value *begin, Value *end, int64_t step,
@@ -105,14 +129,7 @@ CarriedValues emitIfValues(llvm::IRBuilderBase &b, Value *cond, const llvm::Twin
   b.CreateBr(join);
   join->insertInto(fn);
   b.SetInsertPoint(join);
-  CarriedValues result;
-  for (size_t i = 0; i < values.size(); ++i) {
-    llvm::PHINode *phi = b.CreatePHI(values[i]->getType(), 2);
-    phi->addIncoming(values[i], pre);
-    phi->addIncoming(updated[i], thenEnd);
-    result.push_back(phi);
-  }
-  return result;
+  return joinValues(b, values, pre, updated, thenEnd);
 }
 
 Value *emitCeilDiv(llvm::IRBuilderBase &b, Value *x, int64_t d) {

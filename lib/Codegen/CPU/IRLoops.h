@@ -12,6 +12,7 @@
 namespace llvm {
 class AllocaInst;
 class BasicBlock;
+class BranchInst;
 class Type;
 class IRBuilderBase;
 class Value;
@@ -20,6 +21,13 @@ class Value;
 namespace tensorc::cpu {
 
 using CarriedValues = llvm::SmallVector<llvm::Value *, 32>;
+
+/// Emits `for (iv = begin; iv < end; iv = next)` (i64, signed compare, entered only when
+/// begin < end): `step(iv)` emits the body and returns `next`. Returns the loop's back edge, with
+/// the builder after the loop.
+llvm::BranchInst *emitSteppedLoop(llvm::IRBuilderBase &b, llvm::Value *begin, llvm::Value *end,
+                                  const llvm::Twine &name,
+                                  llvm::function_ref<llvm::Value *(llvm::Value *iv)> step);
 
 /// Emits `for (iv = begin; iv < end; iv += step)` (i64, signed compare) carrying `init` through
 /// the iterations: body(iv, carried) returns the next carried values, in the same order and
