@@ -6,7 +6,9 @@
 
 #include "tensorc/Support/StrCat.h"
 
+#include <algorithm>
 #include <cctype>
+#include <initializer_list>
 #include <set>
 
 namespace tensorc::bundle {
@@ -74,36 +76,29 @@ private:
     return text_.substr(pos_, end - pos_);
   }
 
-  Expected<NodePtr> parseSum() {
-    TC_ASSIGN_OR_RETURN(NodePtr lhs, parseProduct());
+  /// One precedence level of left-associative binary operators `ops` (tried in order), over
+  /// operands parsed by `operand`.
+  Expected<NodePtr>
+  parseLeftAssociative(std::initializer_list<std::pair<std::string_view, Kind>> ops,
+                       Expected<NodePtr> (ExprParser::*operand)()) {
+    TC_ASSIGN_OR_RETURN(NodePtr lhs, (this->*operand)());
     while (true) {
-      Kind kind;
-      if (consume("+"))
-        kind = Kind::Add;
-      else if (consume("-"))
-        kind = Kind::Sub;
-      else
+      const auto *op = std::find_if(
+          ops.begin(), ops.end(), [&](const auto &candidate) { return consume(candidate.first); });
+      if (op == ops.end())
         return lhs;
-      TC_ASSIGN_OR_RETURN(NodePtr rhs, parseProduct());
-      lhs = makeNode(kind, std::move(lhs), std::move(rhs));
+      TC_ASSIGN_OR_RETURN(NodePtr rhs, (this->*operand)());
+      lhs = makeNode(op->second, std::move(lhs), std::move(rhs));
     }
   }
 
+  Expected<NodePtr> parseSum() {
+    return parseLeftAssociative({{"+", Kind::Add}, {"-", Kind::Sub}}, &ExprParser::parseProduct);
+  }
+
   Expected<NodePtr> parseProduct() {
-    TC_ASSIGN_OR_RETURN(NodePtr lhs, parseUnary());
-    while (true) {
-      Kind kind;
-      if (consume("//"))
-        kind = Kind::FloorDiv;
-      else if (consume("*"))
-        kind = Kind::Mul;
-      else if (consume("%"))
-        kind = Kind::Mod;
-      else
-        return lhs;
-      TC_ASSIGN_OR_RETURN(NodePtr rhs, parseUnary());
-      lhs = makeNode(kind, std::move(lhs), std::move(rhs));
-    }
+    return parseLeftAssociative({{"//", Kind::FloorDiv}, {"*", Kind::Mul}, {"%", Kind::Mod}},
+                                &ExprParser::parseUnary);
   }
 
   Expected<NodePtr> parseUnary() {
