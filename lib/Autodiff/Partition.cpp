@@ -170,6 +170,15 @@ std::vector<const Node *> liveNodes(const std::vector<const Node *> &candidates,
   return result;
 }
 
+/// The copies of `values` that `mapped` records, in order.
+std::vector<Value *> mappedValues(const std::vector<const Value *> &values,
+                                  const std::map<const Value *, Value *> &mapped) {
+  std::vector<Value *> copies;
+  for (const Value *value : values)
+    copies.push_back(mapped.at(value));
+  return copies;
+}
+
 } // namespace
 
 Expected<PartitionKind> parsePartitionKind(const std::string &name) {
@@ -293,10 +302,7 @@ Expected<Partition> partitionJoint(const JointGraph &joint, PartitionKind kind,
                                      graph.outputs().begin() + joint.numForwardOutputs);
     roots.insert(roots.end(), saved.begin(), saved.end());
     TC_RETURN_IF_ERROR(copyNodes(forward, liveNodes(forwardNodes, roots), mapped, ""));
-    std::vector<Value *> outputs;
-    for (const Value *root : roots)
-      outputs.push_back(mapped.at(root));
-    forward.setOutputs(std::move(outputs));
+    forward.setOutputs(mappedValues(roots, mapped));
   }
 
   // Backward graph: saved values, tangents and the primals it reads -> gradients.
@@ -323,10 +329,7 @@ Expected<Partition> partitionJoint(const JointGraph &joint, PartitionKind kind,
       if (backward.findValue(name))
         backward.weights()[name] = tensor;
     TC_RETURN_IF_ERROR(copyNodes(backward, backwardLive, mapped, ""));
-    std::vector<Value *> outputs;
-    for (const Value *output : gradOutputs)
-      outputs.push_back(mapped.at(output));
-    backward.setOutputs(std::move(outputs));
+    backward.setOutputs(mappedValues(gradOutputs, mapped));
   }
 
   // The rebuilt joint graph: the forward, then the backward reading recomputed copies.
