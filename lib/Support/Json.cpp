@@ -101,13 +101,27 @@ private:
     return parseNumber();
   }
 
-  Expected<Json> parseObject(int depth) {
-    Json object = Json::object();
+  /// The items of an array or object, separated by ',' and ended by `close`, each read by
+  /// `parseItem`; pos_ is at the opening bracket.
+  template <typename ParseItem> Status parseItems(char close, ParseItem &&parseItem) {
+    const std::string end(1, close);
     ++pos_;
     skipSpace();
-    if (consume("}"))
-      return object;
+    if (consume(end))
+      return Status::ok();
     while (true) {
+      TC_RETURN_IF_ERROR(parseItem());
+      skipSpace();
+      if (consume(end))
+        return Status::ok();
+      if (!consume(","))
+        return fail("expected ',' or '" + end + "'");
+    }
+  }
+
+  Expected<Json> parseObject(int depth) {
+    Json object = Json::object();
+    TC_RETURN_IF_ERROR(parseItems('}', [&]() -> Status {
       skipSpace();
       if (pos_ >= text_.size() || text_[pos_] != '"')
         return fail("expected a string key");
@@ -119,29 +133,19 @@ private:
       if (object.find(key))
         return fail("duplicate key \"" + key + "\"");
       object[key] = std::move(value);
-      skipSpace();
-      if (consume("}"))
-        return object;
-      if (!consume(","))
-        return fail("expected ',' or '}'");
-    }
+      return Status::ok();
+    }));
+    return object;
   }
 
   Expected<Json> parseArray(int depth) {
     Json array = Json::array();
-    ++pos_;
-    skipSpace();
-    if (consume("]"))
-      return array;
-    while (true) {
+    TC_RETURN_IF_ERROR(parseItems(']', [&]() -> Status {
       TC_ASSIGN_OR_RETURN(Json value, parseValue(depth + 1));
       array.push(std::move(value));
-      skipSpace();
-      if (consume("]"))
-        return array;
-      if (!consume(","))
-        return fail("expected ',' or ']'");
-    }
+      return Status::ok();
+    }));
+    return array;
   }
 
   Expected<std::string> parseString() {
