@@ -27,12 +27,21 @@ inline Json exprJson(const SizeExpr &expr) {
   return Json(expr.text());
 }
 
-inline Json exprListJson(const std::vector<SizeExpr> &exprs) {
+/// A JSON array holding `toJson(item)` for each of `items`.
+template <typename T, typename ToJson>
+Json jsonArray(const std::vector<T> &items, ToJson &&toJson) {
   Json list = Json::array();
-  for (const SizeExpr &expr : exprs)
-    list.push(exprJson(expr));
+  for (const T &item : items)
+    list.push(toJson(item));
   return list;
 }
+
+/// A JSON array of plain values (strings, integers).
+template <typename T> Json jsonArray(const std::vector<T> &items) {
+  return jsonArray(items, [](const T &item) { return Json(item); });
+}
+
+inline Json exprListJson(const std::vector<SizeExpr> &exprs) { return jsonArray(exprs, exprJson); }
 
 /// A CUDA launch's block, dynamic shared memory and split-K workspaces, each field only where it
 /// has one (the manifest's launches and the kernel signatures write the same fields).

@@ -21,20 +21,11 @@ Json Manifest::toJson() const {
   json["tensorc_version"] = tensorcVersion;
   json["source_hash"] = sourceHash;
   json["model"] = model;
-  Json symbolList = Json::array();
-  for (const std::string &symbol : symbols)
-    symbolList.push(symbol);
-  json["symbols"] = std::move(symbolList);
-  Json inputList = Json::array(), outputList = Json::array();
-  for (const TensorDesc &input : inputs)
-    inputList.push(tensorJson(input));
-  for (const TensorDesc &output : outputs)
-    outputList.push(tensorJson(output));
-  json["inputs"] = std::move(inputList);
-  json["outputs"] = std::move(outputList);
+  json["symbols"] = jsonArray(symbols);
+  json["inputs"] = jsonArray(inputs, tensorJson);
+  json["outputs"] = jsonArray(outputs, tensorJson);
 
-  Json bufferList = Json::array();
-  for (const BufferDesc &buffer : buffers) {
+  json["buffers"] = jsonArray(buffers, [](const BufferDesc &buffer) {
     Json item = Json::object();
     item["id"] = buffer.id;
     item["name"] = buffer.name;
@@ -53,21 +44,16 @@ Json Manifest::toJson() const {
       item["offset"] = exprJson(buffer.offset);
       break;
     }
-    bufferList.push(std::move(item));
-  }
-  json["buffers"] = std::move(bufferList);
+    return item;
+  });
   json["arena_bytes"] = exprJson(arenaBytes);
   json["peak_bytes"] = peakBytes;
 
-  Json launchList = Json::array();
-  for (const Launch &launch : launches) {
+  json["launches"] = jsonArray(launches, [](const Launch &launch) {
     Json item = Json::object();
     item["kind"] = launchKindName(launch.kind);
     item["name"] = launch.name;
-    Json args = Json::array();
-    for (int64_t arg : launch.args)
-      args.push(arg);
-    item["args"] = std::move(args);
+    item["args"] = jsonArray(launch.args);
     switch (launch.kind) {
     case LaunchKind::Kernel:
       item["range"] = exprJson(launch.range);
@@ -87,74 +73,57 @@ Json Manifest::toJson() const {
     case LaunchKind::Copy:
       break;
     }
-    launchList.push(std::move(item));
-  }
-  json["launches"] = std::move(launchList);
+    return item;
+  });
 
-  Json variantList = Json::array();
-  for (const CpuVariant &variant : cpu) {
+  json["cpu"] = jsonArray(cpu, [](const CpuVariant &variant) {
     Json item = Json::object();
     item["name"] = variant.name;
     item["arch"] = variant.arch;
     item["file"] = variant.file;
-    Json features = Json::array();
-    for (const std::string &feature : variant.requires_)
-      features.push(feature);
-    item["requires"] = std::move(features);
+    item["requires"] = jsonArray(variant.requires_);
     item["priority"] = variant.priority;
-    variantList.push(std::move(item));
-  }
-  json["cpu"] = std::move(variantList);
+    return item;
+  });
   if (!cuda.empty()) {
-    Json imageList = Json::array();
-    for (const CudaImage &image : cuda) {
+    json["cuda"] = jsonArray(cuda, [](const CudaImage &image) {
       Json item = Json::object();
       item["arch"] = image.arch;
       item["file"] = image.file;
       item["kind"] = std::string(image.ptx ? "ptx" : "cubin");
       item["module"] = image.module;
-      imageList.push(std::move(item));
-    }
-    json["cuda"] = std::move(imageList);
+      return item;
+    });
     json["cuda_graphs"] = cudaGraphs;
     if (!matmulPrecision.empty())
       json["matmul_precision"] = matmulPrecision;
   }
 
-  Json guardList = Json::array();
-  for (const Guard &guard : guards) {
+  json["guards"] = jsonArray(guards, [](const Guard &guard) {
     Json item = Json::object();
     item["lhs"] = exprJson(guard.lhs);
     item["rhs"] = exprJson(guard.rhs);
     item["message"] = guard.message;
-    guardList.push(std::move(item));
-  }
-  json["guards"] = std::move(guardList);
-  Json fileList = Json::array();
-  for (const BundleFile &file : files) {
+    return item;
+  });
+  json["files"] = jsonArray(files, [](const BundleFile &file) {
     Json item = Json::object();
     item["path"] = file.path;
     item["sha256"] = file.sha256;
-    fileList.push(std::move(item));
-  }
-  json["files"] = std::move(fileList);
+    return item;
+  });
   if (training) {
     Json info = Json::object();
     info["optimizer"] = training->optimizer;
     info["loss"] = training->loss;
-    Json data = Json::array();
-    for (const std::string &name : training->data)
-      data.push(name);
-    info["data"] = std::move(data);
-    Json stateList = Json::array();
-    for (const TrainingInfo::State &state : training->state) {
+    info["data"] = jsonArray(training->data);
+    info["state"] = jsonArray(training->state, [](const TrainingInfo::State &state) {
       Json item = Json::object();
       item["input"] = state.input;
       item["output"] = state.output;
       item["init"] = state.init;
-      stateList.push(std::move(item));
-    }
-    info["state"] = std::move(stateList);
+      return item;
+    });
     json["training"] = std::move(info);
   }
   return json;
