@@ -3,6 +3,7 @@
 #include "OpGroups.h"
 #include "OpHelpers.h"
 
+#include "tensorc/Ops/ScatterReduce.h"
 #include "tensorc/Support/MultiIndex.h"
 #include "tensorc/Support/StrCat.h"
 
@@ -12,6 +13,20 @@
 #include <cstring>
 
 namespace tensorc::ops {
+
+Expected<ScatterReduce> parseScatterReduce(const std::string &name) {
+  if (name == "none")
+    return ScatterReduce::None;
+  if (name == "add" || name == "sum")
+    return ScatterReduce::Add;
+  if (name == "mul" || name == "multiply" || name == "prod")
+    return ScatterReduce::Mul;
+  if (name == "max" || name == "amax")
+    return ScatterReduce::Max;
+  if (name == "min" || name == "amin")
+    return ScatterReduce::Min;
+  return makeError("unknown reduce '", name, "' (expected none, add, mul, max or min)");
+}
 
 namespace {
 
@@ -31,41 +46,25 @@ Expected<int64_t> resolveIndex(int64_t index, int64_t size, size_t dim) {
 
 // ---- Scatter reductions ----------------------------------------------------------------------
 
-enum class Reduce { None, Add, Mul, Max, Min };
-
-Expected<Reduce> parseReduce(const std::string &name) {
-  if (name == "none")
-    return Reduce::None;
-  if (name == "add" || name == "sum")
-    return Reduce::Add;
-  if (name == "mul" || name == "multiply" || name == "prod")
-    return Reduce::Mul;
-  if (name == "max" || name == "amax")
-    return Reduce::Max;
-  if (name == "min" || name == "amin")
-    return Reduce::Min;
-  return makeError("unknown reduce '", name, "' (expected none, add, mul, max or min)");
-}
-
 /// `reduce` of the current value `a` and the incoming `b`.
-template <typename T> T reduced(T a, T b, Reduce reduce) {
+template <typename T> T reduced(T a, T b, ScatterReduce reduce) {
   switch (reduce) {
-  case Reduce::None:
+  case ScatterReduce::None:
     return b;
-  case Reduce::Add:
+  case ScatterReduce::Add:
     return a + b;
-  case Reduce::Mul:
+  case ScatterReduce::Mul:
     return a * b;
-  case Reduce::Max:
+  case ScatterReduce::Max:
     return std::max(a, b);
-  case Reduce::Min:
+  case ScatterReduce::Min:
     return std::min(a, b);
   }
   return b;
 }
 
 /// out[dst] = reduce(out[dst], src[srcIndex]); integers stay exact through int64.
-void combine(Tensor &out, int64_t dst, const Tensor &src, int64_t srcIndex, Reduce reduce) {
+void combine(Tensor &out, int64_t dst, const Tensor &src, int64_t srcIndex, ScatterReduce reduce) {
   if (isFloating(out.dtype())) {
     out.setDouble(dst, reduced(out.getDouble(dst), src.getDouble(srcIndex), reduce));
     return;
@@ -134,7 +133,7 @@ Status gatherNdKernel(KernelContext &ctx) {
 Expected<Types> inferScatter(const InferContext &ctx) {
   const TensorType &self = ctx.input(0), &index = ctx.input(1), &src = ctx.input(2);
   TC_RETURN_IF_ERROR(checkIndexDType(index.dtype, "scatter index"));
-  TC_RETURN_IF_ERROR(parseReduce(ctx.getString("reduce")).status());
+  TC_RETURN_IF_ERROR(parseScatterReduce(ctx.getString("reduce")).status());
   TC_RETURN_IF_ERROR(normalizeDim(ctx.getInt("dim"), std::max<size_t>(self.rank(), 1)).status());
   if (index.rank() != self.rank() || src.rank() != self.rank())
     return makeError("scatter: self ", self.str(), ", index ", index.str(), " and src ", src.str(),
@@ -153,7 +152,7 @@ Expected<Types> inferScatter(const InferContext &ctx) {
 Status scatterKernel(KernelContext &ctx) {
   const Tensor &self = ctx.input(0), &index = ctx.input(1), &src = ctx.input(2);
   Tensor &out = ctx.output(0);
-  TC_ASSIGN_OR_RETURN(Reduce reduce, parseReduce(ctx.getString("reduce")));
+  TC_ASSIGN_OR_RETURN(ScatterReduce reduce, parseScatterReduce(ctx.getString("reduce")));
   copyInto(out, self);
   size_t rank = self.rank();
   if (rank == 0) {
@@ -192,7 +191,7 @@ Status scatterKernel(KernelContext &ctx) {
 Expected<Types> inferScatterNd(const InferContext &ctx) {
   const TensorType &self = ctx.input(0), &index = ctx.input(1), &src = ctx.input(2);
   TC_RETURN_IF_ERROR(checkIndexDType(index.dtype, "scatter_nd index"));
-  TC_RETURN_IF_ERROR(parseReduce(ctx.getString("reduce")).status());
+  TC_RETURN_IF_ERROR(parseScatterReduce(ctx.getString("reduce")).status());
   if (index.rank() < 1)
     return makeError("scatter_nd index must have rank >= 1, got ", index.str());
   std::optional<int64_t> depth = index.shape.back().constant();
@@ -216,7 +215,7 @@ Expected<Types> inferScatterNd(const InferContext &ctx) {
 Status scatterNdKernel(KernelContext &ctx) {
   const Tensor &self = ctx.input(0), &index = ctx.input(1), &src = ctx.input(2);
   Tensor &out = ctx.output(0);
-  TC_ASSIGN_OR_RETURN(Reduce reduce, parseReduce(ctx.getString("reduce")));
+  TC_ASSIGN_OR_RETURN(ScatterReduce reduce, parseScatterReduce(ctx.getString("reduce")));
   copyInto(out, self);
   size_t depth = size_t(index.shape().back());
   int64_t tuples = product(index.shape(), 0, index.rank() - 1);

@@ -6,6 +6,8 @@
 // clamped: compiled code cannot report an out-of-range index (the reference kernels do).
 #include "Sampling.h"
 
+#include "tensorc/Ops/ScatterReduce.h"
+
 namespace tensorc::loop {
 
 namespace {
@@ -24,14 +26,21 @@ ExprRef resolvedIndex(const ExprRef &position, int64_t size) {
 
 /// The reduction of a scatter's `reduce` attribute other than "none" (the registry's names).
 std::optional<ReduceOp> scatterReduceOp(const std::string &reduce) {
-  if (reduce == "add" || reduce == "sum")
+  Expected<ops::ScatterReduce> parsed = ops::parseScatterReduce(reduce);
+  if (!parsed)
+    return std::nullopt;
+  switch (*parsed) {
+  case ops::ScatterReduce::None:
+    return std::nullopt;
+  case ops::ScatterReduce::Add:
     return ReduceOp::Sum;
-  if (reduce == "mul" || reduce == "multiply" || reduce == "prod")
+  case ops::ScatterReduce::Mul:
     return ReduceOp::Prod;
-  if (reduce == "max" || reduce == "amax")
+  case ops::ScatterReduce::Max:
     return ReduceOp::Max;
-  if (reduce == "min" || reduce == "amin")
+  case ops::ScatterReduce::Min:
     return ReduceOp::Min;
+  }
   return std::nullopt;
 }
 
