@@ -212,14 +212,20 @@ Value *ExprEmitter::gatherLanes(const EmitScope &scope,
 
 // ---- Memory -----------------------------------------------------------------------------------
 
+Value *ExprEmitter::bufferArgument(int buffer, const char *access) {
+  Value *base = buffers_[size_t(buffer)];
+  if (!base)
+    fail(makeError("CPU codegen: buffer ", program_.buffers[size_t(buffer)].name, " is ", access,
+                   " but not a kernel argument"));
+  return base;
+}
+
 Value *ExprEmitter::load(int buffer, Value *index, unsigned lanes) {
   const loop::Buffer &buf = program_.buffers[size_t(buffer)];
   Type *mem = memoryType(b.getContext(), buf.dtype);
-  Value *base = buffers_[size_t(buffer)];
-  if (!base) {
-    fail(makeError("CPU codegen: buffer ", buf.name, " is read but not a kernel argument"));
+  Value *base = bufferArgument(buffer, "read");
+  if (!base)
     return llvm::PoisonValue::get(registerType(buf.dtype, lanes));
-  }
   Value *ptr = b.CreateInBoundsGEP(mem, base, index);
   Value *raw = b.CreateAlignedLoad(withLanes(mem, lanes), ptr, llvm::Align(dtypeSize(buf.dtype)));
   return fromMemory(raw, buf.dtype);
@@ -229,11 +235,9 @@ Value *ExprEmitter::gather(int buffer, Value *indices) {
   const loop::Buffer &buf = program_.buffers[size_t(buffer)];
   unsigned lanes = lanesOf(indices);
   Type *mem = memoryType(b.getContext(), buf.dtype);
-  Value *base = buffers_[size_t(buffer)];
-  if (!base) {
-    fail(makeError("CPU codegen: buffer ", buf.name, " is read but not a kernel argument"));
+  Value *base = bufferArgument(buffer, "read");
+  if (!base)
     return llvm::PoisonValue::get(registerType(buf.dtype, lanes));
-  }
   Value *pointers = b.CreateInBoundsGEP(mem, base, indices); // a vector of pointers
   Value *raw =
       b.CreateMaskedGather(withLanes(mem, lanes), pointers, llvm::Align(dtypeSize(buf.dtype)));
@@ -260,11 +264,9 @@ void ExprEmitter::store(int buffer, DType from, Value *value, Value *index) {
   const loop::Buffer &buf = program_.buffers[size_t(buffer)];
   unsigned lanes = lanesOf(value);
   Type *mem = memoryType(b.getContext(), buf.dtype);
-  Value *base = buffers_[size_t(buffer)];
-  if (!base) {
-    fail(makeError("CPU codegen: buffer ", buf.name, " is written but not a kernel argument"));
+  Value *base = bufferArgument(buffer, "written");
+  if (!base)
     return;
-  }
   // Floats go into f16/bf16 memory with one rounding, the store's.
   bool half = buf.dtype == DType::F16 || buf.dtype == DType::BF16;
   value = convert(value, from, half && isFloating(from) ? DType::F32 : buf.dtype);

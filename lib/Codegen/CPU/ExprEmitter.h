@@ -90,6 +90,9 @@ public:
 private:
   /// `index` in every lane: a vector of i64 in vector mode, a scalar otherwise.
   llvm::Value *emitLaneIndices(const SymInt &index, const EmitScope &scope);
+  /// The kernel argument holding `buffer`; nullptr, after an error saying it is `access`ed ("read",
+  /// "written") but not an argument, when there is none.
+  llvm::Value *bufferArgument(int buffer, const char *access);
   /// The value in memory form `raw` (of `dtype`) in register form.
   llvm::Value *fromMemory(llvm::Value *raw, DType dtype);
   llvm::Value *emitFmod(llvm::Value *x, llvm::Value *y);
