@@ -14,13 +14,10 @@ Expected<LaunchConfig> KernelRenderer::renderLibraryConv(const codegen::Template
   const LoopNode &node = *t.node;
   const LoopNode::Conv &cv = node.conv;
   DType dtype = program.buffers[size_t(cv.input)].dtype;
-  if (program.buffers[size_t(cv.weight.buffer)].dtype != dtype)
-    return makeError("convolution ", node.name, ": input and weights differ in dtype");
-  if (dtype != DType::F32 && dtype != DType::F16 && dtype != DType::BF16)
-    return makeError("convolution ", node.name, ": no channels-last kernel for ", dtypeName(dtype));
-  kl::ElemType type = dtype == DType::F16    ? kl::ElemType::F16
-                      : dtype == DType::BF16 ? kl::ElemType::BF16
-                                             : kl::ElemType::F32;
+  TC_ASSIGN_OR_RETURN(kl::ElemType type,
+                      libraryType(dtype, program.buffers[size_t(cv.weight.buffer)].dtype,
+                                  "convolution " + node.name, "input and weights",
+                                  "channels-last kernel"));
   // The weights must be packed as the kernel reads them (the lowering's packedConvWeight).
   int64_t cg = cv.c / cv.groups;
   std::vector<SymInt> packed =

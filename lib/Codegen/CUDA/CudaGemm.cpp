@@ -163,19 +163,26 @@ LaunchConfig KernelRenderer::gemmLaunch(kl::KernelSource source, const kl::GemmC
   return launch;
 }
 
+Expected<kl::ElemType> KernelRenderer::libraryType(DType a, DType b, const std::string &what,
+                                                   const char *operands, const char *kernel) {
+  if (b != a)
+    return makeError(what, ": ", operands, " differ in dtype");
+  if (a != DType::F32 && a != DType::F16 && a != DType::BF16)
+    return makeError(what, ": no ", kernel, " for ", dtypeName(a));
+  return a == DType::F16    ? kl::ElemType::F16
+         : a == DType::BF16 ? kl::ElemType::BF16
+                            : kl::ElemType::F32;
+}
+
 Expected<LaunchConfig> KernelRenderer::renderLibraryGemm(const codegen::TemplateKernel &t) {
   const LoopNode &node = *t.node;
   const LoopNode::Gemm &g = node.gemm;
   if (g.packedB)
     return makeError("GEMM ", node.name, ": B is packed for the CPU");
   DType dtype = program.buffers[size_t(g.a.buffer)].dtype;
-  if (program.buffers[size_t(g.b.buffer)].dtype != dtype)
-    return makeError("GEMM ", node.name, ": A and B differ in dtype");
-  if (dtype != DType::F32 && dtype != DType::F16 && dtype != DType::BF16)
-    return makeError("GEMM ", node.name, ": no kernel for ", dtypeName(dtype));
-  kl::ElemType type = dtype == DType::F16    ? kl::ElemType::F16
-                      : dtype == DType::BF16 ? kl::ElemType::BF16
-                                             : kl::ElemType::F32;
+  TC_ASSIGN_OR_RETURN(kl::ElemType type,
+                      libraryType(dtype, program.buffers[size_t(g.b.buffer)].dtype,
+                                  "GEMM " + node.name, "A and B", "kernel"));
   kl::MathMode math = mathFor(dtype);
   int64_t vector = dtype == DType::F32 ? 4 : 8; // elements per 16 bytes
   auto isOne = [](const SymInt &v) { return v.constant() == std::optional<int64_t>(1); };
@@ -308,18 +315,23 @@ Expected<LaunchConfig> KernelRenderer::renderNchwConv(const codegen::TemplateKer
   text += "    #pragma unroll\n    for (int i = 0; i < 4; ++i)\n"
           "      #pragma unroll\n      for (int j = 0; j < 4; ++j) acc[i][j] = 0.0f;\n";
   text += strCat("    for (long long k0 = 0; k0 < K; k0 += ", kTileK, ") {\n");
-  text +=
-      strCat("      for (int e = threadIdx.x; e < ", kTileM * kTileK, "; e += ", kThreads, ") {\n");
-  text +=
-      strCat("        const long long gm = m0 + e / ", kTileK, ", gk = k0 + e % ", kTileK, ";\n");
-  text += strCat("        As[e % ", kTileK, "][e / ", kTileK, "] = (gm < M && gk < K) ? ", loadA,
-                 " : 0.0f;\n      }\n");
-  text +=
-      strCat("      for (int e = threadIdx.x; e < ", kTileK * kTileN, "; e += ", kThreads, ") {\n");
-  text +=
-      strCat("        const long long gk = k0 + e / ", kTileN, ", gn = n0 + e % ", kTileN, ";\n");
-  text += strCat("        Bs[e / ", kTileN, "][e % ", kTileN, "] = (gk < K && gn < N) ? ", loadB,
-                 " : 0.0f;\n      }\n");
+  // A tile of rows x cols elements of an operand into shared memory, zero outside [0, bound):
+  // element e is row (first var) e / cols, column (second var) e % cols of the tile.
+  struct Dim {
+    const char *var, *base, *bound;
+    int64_t size;
+  };
+  auto loadTile = [&](Dim r, Dim c, const std::string &slot, const std::string &load) {
+    text +=
+        strCat("      for (int e = threadIdx.x; e < ", r.size * c.size, "; e += ", kThreads,
+               ") {\n        const long long ", r.var, " = ", r.base, " + e / ", c.size, ", ",
+               c.var, " = ", c.base, " + e % ", c.size, ";\n        ", slot, " = (", r.var, " < ",
+               r.bound, " && ", c.var, " < ", c.bound, ") ? ", load, " : 0.0f;\n      }\n");
+  };
+  loadTile({"gm", "m0", "M", kTileM}, {"gk", "k0", "K", kTileK},
+           strCat("As[e % ", kTileK, "][e / ", kTileK, "]"), loadA); // stored k-major
+  loadTile({"gk", "k0", "K", kTileK}, {"gn", "n0", "N", kTileN},
+           strCat("Bs[e / ", kTileN, "][e % ", kTileN, "]"), loadB);
   text += "      __syncthreads();\n";
   text += strCat("      #pragma unroll\n      for (int kk = 0; kk < ", kTileK, "; ++kk) {\n");
   text += "        float a[4], b[4];\n";

@@ -153,6 +153,11 @@ private:
   /// --matmul-precision (strict SIMT, or TF32 tensor cores).
   kernels::MathMode mathFor(DType dtype) const;
 
+  /// The kernel library's element type for operands of `a` and `b` (`what`, e.g. "GEMM mm_3",
+  /// names the node; `operands` the two, `kernel` what has no such dtype): f32, f16 or bf16, the
+  /// same for both.
+  static Expected<kernels::ElemType> libraryType(DType a, DType b, const std::string &what,
+                                                 const char *operands, const char *kernel);
   /// GEMM templates (CudaGemm.cpp): the kernel library's GEMM on the operands' strided views,
   /// whose epilogue hook stores each output element through the scheduled epilogue. Its source
   /// replaces the kernel's (librarySource).
