@@ -237,6 +237,24 @@ template <int BM, int BN, int BK, int SPLITK> struct TkGemmUnits {
     return u;
   }
 };
+// The chunks of one operand's tile (R rows of the operand x BK of K, VEC elements a chunk) that a
+// thread moves: chunk c (row c / CPR, chunk c % CPR) belongs to thread c % THREADS. A K-major
+// operand's rows are fixed for a whole tile: begin() finds them once.
+template <class L, int R, int BK, int VEC, int THREADS> struct TkTileChunks {
+  static constexpr bool KM = L::kMajor;
+  static constexpr int ROWS = KM ? R : BK, CPR = (KM ? BK : R) / VEC;
+  static constexpr int CHUNKS = ROWS * CPR, P = (CHUNKS + THREADS - 1) / THREADS;
+  typename L::Line lines[KM ? P : 1];
+  TC_DEVICE static bool active(int tid, int p) { return CHUNKS % THREADS == 0 || tid + p * THREADS < CHUNKS; }
+  TC_DEVICE void begin(const L &l, long long batch, long long r0, int tid) {
+    if (KM) {
+      #pragma unroll
+      for (int p = 0; p < P; ++p)
+        if (active(tid, p))
+          lines[KM ? p : 0] = l.line(batch, r0 + (tid + p * THREADS) / CPR);
+    }
+  }
+};
 // Split-K through a global workspace: once the block's partials are stored, thread 0 counts this
 // part in for its tile; true in the block of the last part to arrive, which sums every part and
 // resets the counter for the next launch (its acquire and the barrier make the partials visible).

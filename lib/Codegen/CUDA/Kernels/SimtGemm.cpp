@@ -27,21 +27,11 @@ template <int BM_, int BN_, int SPLITK_, int BK_ = 8> struct TkSimtConfig {
 
 // Loads one operand's R x BK slice into registers (4 consecutive elements along the operand's
 // contiguous dim per chunk) and stores it transposed to k-major shared rows of length RS.
-template <class L, int R, int RS, int THREADS, int BK> struct TkSimtTile {
-  static constexpr bool KM = L::kMajor;
-  static constexpr int ROWS = KM ? R : BK, CPR = (KM ? BK : R) / 4;
-  static constexpr int CHUNKS = ROWS * CPR, P = (CHUNKS + THREADS - 1) / THREADS;
-  typename L::Line lines[KM ? P : 1];
+template <class L, int R, int RS, int THREADS, int BK>
+struct TkSimtTile : TkTileChunks<L, R, BK, 4, THREADS> {
+  using Chunks = TkTileChunks<L, R, BK, 4, THREADS>;
+  using Chunks::KM, Chunks::CPR, Chunks::P, Chunks::lines, Chunks::active;
   float v[P][4];
-  TC_DEVICE static bool active(int tid, int p) { return CHUNKS % THREADS == 0 || tid + p * THREADS < CHUNKS; }
-  TC_DEVICE void begin(const L &l, long long batch, long long r0, int tid) {
-    if (KM) {
-      #pragma unroll
-      for (int p = 0; p < P; ++p)
-        if (active(tid, p))
-          lines[KM ? p : 0] = l.line(batch, r0 + (tid + p * THREADS) / CPR);
-    }
-  }
   TC_DEVICE void fetch(const L &l, long long batch, long long r0, long long k0, int tid) {
     #pragma unroll
     for (int p = 0; p < P; ++p) {

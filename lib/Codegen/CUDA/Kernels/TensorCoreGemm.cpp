@@ -47,12 +47,11 @@ struct TkTcConfig {
 
 // Moves one operand's tile (R rows of the operand x BK of K) from global into a shared slot.
 // Chunk c of the tile (row c / CPR, chunk c % CPR) belongs to thread c % THREADS.
-template <class L, class T, int R, int BK, int THREADS> struct TkTileCopy {
+template <class L, class T, int R, int BK, int THREADS>
+struct TkTileCopy : TkTileChunks<L, R, BK, 16 / (int)sizeof(T), THREADS> {
+  using Chunks = TkTileChunks<L, R, BK, 16 / (int)sizeof(T), THREADS>;
+  using Chunks::KM, Chunks::CPR, Chunks::P, Chunks::lines, Chunks::active;
   static constexpr int VEC = 16 / (int)sizeof(T);
-  static constexpr bool KM = L::kMajor;
-  static constexpr int ROWS = KM ? R : BK, CPR = (KM ? BK : R) / VEC;
-  static constexpr int CHUNKS = ROWS * CPR, P = (CHUNKS + THREADS - 1) / THREADS;
-  typename L::Line lines[KM ? P : 1]; // K-major: the tile's rows, fixed for a whole tile
   int row[P], col[P], off[P];
   TC_DEVICE void init(int tid) {
     #pragma unroll
@@ -61,15 +60,6 @@ template <class L, class T, int R, int BK, int THREADS> struct TkTileCopy {
       row[p] = c / CPR;
       col[p] = c % CPR;
       off[p] = tk_swz<CPR>(row[p], col[p]);
-    }
-  }
-  TC_DEVICE static bool active(int tid, int p) { return CHUNKS % THREADS == 0 || tid + p * THREADS < CHUNKS; }
-  TC_DEVICE void begin(const L &l, long long batch, long long r0, int tid) {
-    if (KM) {
-      #pragma unroll
-      for (int p = 0; p < P; ++p)
-        if (active(tid, p))
-          lines[KM ? p : 0] = l.line(batch, r0 + row[p]);
     }
   }
   // The tile of K slice starting at k0 into the slot at `tile` (generic) / `addr` (shared).
