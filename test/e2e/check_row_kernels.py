@@ -10,19 +10,18 @@ stored results that later stages read back rounded, and rows too long for regist
 block-strided loops). Each case runs as check_sampling_ops.py runs its own: compiled with
 --fallback=error for the CPU (every host variant) and for CUDA (kernels.cu on the CPU emulation
 of check_cuda_emulated.py), and on the interpreter. Prints one line per case and
-`N passed, M failed`.
+`N passed, M failed, K skipped`.
 """
-import argparse
 import os
 import sys
-import tempfile
 
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from check_sampling_ops import node_model, run_case  # noqa: E402
+import check_sampling_ops  # noqa: E402
+from check_sampling_ops import node_model  # noqa: E402
 
 
 def layer_norm(rows, width, dtype):
@@ -93,28 +92,5 @@ def cases():
     }
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tensorc", required=True)
-    parser.add_argument("--cxx", default="c++", help="host C++ compiler (C++17, GNU extensions)")
-    parser.add_argument("--cases", default="", help="comma-separated subset of the cases")
-    parser.add_argument("--work", help="keep the cases' files here")
-    args = parser.parse_args()
-    all_cases = cases()
-    names = [n for n in args.cases.split(",") if n] or list(all_cases)
-    failed = 0
-    with tempfile.TemporaryDirectory() as tmp:
-        work = args.work or tmp
-        for name in names:
-            try:
-                why = run_case(args, work, name, all_cases[name])
-            except RuntimeError as error:
-                why = str(error)
-            print(f"{'FAIL' if why else 'ok'} {name}{': ' + why if why else ''}", flush=True)
-            failed += why is not None
-    print(f"{len(names) - failed} passed, {failed} failed")
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(check_sampling_ops.main(cases, __doc__))

@@ -361,14 +361,16 @@ def run_case(args, work, name, build):
     return "; ".join(failures) if failures else None
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(case_table=None, description=__doc__):
+    """Runs the cases of `case_table()` (default: this file's) as the command line selects; the
+    row-kernel checks use it with their own table."""
+    parser = argparse.ArgumentParser(description=description.splitlines()[0])
     parser.add_argument("--tensorc", required=True)
     parser.add_argument("--cxx", default="c++", help="host C++ compiler (C++17, GNU extensions)")
     parser.add_argument("--cases", default="", help="comma-separated subset of the cases")
     parser.add_argument("--work", help="keep the cases' files here")
     args = parser.parse_args()
-    all_cases = cases()
+    all_cases = (case_table or cases)()
     names = [n for n in args.cases.split(",") if n] or list(all_cases)
     failed = skipped = 0
     with tempfile.TemporaryDirectory() as tmp:
