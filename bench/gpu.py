@@ -9,6 +9,7 @@ The compiler runs where LLVM and NVRTC are; the GPU machine needs only the kit, 
     bench/gpu.py check-twins [--models resnet50,...]     # torch twins vs onnxruntime (any CPU)
     bench/gpu.py run KIT [--cases ...] [--iterations 50] [--json out.json]     # on the GPU
     bench/gpu.py table out1.json [out2.json ...]          # one table from several runs
+    bench/gpu.py compare KIT_A KIT_B [--cases ...]        # two compiler versions, on the GPU
 
 Cases: pointwise (x + y).relu() * 2 on 64M fp32; layer_norm + softmax over 8192 x 4096 fp32;
 the seed MLP (1024-4096-4096-1024, GELU) at batch 64 in bf16; seed-003 (3 x [Linear 128,
@@ -26,7 +27,8 @@ TF32 in cuBLAS or cuDNN), as tensorc's f32 kernels are.
 
 Weights are not carried: a kit holds each bundle's manifest and kernels and, instead of
 weights.safetensors, weights.recipe.json: the file's header and, per tensor, which generated
-array (or its transpose) holds its bytes; `run` regenerates the arrays from the same
+array (or its transpose, a convolution weight's channels-last packing, or the concatenation of
+merged projections) holds its bytes; `run` regenerates the arrays from the same
 deterministic generators (models/make_zoo.py, models/make_models.py: numpy, fixed seeds),
 rebuilds the file and checks its sha256 against the compiled one. Tensors tensorc derived itself
 (folded constants) are carried as bytes when small (weights.carried.bin). So a kit is a few MB
@@ -58,6 +60,10 @@ LN_ROWS, LN_COLS = 8192, 4096
 BATCH = 64
 ZOO_BATCH = 1
 CARRY_LIMIT = 4 << 20  # bytes of tensorc-derived weights a case may carry
+CHANNELS_LAST = (0, 2, 3, 1)  # how tensorc packs an NHWC convolution's weight
+# How a weight's bytes come from a generated array (make_recipe's transform names).
+TRANSFORMS = {"": lambda a: a, "T": lambda a: a.T,
+              "channels_last": lambda a: a.transpose(CHANNELS_LAST)}
 
 POINTWISE_FX = f"""graph(%x: f32[{N_POINTWISE}], %y: f32[{N_POINTWISE}]):
   %s : f32[{N_POINTWISE}] = call_function[target=aten.add](args=(%x, %y))
@@ -96,7 +102,8 @@ CASES = {
     "seed003": ("f16", {"x": [BATCH, 128]}),
     **{case: ("f16", {"q": ATTENTION, "k": ATTENTION, "v": ATTENTION}) for case in ATTENTION_FLAGS},
 }
-ZOO_MODELS = ("resnet50", "mobilenetv2", "bert", "gpt2")
+ZOO_MODELS = ("resnet50", "mobilenetv2", "efficientnet_b0", "bert", "gpt2")
+TWINLESS = ("efficientnet_b0",)  # no torch twin yet: `compare` only, `run` skips them
 # name -> (make_zoo model, dtype), batch ZOO_BATCH
 ZOO_CASES = {f"{m}_{d}": (m, d) for m in ZOO_MODELS for d in ("f32", "f16")}
 ALL_CASES = list(CASES) + list(ZOO_CASES)
@@ -181,6 +188,25 @@ def read_safetensors_raw(path):
     return header, json.loads(header), 8 + length, raw
 
 
+def concat_parts(data, entry, index):
+    """[(source, transform)] whose arrays, joined along the last dim, give `data` (tensorc's
+    merged Q/K/V projections: 2 to 4 equal parts), or None."""
+    shape, itemsize = entry["shape"], len(data) // max(1, int(np.prod(entry["shape"])))
+    if not shape or not itemsize:
+        return None
+    rows = int(np.prod(shape[:-1]))
+    matrix = np.frombuffer(data, np.uint8).reshape(rows, shape[-1] * itemsize)
+    for count in (2, 3, 4):
+        if shape[-1] % count:
+            continue
+        width = shape[-1] // count * itemsize
+        hits = [index.get(sha256(np.ascontiguousarray(matrix[:, i * width:(i + 1) * width])
+                                 .tobytes())) for i in range(count)]
+        if all(hits):
+            return [list(h) for h in hits]
+    return None
+
+
 def make_recipe(weights_path, sources):
     """How to rebuild weights_path from `sources`: (recipe dict, carried bytes)."""
     header, entries, base, raw = read_safetensors_raw(weights_path)
@@ -190,6 +216,9 @@ def make_recipe(weights_path, sources):
         index.setdefault(sha256(array.tobytes()), (name, ""))
         if array.ndim == 2:
             index.setdefault(sha256(np.ascontiguousarray(array.T).tobytes()), (name, "T"))
+        if array.ndim == 4:  # a convolution weight packed channels-last: [O, I, H, W] -> [O, H, W, I]
+            packed = np.ascontiguousarray(array.transpose(CHANNELS_LAST))
+            index.setdefault(sha256(packed.tobytes()), (name, "channels_last"))
     tensors, carried, unmatched = [], bytearray(), []
     for name, entry in entries.items():
         if name == "__metadata__":
@@ -197,8 +226,11 @@ def make_recipe(weights_path, sources):
         begin, end = entry["data_offsets"]
         data = raw[base + begin:base + end]
         hit = index.get(sha256(data))
+        parts = None if hit else concat_parts(data, entry, index)
         if hit:
             tensors.append({"name": name, "source": hit[0], "transform": hit[1]})
+        elif parts:
+            tensors.append({"name": name, "concat": parts})
         else:
             tensors.append({"name": name, "carried": [len(carried), len(data)]})
             carried += data
@@ -221,9 +253,13 @@ def rebuild_weights(recipe, sources, carried):
         if "carried" in t:
             offset, length = t["carried"]
             data = carried[offset:offset + length]
+        elif "concat" in t:
+            arrays = [TRANSFORMS[tr](sources[src]) for src, tr in t["concat"]]
+            data = np.ascontiguousarray(np.concatenate(
+                [a.reshape(-1, a.shape[-1]) for a in arrays], axis=1)).tobytes()
         else:
             array = sources[t["source"]]
-            data = np.ascontiguousarray(array.T if t["transform"] == "T" else array).tobytes()
+            data = np.ascontiguousarray(TRANSFORMS[t["transform"]](array)).tobytes()
         if len(data) != end - begin:
             raise RuntimeError(f"weights: tensor {t['name']} needs {end - begin} bytes, its "
                                f"source gives {len(data)}")
@@ -466,6 +502,10 @@ def run(args):
     missing = [c for c in select_cases(args.cases) if c not in cases]
     if missing:
         log(f"not in this kit: {', '.join(missing)}")
+    twinless = [c for c in cases if ZOO_CASES.get(c, ("",))[0] in TWINLESS]
+    if twinless:
+        log(f"no torch twin (use `compare`): {', '.join(twinless)}")
+        cases = [c for c in cases if c not in twinless]
     # Strict fp32 on torch's side too (TF32 is on by default for cuDNN convolutions).
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -547,6 +587,53 @@ def run(args):
     return 0
 
 
+def compare(args):
+    """Two kits of the same cases (two compiler versions): every case's outputs compared bit for
+    bit, then CUDA-graph replay timed alternately (A, B, A, B, ...; the best median of each)."""
+    cases = [c for c in select_cases(args.cases)
+             if all(os.path.isdir(os.path.join(kit, c)) for kit in (args.kit_a, args.kit_b))]
+    if not cases:
+        raise SystemExit("bench: the two kits have no case in common")
+    rng, cache, ratios = np.random.default_rng(0), {}, []
+    print(f"{'case':<22} {'outputs':<14} {'A ms':>9} {'B ms':>9} {'A/B':>6}")
+    for case in cases:
+        outputs, inputs = [], {}
+        for kit in (args.kit_a, args.kit_b):
+            bundle = os.path.join(kit, case)
+            restore_weights(bundle, case_sources(case, cache))
+            stored, _, _, bf16 = case_inputs(case, rng)
+            with open(os.path.join(bundle, "manifest.json")) as f:
+                names = [d["name"] for d in json.load(f)["inputs"]]
+            inputs[kit] = os.path.join(kit, f"{case}_inputs.safetensors")
+            outputs_path = os.path.join(kit, f"{case}_outputs.safetensors")
+            safetensors_np.save(inputs[kit], dict(zip(names, stored.values())), bf16=bf16)
+            subprocess.run([os.path.join(kit, "tensorc-run"), bundle, "--device", "cuda",
+                            "--inputs", inputs[kit], "--outputs", outputs_path], check=True,
+                           capture_output=True)
+            outputs.append(list(safetensors_np.load(outputs_path).values()))
+            os.remove(outputs_path)
+        same = all(a.shape == b.shape and a.tobytes() == b.tobytes()
+                   for a, b in zip(*outputs)) and len(outputs[0]) == len(outputs[1])
+        diff = max(float(np.abs(a.astype(np.float64) - b.astype(np.float64)).max())
+                   if a.shape == b.shape and a.size else float("nan")
+                   for a, b in zip(*outputs))
+        times = {args.kit_a: [], args.kit_b: []}
+        for _ in range(args.rounds):
+            for kit in (args.kit_a, args.kit_b):
+                times[kit].append(time_tensorc(os.path.join(kit, "tensorc-run"),
+                                               os.path.join(kit, case), inputs[kit],
+                                               args.iterations, True))
+        for path in inputs.values():
+            os.remove(path)
+        a, b = min(times[args.kit_a]), min(times[args.kit_b])
+        ratios.append(a / b)
+        print(f"{case:<22} {'bit-identical' if same else f'max|d| {diff:.2g}':<14} {a:9.4f} "
+              f"{b:9.4f} {a / b:6.3f}", flush=True)
+    print(f"{'geomean A/B':<22} {'':<14} {'':>9} {'':>9} "
+          f"{float(np.exp(np.mean(np.log(ratios)))):6.3f}")
+    return 0
+
+
 def print_table(result):
     records = result["records"]
     print(f"device: {result['device']}; torch {result['torch']}; median of "
@@ -609,7 +696,7 @@ def main():
     p.add_argument("--cuda-arch", default="sm_90")
     p.add_argument("--cases", help=f"comma-separated, from {ALL_CASES} (default: all)")
     c = sub.add_parser("check-twins", help="torch twins vs onnxruntime on the CPU (needs torch)")
-    c.add_argument("--models", default=",".join(ZOO_MODELS))
+    c.add_argument("--models", default=",".join(m for m in ZOO_MODELS if m not in TWINLESS))
     r = sub.add_parser("run", help="benchmark a kit on the GPU (needs torch)")
     r.add_argument("kit")
     r.add_argument("--cases", help="comma-separated (default: every case in the kit)")
@@ -617,12 +704,19 @@ def main():
     r.add_argument("--json")
     t = sub.add_parser("table", help="one table from the JSON files of several runs")
     t.add_argument("json", nargs="+")
+    k = sub.add_parser("compare", help="two kits of the same cases (two compiler versions): "
+                       "outputs bit for bit and graph-replay times, on the GPU machine")
+    k.add_argument("kit_a")
+    k.add_argument("kit_b")
+    k.add_argument("--cases", help="comma-separated (default: every case both kits hold)")
+    k.add_argument("--iterations", type=int, default=30)
+    k.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
-    if args.command == "run" and args.iterations < MIN_ITERATIONS:
+    if args.command in ("run", "compare") and args.iterations < MIN_ITERATIONS:
         parser.error(f"--iterations must be at least {MIN_ITERATIONS}")
     if args.command == "check-twins":
         return check_twins(args, ZOO_BATCH)
-    return {"prepare": prepare, "run": run, "table": table}[args.command](args)
+    return {"prepare": prepare, "run": run, "table": table, "compare": compare}[args.command](args)
 
 
 if __name__ == "__main__":
