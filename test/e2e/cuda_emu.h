@@ -293,6 +293,7 @@ inline uint16_t floatToBf16(float f) { // round to nearest even
 #define __global__
 #define __device__
 #define __forceinline__ inline
+#define __noinline__ __attribute__((noinline))
 #define __launch_bounds__(...)
 #define __cluster_dims__(...)
 #define __grid_constant__

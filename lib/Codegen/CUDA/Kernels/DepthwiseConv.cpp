@@ -109,14 +109,7 @@ TC_DEVICE void tk_depthwise(const typename C::T *__restrict__ input, const typen
       if (y >= oh || x >= ow || ch >= c)
         continue;
       const long long pixel = (n * oh + y) * ow + x;
-      if (ch + VEC <= c) {
-        epiV(0ll, pixel, (long long)ch, acc[r]);
-      } else {
-        #pragma unroll
-        for (int e = 0; e < VEC; ++e)
-          if (ch + e < c)
-            epi1(0ll, pixel, (long long)(ch + e), acc[r][e]);
-      }
+      tk_epilogue_row<VEC>(epiV, epi1, 0ll, pixel, (long long)ch, (long long)c, acc[r]);
     }
     __syncthreads(); // the tile is read before the next unit overwrites it
   }

@@ -270,6 +270,17 @@ template <int SPLITK> TC_DEVICE bool tk_splitk_last(unsigned *counters, long lon
   __syncthreads();
   return tk_last;
 }
+// The outputs of a row's last, partial group: one copy of the single-output epilogue per kernel
+// (a call, not inlined at every call site W times: the epilogue's copies were most of the
+// compile time of a GEMM with a long epilogue), taking the values from its own array.
+template <int W, class Epi1>
+__device__ __noinline__ void tk_epilogue_tail(Epi1 &epi1, long long batch, long long row,
+                                              long long col, long long N, const float *v) {
+  #pragma unroll 1
+  for (int e = 0; e < W; ++e)
+    if (col + e < N)
+      epi1(batch, row, col + e, v[e]);
+}
 // One row's W consecutive outputs from column `col` on: the vector epilogue when all are inside
 // the N columns, else the single one for each that is.
 template <int W, class EpiV, class Epi1>
@@ -277,11 +288,12 @@ TC_DEVICE void tk_epilogue_row(EpiV &epiV, Epi1 &epi1, long long batch, long lon
                                long long N, const float *v) {
   if (col + W <= N) {
     epiV(batch, row, col, v);
-  } else {
+  } else if (col < N) {
+    float tail[W]; // a copy: the caller's registers stay registers
     #pragma unroll
     for (int e = 0; e < W; ++e)
-      if (col + e < N)
-        epi1(batch, row, col + e, v[e]);
+      tail[e] = v[e];
+    tk_epilogue_tail<W>(epi1, batch, row, col, N, tail);
   }
 }
 )";

@@ -144,17 +144,25 @@ TC_DEVICE void tk_gemm_simt(const LA &la, const LB &lb, long long M, long long N
       }
     }
 
-    // Rows ty * 4 + i (+ BM / 2 for i >= 4), columns tx * 4 + j (+ BN / 2 for j >= 4).
-    #pragma unroll
+    // Rows ty * 4 + i (+ BM / 2 for i >= 4), columns tx * 4 + j (+ BN / 2 for j >= 4). The row
+    // loop stays rolled, so the epilogue is compiled twice rather than 16 times (most of the
+    // compile time of a kernel with a long epilogue): row i is always acc[0], the rows after it
+    // move up one each iteration (register moves, static indices).
+    #pragma unroll 1
     for (int i = 0; i < 8; ++i) {
       const long long row = u.m0 + (i >> 2) * (BM / 2) + ty * 4 + (i & 3);
-      if (row >= M)
-        continue;
-      #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const long long col = u.n0 + h * (BN / 2) + tx * 4;
-        tk_epilogue_row<4>(epiV, epi1, u.batch, row, col, N, &acc[i][4 * h]);
+      if (row < M) {
+        #pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const long long col = u.n0 + h * (BN / 2) + tx * 4;
+          tk_epilogue_row<4>(epiV, epi1, u.batch, row, col, N, &acc[0][4 * h]);
+        }
       }
+      #pragma unroll
+      for (int r = 0; r < 7; ++r)
+        #pragma unroll
+        for (int j = 0; j < 8; ++j)
+          acc[r][j] = acc[r + 1][j];
     }
   }
 }

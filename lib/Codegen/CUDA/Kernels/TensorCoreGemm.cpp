@@ -253,7 +253,7 @@ TC_DEVICE void tk_gemm_tc(const LA &la, const LB &lb, long long M, long long N, 
       }
     __syncthreads();
     constexpr int TPR = BN / 8, RPP = THREADS / TPR;
-    #pragma unroll
+    #pragma unroll 1 // one copy of the epilogue (it reads the tile from shared memory)
     for (int pass = 0; pass < (BM + RPP - 1) / RPP; ++pass) {
       const int r = pass * RPP + tid / TPR, c = (tid % TPR) * 8;
       const long long row = u.m0 + r, col = u.n0 + c;

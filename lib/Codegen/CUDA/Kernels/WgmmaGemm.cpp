@@ -160,7 +160,7 @@ TC_DEVICE void tk_gemm_wg(const TkTensorMap *mapA, const TkTensorMap *mapB, long
           *reinterpret_cast<float2 *>(mine + (g + 8) * CS + col) = make_float2(acc[f + 2], acc[f + 3]);
         }
         __syncwarp();
-        #pragma unroll
+        #pragma unroll 1 // one copy of the epilogue per column pass (it reads shared memory)
         for (int p = 0; p < EPI / 16; ++p) {
           const int i = p * 32 + lane, r = i / (EPI / 8), v = i % (EPI / 8);
           const long long row = m0 + cw * 64 + wq * 16 + r, col = n0 + c0 + 8 * v;
