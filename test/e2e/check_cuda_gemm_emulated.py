@@ -289,10 +289,11 @@ CASES = {
     "f32_epilogue_chain_non_adjacent": ("f32", dict(kind="chain", m=33, k=40, n=72,
                                                     want_launches=CHAIN_LAUNCHES,
                                                     compile_args=NO_MERGE)),
-    # the same chain with the products merged: one GEMM, every epilogue in one row kernel
+    # the same chain with the products merged: one GEMM with both biases in its epilogue, the
+    # rest of every epilogue in one row kernel
     "f16_epilogue_chain_merged": ("f16", dict(kind="chain", m=40, k=64, n=96,
-                                              want_launches=["tem_mm_0",
-                                                             "per_fused_sum_mm_add_mul_1"])),
+                                              want_launches=["tem_mm_add_0",
+                                                             "per_fused_sum_add_mul_erf_1"])),
     # the bias add and head split of a transformer's Q/K/V product: compiles keep it a kernel
     # of its own (the permuted epilogue stores element by element: slower on an H100)
     "f16_head_split_epilogue": ("f16", dict(kind="head_split", m=40, k=64, heads=3, d=16,
@@ -300,12 +301,12 @@ CASES = {
                                             archs="sm_80,sm_90")),
     "f32_head_split_epilogue": ("f32", dict(kind="head_split", m=24, k=32, heads=4, d=8,
                                             want_launches=["tem_mm_0", "poi_fused_add_1"])),
-    # Q, K and V projections of one input: one GEMM over the three weights side by side, the
-    # bias adds and head splits of its column slices in one kernel
+    # Q, K and V projections of one input: one GEMM over the three weights side by side with the
+    # three biases in its epilogue; the heads of its column slices read by one kernel
     "f16_qkv_merged": ("f16", dict(kind="qkv", m=40, k=64, heads=2, d=16,
-                                   want_launches=["tem_mm_0", "poi_fused_mm_add_1"])),
+                                   want_launches=["tem_mm_add_0", "poi_fused_add_1"])),
     "f32_qkv_merged": ("f32", dict(kind="qkv", m=24, k=32, heads=3, d=8,
-                                   want_launches=["tem_mm_0", "poi_fused_mm_add_1"])),
+                                   want_launches=["tem_mm_add_0", "poi_fused_add_1"])),
 }
 
 

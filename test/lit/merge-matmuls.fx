@@ -47,3 +47,29 @@ graph(%x: f32[3, 2]):
   %q : f32[3, 3] = call_function[target=aten.mm](args=(%x, %tq))
   %k : f32[3, 2] = call_function[target=aten.mm](args=(%x, %tk))
   return (%q, %k)
+
+# -----
+# Each product's one user adds a constant bias over its columns (directly, or after a view that
+# keeps the last dim, as [M, N] -> [B, S, N]): the biases merge too, one add on the merged
+# product (a GEMM epilogue later), then the slices and views. A bias of the wrong length would
+# not merge (not in this case).
+# CHECK-LABEL: graph(
+# CHECK-SAME: %q_merged_weight: f32[2, 5], %q_merged_bias: f32[5]
+# CHECK: %q_mm : f32[4, 5] = call_function[target=aten.mm](args=(%x, %q_merged_weight))
+# CHECK-NEXT: %{{.*}} : f32[4, 5] = call_function[target=aten.add](args=(%q_mm, %q_merged_bias
+# CHECK-NEXT: %{{.*}} : f32[4, 3] = call_function[target=aten.slice](args=(%{{.*}}, 1, 0, 3
+# CHECK-NEXT: %bq : f32[2, 2, 3] = call_function[target=aten.view](
+# CHECK: %bk : f32[4, 2] = call_function[target=aten.slice](
+# CHECK-NOT: aten.add
+# LOG: merged 2 products of %x by wq, wk, and their biases
+graph(%x: f32[4, 2]):
+  %wq : f32[2, 3] = call_function[target=prims.constant](args=(), kwargs={value=tensor<f32[2, 3]>[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]})
+  %wk : f32[2, 2] = call_function[target=prims.constant](args=(), kwargs={value=tensor<f32[2, 2]>[-1.0, 0.5, 0.25, -2.0]})
+  %cq : f32[3] = call_function[target=prims.constant](args=(), kwargs={value=tensor<f32[3]>[0.5, -0.5, 2.0]})
+  %ck : f32[2] = call_function[target=prims.constant](args=(), kwargs={value=tensor<f32[2]>[1.0, -3.0]})
+  %q : f32[4, 3] = call_function[target=aten.mm](args=(%x, %wq))
+  %vq : f32[2, 2, 3] = call_function[target=aten.view](args=(%q, [2, 2, 3]))
+  %bq : f32[2, 2, 3] = call_function[target=aten.add](args=(%vq, %cq))
+  %k : f32[4, 2] = call_function[target=aten.mm](args=(%x, %wk))
+  %bk : f32[4, 2] = call_function[target=aten.add](args=(%ck, %k))
+  return (%bq, %bk)
