@@ -58,7 +58,8 @@ std::string nodeDifference(const LoopNode &a, const LoopNode &b) {
     }
     case LoopNode::TemplateKind::Attention: {
       const LoopNode::Attention &x = a.attention, &y = b.attention;
-      return x.q == y.q && x.k == y.k && x.v == y.v && x.batch == y.batch && x.l == y.l &&
+      return sameView(x.q, y.q) && sameView(x.k, y.k) && sameView(x.v, y.v) &&
+                     x.outStrides == y.outStrides && x.batch == y.batch && x.l == y.l &&
                      x.s == y.s && x.e == y.e && x.ev == y.ev && sameScale(x.scale, y.scale) &&
                      x.safeSoftmax == y.safeSoftmax && x.batchDims == y.batchDims &&
                      sameView(x.mask, y.mask)

@@ -151,6 +151,13 @@ ExprRef makeCast(ExprRef x, DType dtype) {
 
 SymInt Buffer::numel() const { return tensorc::numel(shape); }
 
+std::vector<SymInt> contiguousStrides(const std::vector<SymInt> &shape) {
+  std::vector<SymInt> strides(shape.size(), SymInt(1));
+  for (size_t i = shape.size(); i-- > 1;)
+    strides[i - 1] = strides[i] * shape[i];
+  return strides;
+}
+
 std::vector<int> LoopNode::reads() const {
   std::set<int> buffers;
   forEachExpr(body, [&](const Expr &expr) {
@@ -166,7 +173,7 @@ std::vector<int> LoopNode::reads() const {
     buffers.insert(conv.weight.buffer);
   }
   if (kind == Kind::Template && templateKind == TemplateKind::Attention) {
-    buffers.insert({attention.q, attention.k, attention.v});
+    buffers.insert({attention.q.buffer, attention.k.buffer, attention.v.buffer});
     if (attention.mask.buffer >= 0)
       buffers.insert(attention.mask.buffer);
   }

@@ -451,13 +451,24 @@ private:
 
   /// `buf offset O strides [...]`.
   Expected<StridedView> parseView() {
-    StridedView view;
-    TC_ASSIGN_OR_RETURN(view.buffer, parseBufferRef());
+    TC_ASSIGN_OR_RETURN(int buffer, parseBufferRef());
+    return parseViewOf(buffer);
+  }
+  /// `offset O strides [...]` of `buffer`.
+  Expected<StridedView> parseViewOf(int buffer) {
+    StridedView view{buffer, SymInt(0), {}};
     TC_RETURN_IF_ERROR(expectIdent("offset"));
     TC_ASSIGN_OR_RETURN(view.offset, parseSymInt());
     TC_RETURN_IF_ERROR(expectIdent("strides"));
     TC_ASSIGN_OR_RETURN(view.strides, parseDims());
     return view;
+  }
+  /// `buf` (dense over `dims`) or `buf offset O strides [...]`.
+  Expected<StridedView> parseOperand(const std::vector<SymInt> &dims) {
+    TC_ASSIGN_OR_RETURN(int buffer, parseBufferRef());
+    if (!isIdent("offset"))
+      return StridedView{buffer, SymInt(0), contiguousStrides(dims)};
+    return parseViewOf(buffer);
   }
   /// The next line, `key = ` and what follows.
   Status detailLine(std::string_view key) {
@@ -535,17 +546,23 @@ private:
       TC_ASSIGN_OR_RETURN(a.batchDims, parseDims());
       TC_RETURN_IF_ERROR(parseNodeSuffix(node));
       TC_RETURN_IF_ERROR(detailLine("q"));
-      TC_ASSIGN_OR_RETURN(a.q, parseBufferRef());
+      TC_ASSIGN_OR_RETURN(a.q, parseOperand(a.dims(a.l, a.e)));
       TC_RETURN_IF_ERROR(expectPunct(","));
       TC_RETURN_IF_ERROR(expectKey("k"));
-      TC_ASSIGN_OR_RETURN(a.k, parseBufferRef());
+      TC_ASSIGN_OR_RETURN(a.k, parseOperand(a.dims(a.s, a.e)));
       TC_RETURN_IF_ERROR(expectPunct(","));
       TC_RETURN_IF_ERROR(expectKey("v"));
-      TC_ASSIGN_OR_RETURN(a.v, parseBufferRef());
-      if (isPunct(",")) {
+      TC_ASSIGN_OR_RETURN(a.v, parseOperand(a.dims(a.s, a.ev)));
+      if (isPunct(",") && isIdent("mask", 1)) {
         next();
         TC_RETURN_IF_ERROR(expectKey("mask"));
         TC_ASSIGN_OR_RETURN(a.mask, parseView());
+      }
+      if (isPunct(",") && isIdent("out", 1)) {
+        next();
+        TC_RETURN_IF_ERROR(expectIdent("out"));
+        TC_RETURN_IF_ERROR(expectIdent("strides"));
+        TC_ASSIGN_OR_RETURN(a.outStrides, parseDims());
       }
     } else {
       return error(strCat("unknown template '", kind, "' (gemm, conv2d or attention)"));

@@ -182,11 +182,18 @@ std::string templateHeader(const LoopProgram &program, const LoopNode &node,
   }
   case LoopNode::TemplateKind::Attention: {
     const LoopNode::Attention &a = node.attention;
-    detail = "      q = " + program.buffers[size_t(a.q)].name +
-             ", k = " + program.buffers[size_t(a.k)].name +
-             ", v = " + program.buffers[size_t(a.v)].name;
+    // A dense operand by its buffer's name alone.
+    auto operand = [&](const StridedView &v, const std::vector<SymInt> &dims) {
+      return v.offset == SymInt(0) && v.strides == contiguousStrides(dims)
+                 ? program.buffers[size_t(v.buffer)].name
+                 : view(program, v);
+    };
+    detail = "      q = " + operand(a.q, a.dims(a.l, a.e)) +
+             ", k = " + operand(a.k, a.dims(a.s, a.e)) + ", v = " + operand(a.v, a.dims(a.s, a.ev));
     if (a.mask.buffer >= 0)
       detail += ", mask = " + view(program, a.mask);
+    if (!a.outStrides.empty())
+      detail += ", out strides " + printDims(a.outStrides);
     detail += "\n";
     return "template attention " + output + " batch=" + a.batch.str() + " l=" + a.l.str() +
            " s=" + a.s.str() + " e=" + std::to_string(a.e) + " ev=" + std::to_string(a.ev) +

@@ -398,11 +398,19 @@ private:
     }
     case LoopNode::TemplateKind::Attention: {
       const LoopNode::Attention &a = node.attention;
-      for (int id : {a.q, a.k, a.v})
-        TC_RETURN_IF_ERROR(checkBuffer(id, "attention operand"));
       if (tensorc::numel(a.batchDims) != a.batch)
         return makeError("attention batch ", a.batch.str(), " is not the product of its dims ",
                          printDims(a.batchDims));
+      TC_RETURN_IF_ERROR(checkView(a.q, a.dims(a.l, a.e), "attention q"));
+      TC_RETURN_IF_ERROR(checkView(a.k, a.dims(a.s, a.e), "attention k"));
+      TC_RETURN_IF_ERROR(checkView(a.v, a.dims(a.s, a.ev), "attention v"));
+      for (const StridedView *view : {&a.q, &a.k, &a.v})
+        if (!(view->strides.back() == SymInt(1)))
+          return makeError("attention operand ", program_.buffers[size_t(view->buffer)].name,
+                           " is not contiguous along the head dim");
+      if (!a.outStrides.empty())
+        TC_RETURN_IF_ERROR(checkView({node.output, SymInt(0), a.outStrides}, a.dims(a.l, a.ev),
+                                     "attention output"));
       if (a.mask.buffer >= 0) {
         std::vector<SymInt> extents = a.batchDims;
         extents.push_back(a.l);

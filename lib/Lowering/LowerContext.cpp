@@ -11,13 +11,6 @@
 
 namespace tensorc::loop {
 
-std::vector<SymInt> contiguousStrides(const std::vector<SymInt> &shape) {
-  std::vector<SymInt> strides(shape.size(), SymInt(1));
-  for (size_t i = shape.size(); i-- > 1;)
-    strides[i - 1] = strides[i] * shape[i];
-  return strides;
-}
-
 SymInt flatten(const Index &index, const std::vector<SymInt> &shape) {
   std::vector<SymInt> strides = contiguousStrides(shape);
   SymInt flat(0);
@@ -167,16 +160,29 @@ int LowerContext::channelsLastBuffer(const Value *value) {
 }
 
 void LowerContext::setChannelsLastView(const Value *value, int id) {
+  setPermutedView(value, id, {0, 2, 3, 1});
+  channelsLast_.insert(value);
+}
+
+void LowerContext::setPermutedView(const Value *value, int id, const std::vector<size_t> &order) {
   const Buffer &buffer = program_.buffers[size_t(id)];
   DType dtype = buffer.dtype;
   std::vector<SymInt> shape = buffer.shape;
   Lowered lowered;
-  lowered.load = [id, dtype, shape](const Index &i) {
-    return makeLoad(id, dtype, flatten({i[0], i[2], i[3], i[1]}, shape));
+  lowered.load = [id, dtype, shape, order](const Index &i) {
+    Index stored;
+    for (size_t d : order)
+      stored.push_back(i[d]);
+    return makeLoad(id, dtype, flatten(stored, shape));
   };
   values_[value] = std::move(lowered);
   origins_[value] = {};
-  channelsLast_.insert(value);
+}
+
+const std::vector<const Node *> &LowerContext::users(const Value *value) const {
+  static const std::vector<const Node *> none;
+  auto found = users_.find(value);
+  return found == users_.end() ? none : found->second;
 }
 
 bool LowerContext::readsChannelsLast(const Value *value) {
@@ -294,10 +300,48 @@ void LowerContext::setPointwise(const Value *value, Loader load, int cost, bool 
   // A GEMM result read by something other than pointwise ops gets a buffer here, written by
   // the GEMM's epilogue; one only feeding pointwise ops stays inline so the whole chain can
   // become the epilogue.
+  // So does one whose views are an attention's operands (a Q/K/V projection split into heads):
+  // the attention then reads the heads in place.
   if ((users > 1 &&
        (cost >= options_.realizeCostThreshold || (readsTemplate && !onlyPointwiseUsers(value)))) ||
-      cost >= options_.maxInlineCost)
+      cost >= options_.maxInlineCost || (readsTemplate && viewsFeedAttention(value)))
     materialize(value);
+}
+
+bool LowerContext::viewsFeedAttention(const Value *value) const {
+  std::vector<const Value *> work = {value};
+  std::set<const Value *> seen;
+  while (!work.empty()) {
+    const Value *at = work.back();
+    work.pop_back();
+    if (!seen.insert(at).second)
+      continue;
+    for (const Node *user : users(at)) {
+      if (!user)
+        continue;
+      switch (user->opId()) {
+      case OpId::ScaledDotProductAttention:
+        for (size_t i = 0; i < 3 && i < user->inputs().size(); ++i)
+          if (user->input(i) == at)
+            return true;
+        break;
+      case OpId::View:
+      case OpId::Reshape:
+      case OpId::Permute:
+      case OpId::Squeeze:
+      case OpId::Unsqueeze:
+      case OpId::Slice:
+      case OpId::Split:
+      case OpId::Expand:
+        for (const Value *output : user->outputs())
+          work.push_back(output);
+        break;
+      default:
+        break;
+      }
+    }
+  }
+  return false;
 }
 
 bool LowerContext::onlyPointwiseUsers(const Value *value) const {

@@ -41,7 +41,6 @@ struct Lowered {
   bool readsTemplate = false; // the body loads a GEMM result directly (an epilogue candidate)
 };
 
-std::vector<SymInt> contiguousStrides(const std::vector<SymInt> &shape);
 /// Row-major flat index of `index` in a dense buffer of `shape`.
 SymInt flatten(const Index &index, const std::vector<SymInt> &shape);
 /// x0, x1, ... for `rank` dims.
@@ -91,6 +90,10 @@ public:
   int channelsLastBuffer(const Value *value);
   /// `value` is the NHWC buffer `id` ([N, H, W, C] of the value's [N, C, H, W]), read in place.
   void setChannelsLastView(const Value *value, int id);
+  /// `value` is buffer `id` read in place, whose i-th dim is the value's dim order[i].
+  void setPermutedView(const Value *value, int id, const std::vector<size_t> &order);
+  /// The nodes reading `value` (nullptr: it is a graph output).
+  const std::vector<const Node *> &users(const Value *value) const;
   void addNode(LoopNode node);
   /// Adds template `node` writing a new buffer `bufferName` of `type`, which GEMM epilogues may
   /// then read; returns the buffer.
@@ -134,6 +137,9 @@ public:
 
 private:
   bool onlyPointwiseUsers(const Value *value) const;
+  /// Whether views of `value` (reshapes, permutes, slices, splits, expands) are a q, k or v
+  /// operand of an attention.
+  bool viewsFeedAttention(const Value *value) const;
   /// Whether `value` (4-D, C > 1, H * W > 1) loads some buffer through NHWC strides of its own
   /// index: C contiguous, then W, then H.
   bool readsChannelsLast(const Value *value);

@@ -55,17 +55,31 @@ def run_cases(args, names, run):
     return 1 if failed else 0
 
 
-def attention_fx(dtype, b, h, l, s, e, ev, mask, safe=False):
+def attention_fx(dtype, b, h, l, s, e, ev, mask, safe=False, packed=False):
     """softmax(q.k^T * 0.125 [+ mask | masked]) . v; mask is (kind, shape) or None. Dims are
     numbers or shape symbols. `safe` writes it as torch's exporter does: sqrt(0.125) on q and on
-    k^T, and the safe softmax's where(isnan(p), 0, p) (fully masked rows give 0, not NaN)."""
+    k^T, and the safe softmax's where(isnan(p), 0, p) (fully masked rows give 0, not NaN).
+    `packed` (self-attention, l == s, e == ev) takes one input qkv [b, l, 3 * h * e], a Q/K/V
+    projection's result, splits it into heads and merges the heads of the result back into
+    out [b, l, h * e], as transformers do: the kernel reads and writes them in place."""
     ins = [f"%q: {dtype}[{b}, {h}, {l}, {e}]", f"%k: {dtype}[{b}, {h}, {s}, {e}]",
            f"%v: {dtype}[{b}, {h}, {s}, {ev}]"]
+    heads = []
+    if packed:
+        width = h * e
+        ins = [f"%qkv: {dtype}[{b}, {l}, {3 * width}]"]
+        for i, name in enumerate("qkv"):
+            heads += [f"  %{name}0 : {dtype}[{b}, {l}, {width}] = call_function[target=aten.slice]"
+                      f"(args=(%qkv, 2, {i * width}, {(i + 1) * width}))",
+                      f"  %{name}1 : {dtype}[{b}, {l}, {h}, {e}] = call_function[target=aten.view]"
+                      f"(args=(%{name}0, [{b}, {l}, {h}, {e}]))",
+                      f"  %{name} : {dtype}[{b}, {h}, {l}, {e}] = call_function["
+                      f"target=aten.permute](args=(%{name}1, [0, 2, 1, 3]))"]
     if mask:
         kind, shape = mask
         ins.append(f"%m: {dtype if kind == 'add' else 'bool'}[{', '.join(map(str, shape))}]")
     scores = f"{dtype}[{b}, {h}, {l}, {s}]"
-    lines = [f"graph({', '.join(ins)}):",
+    lines = [f"graph({', '.join(ins)}):"] + heads + [
              f"  %kt : {dtype}[{b}, {h}, {e}, {s}] = call_function[target=aten.transpose](args=(%k, -2, -1))"]
     if safe:
         root = 0.125 ** 0.5
@@ -89,8 +103,14 @@ def attention_fx(dtype, b, h, l, s, e, ev, mask, safe=False):
         lines += [f"  %nan : {flags} = call_function[target=aten.isnan](args=(%p,))",
                   f"  %ps : {scores} = call_function[target=aten.where](args=(%nan, 0.0, %p))"]
         probs = "%ps"
-    lines += [f"  %out : {dtype}[{b}, {h}, {l}, {ev}] = call_function[target=aten.matmul](args=({probs}, %v))",
-              "  return (%out,)"]
+    result = "%att" if packed else "%out"
+    lines += [f"  {result} : {dtype}[{b}, {h}, {l}, {ev}] = call_function[target=aten.matmul](args=({probs}, %v))"]
+    if packed:
+        lines += [f"  %merged : {dtype}[{b}, {l}, {h}, {ev}] = call_function[target=aten.permute]"
+                  f"(args=(%att, [0, 2, 1, 3]))",
+                  f"  %out : {dtype}[{b}, {l}, {h * ev}] = call_function[target=aten.view]"
+                  f"(args=(%merged, [{b}, {l}, {h * ev}]))"]
+    lines.append("  return (%out,)")
     return "\n".join(lines) + "\n"
 
 
@@ -231,16 +251,19 @@ def run_case(args, work, name, dtype, shape, mask, blocks, symbols):
     case = os.path.join(work, name)
     os.makedirs(case, exist_ok=True)
     model = os.path.join(case, "model.fx")
+    packed = "heads_in_place" in name
     with open(model, "w") as f:
-        f.write(attention_fx(dtype, *shape, mask, safe="safe_softmax" in name))
+        f.write(attention_fx(dtype, *shape, mask, safe="safe_softmax" in name, packed=packed))
     reference_model = os.path.join(case, "reference.fx")
     with open(reference_model, "w") as f:
-        f.write(attention_fx("f32", *shape, mask, safe="safe_softmax" in name))
+        f.write(attention_fx("f32", *shape, mask, safe="safe_softmax" in name, packed=packed))
     b, h, l, s, e, ev = (evaluate(d, symbols) for d in shape)
     if mask:
         mask = (mask[0], [evaluate(d, symbols) for d in mask[1]])
     values = {"q": rng.uniform(-1, 1, (b, h, l, e)), "k": rng.uniform(-1, 1, (b, h, s, e)),
               "v": rng.uniform(-1, 1, (b, h, s, ev))}
+    if packed:
+        values = {"qkv": rng.uniform(-1, 1, (b, l, 3 * h * e))}
     values = {k: round_to(dtype, v.astype(np.float32)) for k, v in values.items()}
     if mask:
         m = mask_values(mask[0], mask[1], rng)
@@ -257,6 +280,10 @@ def run_case(args, work, name, dtype, shape, mask, blocks, symbols):
         return "the flash kernel was not chosen"
     if "tem_scaled_dot_product_attention" not in kernels:
         return "the attention was not fused"
+    if packed:  # the heads read from qkv in place, the result stored with its heads merged
+        lowered = open(os.path.join(bundle, "src", "lower.txt")).read()
+        if "q = qkv offset 0 strides" not in lowered or "out strides" not in lowered:
+            return "the attention does not read qkv in place and write merged heads"
     source = os.path.join(case, "emulated.cpp")
     with open(source, "w") as f:
         f.write(emulation_source(kernels, manifest, symbols))
@@ -316,6 +343,11 @@ CASES = {
                                        1 << 30),
     "f32_row_kernel_safe_softmax_add_mask": ("f32", (1, 2, 75, 70, 64, 64), ("add", (75, 70)),
                                              1 << 30),
+    # a Q/K/V projection's result [b, l, 3 * h * e] split into heads and the result's heads
+    # merged back: read and written in place (strided rows), no copy kernel
+    "f16_heads_in_place_add_mask": ("f16", (2, 3, 100, 100, 64, 64), ("add", (2, 1, 1, 100)),
+                                    1 << 30),
+    "f32_row_kernel_heads_in_place": ("f32", (1, 2, 33, 33, 40, 40), None, 5),
     "bf16_symbolic_batch_and_keys": ("bf16", ("b", 2, 90, "s", 64, 64), ("add", ("b", 1, 1, "s")),
                                      4, {"b": 3, "s": 70}),
 }

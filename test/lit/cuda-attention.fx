@@ -13,7 +13,7 @@
 # CHECK: const long long L = ((100ll)), S = ((77ll));
 # CHECK: __shared__ __align__(16) unsigned short tc_fa_smem[64 * (72 + 72)];
 # CHECK: const long long qTiles = (L + 63) / 64, total = ((8ll)) * qTiles;
-# CHECK: tc_flash_attention<64, 64, false, 1, false>(b0 + bi * L * 64ll, b1 + bi * S * 64ll, b2 + bi * S * 64ll, b4 + bi * L * 64ll, b3 + 0ll, ((77ll)), ((1ll)), L, S, row0, 0x1.715476p-3f, tc_fa_smem);
+# CHECK: tc_flash_attention<64, 64, false, 1, false>(b0 + bi * ((6400ll)), ((64ll)), b1 + bi * ((4928ll)), ((64ll)), b2 + bi * ((4928ll)), ((64ll)), b4 + bi * ((6400ll)), ((64ll)), b3 + 0ll, ((77ll)), ((1ll)), L, S, row0, 0x1.715476p-3f, tc_fa_smem);
 graph(%q: f16[2, 4, 100, 64], %k: f16[2, 4, 77, 64], %v: f16[2, 4, 77, 64], %m: f16[100, 77]):
   %kt : f16[2, 4, 64, 77] = call_function[target=aten.transpose](args=(%k, -2, -1))
   %qk : f16[2, 4, 100, 77] = call_function[target=aten.matmul](args=(%q, %kt))
@@ -47,7 +47,7 @@ graph(%q: bf16[2, 4, 100, 128], %k: bf16[2, 4, 77, 128], %v: bf16[2, 4, 77, 128]
 # each key's score; a -inf before any finite score weighs 0 rather than making NaN.
 # CHECK-NOT: tc_flash_attention
 # CHECK-LABEL: void __launch_bounds__(128) tem_scaled_dot_product_attention_0(
-# CHECK: const long long tc_mask_row = 0ll + (row - bi * L) * ((77ll));
+# CHECK: const long long tc_mask_row = 0ll + tc_i * ((77ll));
 # CHECK: score += (float)(b3[tc_mask_row + j * ((1ll))]);
 # CHECK: const float base = next == __int_as_float((int)0xff800000u) ? 0.0f : next;
 # CHECK: const float p = expf(score - base);

@@ -131,6 +131,8 @@ struct StridedView {
   SymInt offset;
   std::vector<SymInt> strides;
 };
+/// Row-major strides of a dense tensor of `shape`.
+std::vector<SymInt> contiguousStrides(const std::vector<SymInt> &shape);
 
 /// One lowered node.
 struct LoopNode {
@@ -193,20 +195,33 @@ struct LoopNode {
   } conv;
 
   // Template (Attention): out[b, i, :] = softmax_j(q[b, i, :] . k[b, j, :] * scale [+ mask]) .
-  // v[b, j, :] over dense buffers q [batch, l, e], k [batch, s, e], v [batch, s, ev] (leading
-  // dims flattened into batch); `ranges` is the output shape. GPU compiles only (CUDA renderer).
+  // v[b, j, :] over q [batch, l, e], k [batch, s, e], v [batch, s, ev] (leading dims flattened
+  // into batch). Each operand is a strided view over [batchDims..., rows, head dim] with unit
+  // stride along the head dim and every other stride and the offset constant multiples of 8
+  // (16-byte rows for f16: the heads of a Q/K/V projection's result, read in place); the output
+  // is written through `outStrides` over [batchDims..., l, ev] (empty: dense; [b, l, h, ev]
+  // storage for [b, h, l, ev] when its users read it so). `ranges` is the output buffer's shape.
+  // GPU compiles only (CUDA renderer).
   // The optional mask (mask.buffer >= 0) is read through strides over [batchDims..., l, s]
   // (0 where it broadcasts): added to the scores when of q's dtype; when bool, false makes the
   // score -inf. With safeSoftmax, a row whose softmax is undefined (all keys masked out, NaN or
   // infinite scores) is 0.
   struct Attention {
-    int q = -1, k = -1, v = -1;
+    StridedView q, k, v;
+    std::vector<SymInt> outStrides;
     SymInt batch = 1, l, s;
     int64_t e = 0, ev = 0;
     double scale = 1.0;
     bool safeSoftmax = false;
     std::vector<SymInt> batchDims; // the leading dims `batch` flattens
     StridedView mask;
+    /// [batchDims..., rows, cols]: the dims an operand (or the output) is viewed over.
+    std::vector<SymInt> dims(const SymInt &rows, int64_t cols) const {
+      std::vector<SymInt> out = batchDims;
+      out.push_back(rows);
+      out.push_back(SymInt(cols));
+      return out;
+    }
   } attention;
 
   // Extern: the op as an FX-text graph of one node, its input and output buffers, and why it

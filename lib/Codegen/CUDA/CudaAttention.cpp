@@ -6,25 +6,45 @@
 
 namespace tensorc::cuda {
 
-std::string KernelRenderer::maskBase(const LoopNode::Attention &a, const std::string &bi,
-                                     const std::string &indent) {
+std::string KernelRenderer::batchBase(const LoopNode::Attention &a, const StridedView &view,
+                                      const std::string &bi, const std::string &name,
+                                      const std::string &indent) {
   size_t batchDims = a.batchDims.size();
+  std::string offset = view.offset == SymInt(0) ? "" : ex->index(view.offset, symbols) + " + ";
   bool any = false;
   for (size_t d = 0; d < batchDims; ++d)
-    any = any || !(a.mask.strides[d] == SymInt(0));
+    any = any || !(view.strides[d] == SymInt(0));
   if (!any)
-    return "0ll";
-  text += strCat(indent, "long long tc_mask_base = 0, tc_mask_rest = ", bi, ";\n");
+    return offset + "0ll";
+  // Batch dims that flatten (each stride the next one's times its extent) are one stride.
+  bool flat = true;
+  for (size_t d = 0; d + 1 < batchDims; ++d)
+    flat = flat && view.strides[d] == view.strides[d + 1] * a.batchDims[d + 1];
+  if (flat)
+    return strCat(offset, bi, " * ", ex->index(view.strides[batchDims - 1], symbols));
+  std::string base = strCat("tc_", name, "_base"), rest = strCat("tc_", name, "_rest");
+  text += strCat(indent, "long long ", base, " = 0, ", rest, " = ", bi, ";\n");
   for (size_t d = batchDims; d-- > 0;) {
     std::string dim = ex->index(a.batchDims[d], symbols);
-    if (!(a.mask.strides[d] == SymInt(0)))
-      text += strCat(indent, "tc_mask_base += (tc_mask_rest % ", dim, ") * ",
-                     ex->index(a.mask.strides[d], symbols), ";\n");
+    if (!(view.strides[d] == SymInt(0)))
+      text += strCat(indent, base, " += (", rest, " % ", dim, ") * ",
+                     ex->index(view.strides[d], symbols), ";\n");
     if (d > 0)
-      text += strCat(indent, "tc_mask_rest /= ", dim, ";\n");
+      text += strCat(indent, rest, " /= ", dim, ";\n");
   }
-  return "tc_mask_base";
+  return offset + base;
 }
+
+namespace {
+
+/// The attention's output as a view: its strides, or dense over [batchDims..., l, ev].
+StridedView outputView(const LoopNode &node) {
+  const LoopNode::Attention &a = node.attention;
+  return {node.output, SymInt(0),
+          a.outStrides.empty() ? loop::contiguousStrides(a.dims(a.l, a.ev)) : a.outStrides};
+}
+
+} // namespace
 
 Expected<LaunchConfig> KernelRenderer::renderAttention(const LoopNode &node) {
   const LoopNode::Attention &a = node.attention;
@@ -40,7 +60,7 @@ Expected<LaunchConfig> KernelRenderer::renderFlashAttention(const LoopNode &node
   usesFlashAttention = true;
   blockThreads = kFlashThreads;
   size_t rank = a.batchDims.size() + 2;
-  bool bf16 = program.buffers[size_t(a.q)].dtype == DType::BF16;
+  bool bf16 = program.buffers[size_t(a.q.buffer)].dtype == DType::BF16;
   int maskKind = a.mask.buffer < 0                                             ? 0
                  : program.buffers[size_t(a.mask.buffer)].dtype == DType::Bool ? 2
                                                                                : 1;
@@ -54,15 +74,19 @@ Expected<LaunchConfig> KernelRenderer::renderFlashAttention(const LoopNode &node
   text += strCat("    const long long bi = t / qTiles, row0 = (t % qTiles) * ", kFlashRows, ";\n");
   std::string mask = "nullptr", maskRow = "0ll", maskCol = "0ll";
   if (maskKind) {
-    mask = strCat("b", a.mask.buffer, " + ", maskBase(a, "bi", "    "));
+    mask = strCat("b", a.mask.buffer, " + ", batchBase(a, a.mask, "bi", "mask", "    "));
     maskRow = ex->index(a.mask.strides[rank - 2], symbols);
     maskCol = ex->index(a.mask.strides[rank - 1], symbols);
   }
+  // Each operand's rows (and the output's) from its batch entry's base, `ld` apart.
+  std::string args;
+  StridedView out = outputView(node);
+  for (auto [view, name] : {std::pair{&a.q, "q"}, {&a.k, "k"}, {&a.v, "v"}, {&out, "out"}})
+    args += strCat("b", view->buffer, " + ", batchBase(a, *view, "bi", name, "    "), ", ",
+                   ex->index(view->strides[rank - 2], symbols), ", ");
   text += strCat("    tc_flash_attention<", a.e, ", ", a.ev, ", ", bf16 ? "true" : "false", ", ",
-                 maskKind, ", ", a.safeSoftmax ? "true" : "false", ">(b", a.q, " + bi * L * ", a.e,
-                 "ll, b", a.k, " + bi * S * ", a.e, "ll, b", a.v, " + bi * S * ", a.ev, "ll, b",
-                 node.output, " + bi * L * ", a.ev, "ll, ", mask, ", ", maskRow, ", ", maskCol,
-                 ", L, S, row0, ", scaleLog2, ", tc_fa_smem);\n");
+                 maskKind, ", ", a.safeSoftmax ? "true" : "false", ">(", args, mask, ", ",
+                 maskRow, ", ", maskCol, ", L, S, row0, ", scaleLog2, ", tc_fa_smem);\n");
   text += "  }\n";
   return LaunchConfig{a.batch * ceilDiv(a.l, kFlashRows), kFlashThreads};
 }
@@ -86,27 +110,39 @@ Expected<LaunchConfig> KernelRenderer::renderRowAttention(const LoopNode &node) 
   text += "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n";
   text += strCat("  for (long long row = (long long)blockIdx.x * ", warps,
                  " + warp; row < rows; row += (long long)gridDim.x * ", warps, ") {\n");
-  text += "    const long long bi = row / L;\n";
+  text += "    const long long bi = row / L, tc_i = row - bi * L;\n";
+  StridedView out = outputView(node);
+  // Row i of q and the output, key j of k and v: from each one's batch base, `ld` apart.
+  auto rowAt = [&](const StridedView &view, const std::string &name, const std::string &r) {
+    return strCat("(", batchBase(a, view, "bi", name, "    "), ") + ", r, " * ",
+                  ex->index(view.strides[rank - 2], symbols));
+  };
+  text += strCat("    const long long tc_q_row = ", rowAt(a.q, "q", "tc_i"), ";\n");
+  text += strCat("    const long long tc_out_row = ", rowAt(out, "out", "tc_i"), ";\n");
+  std::string kBase = batchBase(a, a.k, "bi", "k", "    ");
+  std::string vBase = batchBase(a, a.v, "bi", "v", "    ");
   std::string maskAt;
   if (a.mask.buffer >= 0) {
-    std::string base = maskBase(a, "bi", "    ");
-    text += strCat("    const long long tc_mask_row = ", base, " + (row - bi * L) * ",
+    std::string base = batchBase(a, a.mask, "bi", "mask", "    ");
+    text += strCat("    const long long tc_mask_row = ", base, " + tc_i * ",
                    ex->index(a.mask.strides[rank - 2], symbols), ";\n");
     maskAt = strCat("tc_mask_row + j * ", ex->index(a.mask.strides[rank - 1], symbols));
   }
   text += strCat("    float qv[", qPerLane, "], acc[", vPerLane, "];\n");
   text += strCat("    #pragma unroll\n    for (int i = 0; i < ", qPerLane, "; ++i) {\n",
                  "      const int d = lane + 32 * i;\n", "      qv[i] = d < ", a.e, " ? ",
-                 floatElement(a.q, strCat("row * ", a.e, "ll + d")), " * ", scale, " : 0.0f;\n",
+                 floatElement(a.q.buffer, "tc_q_row + d"), " * ", scale, " : 0.0f;\n",
                  "    }\n");
   text +=
       strCat("    #pragma unroll\n    for (int i = 0; i < ", vPerLane, "; ++i) acc[i] = 0.0f;\n");
   text += "    float best = __int_as_float((int)0xff800000u), total = 0.0f;\n";
   text += "    for (long long j = 0; j < S; ++j) {\n";
-  text += "      const long long key = bi * S + j;\n";
+  text += strCat("      const long long tc_k_row = ", kBase, " + j * ",
+                 ex->index(a.k.strides[rank - 2], symbols), ", tc_v_row = ", vBase, " + j * ",
+                 ex->index(a.v.strides[rank - 2], symbols), ";\n");
   text += "      float score = 0.0f;\n";
   laneDims("      ", qPerLane, a.e,
-           strCat("score += qv[i] * ", floatElement(a.k, strCat("key * ", a.e, "ll + d")), ";"));
+           strCat("score += qv[i] * ", floatElement(a.k.buffer, "tc_k_row + d"), ";"));
   text += "      #pragma unroll\n      for (int d = 16; d > 0; d >>= 1) score += "
           "__shfl_xor_sync(0xffffffffu, score, d);\n";
   if (a.mask.buffer >= 0) {
@@ -127,13 +163,13 @@ Expected<LaunchConfig> KernelRenderer::renderRowAttention(const LoopNode &node) 
   text += "      total = total * rescale + p;\n";
   laneDims("      ", vPerLane, a.ev,
            strCat("acc[i] = acc[i] * rescale + p * ",
-                  floatElement(a.v, strCat("key * ", a.ev, "ll + d")), ";"));
+                  floatElement(a.v.buffer, "tc_v_row + d"), ";"));
   text += "      best = next;\n    }\n";
   // Safe softmax: a row whose softmax is undefined (total 0 or NaN) gives 0.
   laneDims("    ", vPerLane, a.ev,
            ex->store(node.output, DType::F32,
                      a.safeSoftmax ? "(total > 0.0f ? acc[i] / total : 0.0f)" : "acc[i] / total",
-                     strCat("row * ", a.ev, "ll + d")));
+                     "tc_out_row + d"));
   text += "  }\n";
   return LaunchConfig{ceilDiv(a.batch * a.l, warps), blockThreads};
 }

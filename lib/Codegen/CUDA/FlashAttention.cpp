@@ -9,10 +9,10 @@ namespace tensorc::cuda {
 
 bool flashAttentionFits(const loop::LoopProgram &program, const loop::LoopNode &node) {
   const loop::LoopNode::Attention &a = node.attention;
-  DType dtype = program.buffers[size_t(a.q)].dtype;
+  DType dtype = program.buffers[size_t(a.q.buffer)].dtype;
   return tensorCoreAttentionShape(dtype, SymInt(a.e), SymInt(a.ev)) &&
-         program.buffers[size_t(a.k)].dtype == dtype &&
-         program.buffers[size_t(a.v)].dtype == dtype &&
+         program.buffers[size_t(a.k.buffer)].dtype == dtype &&
+         program.buffers[size_t(a.v.buffer)].dtype == dtype &&
          program.buffers[size_t(node.output)].dtype == dtype;
 }
 
@@ -83,7 +83,8 @@ template <bool BF16> TC_DEVICE float tc_widen(unsigned short h) { return BF16 ? 
 // padding keeps ldmatrix's eight row reads on distinct banks), in 16-byte cp.async chunks; rows
 // past n are zero.
 template <int D, int ROWS>
-TC_DEVICE void tc_fa_load(unsigned short *dst, const unsigned short *__restrict__ src, long long r0, long long n) {
+TC_DEVICE void tc_fa_load(unsigned short *dst, const unsigned short *__restrict__ src, long long ld, long long r0,
+                          long long n) {
   constexpr int CHUNKS = D / 8;
   static_assert(ROWS * CHUNKS % TC_FA_THREADS == 0, "whole chunks per thread");
   if constexpr (TC_FA_THREADS % CHUNKS == 0) {
@@ -91,12 +92,12 @@ TC_DEVICE void tc_fa_load(unsigned short *dst, const unsigned short *__restrict_
     constexpr int STEP = TC_FA_THREADS / CHUNKS;
     const int r = threadIdx.x / CHUNKS, col = (threadIdx.x % CHUNKS) * 8;
     unsigned short *d = dst + r * (D + 8) + col;
-    const unsigned short *from = src + (r0 + r) * D + col;
+    const unsigned short *from = src + (r0 + r) * ld + col;
     const long long left = n - r0 - r; // rows of this thread's column still in the matrix
     #pragma unroll
     for (int i = 0; i < ROWS / STEP; ++i) {
       if (i * STEP < left)
-        tc_cp_async16(tc_smem_address(d + i * STEP * (D + 8)), from + i * STEP * D);
+        tc_cp_async16(tc_smem_address(d + i * STEP * (D + 8)), from + i * STEP * ld);
       else
         *reinterpret_cast<uint4 *>(d + i * STEP * (D + 8)) = make_uint4(0u, 0u, 0u, 0u);
     }
@@ -106,7 +107,7 @@ TC_DEVICE void tc_fa_load(unsigned short *dst, const unsigned short *__restrict_
       const int c = i * TC_FA_THREADS + threadIdx.x, r = c / CHUNKS, col = (c % CHUNKS) * 8;
       unsigned short *d = dst + r * (D + 8) + col;
       if (r0 + r < n)
-        tc_cp_async16(tc_smem_address(d), src + (r0 + r) * D + col);
+        tc_cp_async16(tc_smem_address(d), src + (r0 + r) * ld + col);
       else
         *reinterpret_cast<uint4 *>(d) = make_uint4(0u, 0u, 0u, 0u);
     }
@@ -114,13 +115,16 @@ TC_DEVICE void tc_fa_load(unsigned short *dst, const unsigned short *__restrict_
 }
 
 // Rows [row0, row0 + 64) of out = softmax(q . k^T * scale [+ mask]) . v for one batch entry:
-// q [L, E], k [S, E], v [S, EV], out [L, EV], dense. MASK: 0 none, 1 additive (q's dtype), 2 bool
+// q [L, E], k [S, E], v [S, EV], out [L, EV], rows ldq, ldk, ldv, ldo elements apart (multiples
+// of 8, 16-byte aligned bases), each row contiguous. MASK: 0 none, 1 additive (q's dtype), 2 bool
 // (false: -inf), element (i, j) at mask[i * maskRow + j * maskCol]. `scaleLog2` = scale * log2 e.
 // `smem` holds TC_FA_KEYS * (E + 8 + EV + 8) elements, 16-byte aligned. Every thread of the block
 // calls it with the same arguments.
 template <int E, int EV, bool BF16, int MASK, bool SAFE>
-TC_DEVICE void tc_flash_attention(const unsigned short *__restrict__ q, const unsigned short *__restrict__ k,
-                                  const unsigned short *__restrict__ v, unsigned short *__restrict__ out,
+TC_DEVICE void tc_flash_attention(const unsigned short *__restrict__ q, long long ldq,
+                                  const unsigned short *__restrict__ k, long long ldk,
+                                  const unsigned short *__restrict__ v, long long ldv,
+                                  unsigned short *__restrict__ out, long long ldo,
                                   const void *__restrict__ mask, long long maskRow, long long maskCol,
                                   long long L, long long S, long long row0, float scaleLog2,
                                   unsigned short *smem) {
@@ -141,7 +145,7 @@ TC_DEVICE void tc_flash_attention(const unsigned short *__restrict__ q, const un
   // in a block's next tile the last reads of K lie behind two barriers already, and the first
   // load of K follows the barrier after the fragments are read.
   static_assert(TC_FA_ROWS == TC_FA_KEYS, "Q is staged in K's buffer");
-  tc_fa_load<E, TC_FA_ROWS>(Ks, q, row0, L);
+  tc_fa_load<E, TC_FA_ROWS>(Ks, q, ldq, row0, L);
   tc_cp_async_commit();
   tc_cp_async_wait<0>();
   __syncthreads();
@@ -158,14 +162,14 @@ TC_DEVICE void tc_flash_attention(const unsigned short *__restrict__ q, const un
   // Running max (log2 units) and this thread's part of the running sum, for rows g and g + 8.
   float m[2] = {negInf, negInf}, l[2] = {0.0f, 0.0f};
   const long long tiles = (S + TC_FA_KEYS - 1) / TC_FA_KEYS;
-  tc_fa_load<E, TC_FA_KEYS>(Ks, k, 0, S);
+  tc_fa_load<E, TC_FA_KEYS>(Ks, k, ldk, 0, S);
   tc_cp_async_commit();
   for (long long kt = 0; kt < tiles; ++kt) {
     const long long key0 = kt * TC_FA_KEYS;
     const int keys = (int)(S - key0 < TC_FA_KEYS ? S - key0 : TC_FA_KEYS); // valid keys in the tile
     tc_cp_async_wait<0>();
     __syncthreads(); // K tile kt is in; every warp is done with V tile kt - 1
-    tc_fa_load<EV, TC_FA_KEYS>(Vs, v, key0, S);
+    tc_fa_load<EV, TC_FA_KEYS>(Vs, v, ldv, key0, S);
     tc_cp_async_commit();
 
     // S = Q . K^T: n-tiles of 8 keys, two per ldmatrix.
@@ -185,7 +189,7 @@ TC_DEVICE void tc_flash_attention(const unsigned short *__restrict__ q, const un
     }
     __syncthreads(); // every warp is done with K tile kt
     if (kt + 1 < tiles)
-      tc_fa_load<E, TC_FA_KEYS>(Ks, k, key0 + TC_FA_KEYS, S);
+      tc_fa_load<E, TC_FA_KEYS>(Ks, k, ldk, key0 + TC_FA_KEYS, S);
     tc_cp_async_commit(); // empty after the last tile: the wait below still means "V is in"
 
     // Scores in log2 units; element i of n-tile n is row g + (i >> 1) * 8, key n * 8 + 2t + (i & 1).
@@ -271,7 +275,7 @@ TC_DEVICE void tc_flash_attention(const unsigned short *__restrict__ q, const un
     if (row < L) {
       #pragma unroll
       for (int d = 0; d < EV / 8; ++d)
-        *reinterpret_cast<unsigned *>(out + row * EV + d * 8 + 2 * t) =
+        *reinterpret_cast<unsigned *>(out + row * ldo + d * 8 + 2 * t) =
             tc_pack2<BF16>(zero ? 0.0f : o[d][2 * r] / l[r], zero ? 0.0f : o[d][2 * r + 1] / l[r]);
     }
   }

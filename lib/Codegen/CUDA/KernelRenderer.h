@@ -21,6 +21,7 @@
 namespace tensorc::cuda {
 
 using loop::LoopNode;
+using loop::StridedView;
 using loop::ReduceOp;
 
 constexpr int64_t kElementwiseBlock = 256;
@@ -187,10 +188,11 @@ private:
   void storeConvElement(const LoopNode &node, const LoopNode *epilogue, int out,
                         const std::string &acc, const std::string &indent);
 
-  /// Declares `tc_mask_base`, the offset of batch entry `bi`'s mask (over the attention's batch
-  /// dims, 0 where the mask broadcasts), and returns its name; "0ll" when it broadcasts over all.
-  std::string maskBase(const LoopNode::Attention &a, const std::string &bi,
-                       const std::string &indent);
+  /// The element offset of batch entry `bi` in `view` (an attention operand, mask or output over
+  /// [batchDims..., rows, cols]): an expression, declaring `tc_<name>_base` first when the batch
+  /// dims do not flatten into one stride.
+  std::string batchBase(const LoopNode::Attention &a, const StridedView &view,
+                        const std::string &bi, const std::string &name, const std::string &indent);
 
   /// Attention: f16/bf16 with head dims that are multiples of 16 up to 128 on the flash kernel
   /// (FlashAttention.cpp: 64 query rows per block on tensor cores); the rest one warp per query

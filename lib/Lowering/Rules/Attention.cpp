@@ -6,7 +6,41 @@ namespace tensorc::loop {
 
 namespace {
 
-/// Dense operands (realized when they are views), constant head dims of at most 256.
+/// `value` read in place when it is a strided view whose head dim has unit stride and whose
+/// offset and other strides are constant multiples of 8 elements (the flash kernel copies 16-byte
+/// chunks of rows: the heads of a Q/K/V projection's result qualify); else a dense copy.
+StridedView attentionOperand(LowerContext &context, const Value *value) {
+  const std::vector<SymInt> &shape = value->type().shape;
+  StridedView view = context.stridedView(value);
+  auto aligned = [](const SymInt &n) {
+    std::optional<int64_t> c = n.constant();
+    return c && *c % 8 == 0;
+  };
+  bool usable = view.strides.back() == SymInt(1) && aligned(view.offset);
+  for (size_t d = 0; d + 1 < shape.size(); ++d)
+    usable = usable && (aligned(view.strides[d]) || isOne(shape[d]));
+  if (usable)
+    return view;
+  return {context.realize(value), SymInt(0), contiguousStrides(shape)};
+}
+
+/// Whether a 4-D attention result is read only as [b, l, h, ev] (permute [0, 2, 1, 3], what
+/// merging the heads back does): then it is stored so and those reads are dense.
+bool storedHeadsLast(LowerContext &context, const Node &node) {
+  if (node.output()->type().rank() != 4)
+    return false;
+  const std::vector<const Node *> &users = context.users(node.output());
+  if (users.empty())
+    return false;
+  for (const Node *user : users)
+    if (!user || user->opId() != OpId::Permute ||
+        user->attr("dims").asInts() !=
+            std::vector<SymInt>{SymInt(0), SymInt(2), SymInt(1), SymInt(3)})
+      return false;
+  return true;
+}
+
+/// Strided operands (see attentionOperand), constant head dims of at most 256.
 Status lowerAttention(LowerContext &context, const Node &node) {
   const TensorType &q = node.input(0)->type(), &v = node.input(2)->type();
   const TensorType &outType = node.output()->type();
@@ -20,9 +54,9 @@ Status lowerAttention(LowerContext &context, const Node &node) {
   LoopNode loop;
   loop.templateKind = LoopNode::TemplateKind::Attention;
   LoopNode::Attention &a = loop.attention;
-  a.q = context.realize(node.input(0));
-  a.k = context.realize(node.input(1));
-  a.v = context.realize(node.input(2));
+  a.q = attentionOperand(context, node.input(0));
+  a.k = attentionOperand(context, node.input(1));
+  a.v = attentionOperand(context, node.input(2));
   for (size_t d = 0; d + 2 < rank; ++d) {
     a.batch = a.batch * q.shape[d];
     a.batchDims.push_back(q.shape[d]);
@@ -49,6 +83,18 @@ Status lowerAttention(LowerContext &context, const Node &node) {
   a.scale = AttrReader(node.attrs()).getFloat("scale");
   a.safeSoftmax = AttrReader(node.attrs()).getBool("safe_softmax");
   loop.origins = {shortName(node.op())};
+  if (storedHeadsLast(context, node)) {
+    // Stored [b, l, h, ev]; the value reads that buffer through its permutation.
+    const std::vector<SymInt> &s = outType.shape;
+    std::vector<SymInt> stored = {s[0], s[2], s[1], s[3]};
+    std::vector<SymInt> dense = contiguousStrides(stored);
+    a.outStrides = {dense[0], dense[2], dense[1], dense[3]};
+    int id = context.addTemplate(std::move(loop), node.output()->name(),
+                                 TensorType(outType.dtype, stored));
+    context.setPermutedView(node.output(), id, {0, 2, 1, 3});
+    context.setOrigins(node.output(), {shortName(node.op())});
+    return Status::ok();
+  }
   int id = context.addTemplate(std::move(loop), node.output()->name(), outType);
   context.setBuffer(node.output(), id);
   context.setOrigins(node.output(), {shortName(node.op())});
