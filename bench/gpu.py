@@ -589,7 +589,8 @@ def run(args):
 
 def compare(args):
     """Two kits of the same cases (two compiler versions): every case's outputs compared bit for
-    bit, then CUDA-graph replay timed alternately (A, B, A, B, ...; the best median of each)."""
+    bit, then each timed alternately (A, B, A, B, ...; the best median of each) by tensorc-run
+    --cuda-graphs on (graph replay where a bundle was compiled for it)."""
     cases = [c for c in select_cases(args.cases)
              if all(os.path.isdir(os.path.join(kit, c)) for kit in (args.kit_a, args.kit_b))]
     if not cases:
@@ -705,7 +706,7 @@ def main():
     t = sub.add_parser("table", help="one table from the JSON files of several runs")
     t.add_argument("json", nargs="+")
     k = sub.add_parser("compare", help="two kits of the same cases (two compiler versions): "
-                       "outputs bit for bit and graph-replay times, on the GPU machine")
+                       "outputs bit for bit and run times, on the GPU machine")
     k.add_argument("kit_a")
     k.add_argument("kit_b")
     k.add_argument("--cases", help="comma-separated (default: every case both kits hold)")
