@@ -84,12 +84,14 @@ Status lowerAttention(LowerContext &context, const Node &node) {
   a.safeSoftmax = AttrReader(node.attrs()).getBool("safe_softmax");
   loop.origins = {shortName(node.op())};
   if (storedHeadsLast(context, node)) {
-    // Stored [b, l, h, ev]; the value reads that buffer through its permutation.
+    // Stored [b, l, h, ev]; the value reads that buffer through its permutation. The buffer
+    // has a name of its own: it is not the value's layout (what `tensorc bisect` compares).
     const std::vector<SymInt> &s = outType.shape;
     std::vector<SymInt> stored = {s[0], s[2], s[1], s[3]};
     std::vector<SymInt> dense = contiguousStrides(stored);
     a.outStrides = {dense[0], dense[2], dense[1], dense[3]};
-    int id = context.addTemplate(std::move(loop), node.output()->name(),
+    int id = context.addTemplate(std::move(loop),
+                                 context.uniqueBufferName(node.output()->name() + "_heads_merged"),
                                  TensorType(outType.dtype, stored));
     context.setPermutedView(node.output(), id, {0, 2, 1, 3});
     context.setOrigins(node.output(), {shortName(node.op())});
