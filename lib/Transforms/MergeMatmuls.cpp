@@ -102,6 +102,16 @@ Expected<Tensor> mergeWeights(const Group &group) {
   return merged;
 }
 
+/// `data` as a new weight of `graph`, named after the group's first product and `suffix`.
+Expected<Value *> addWeight(Graph &graph, const Group &group, const std::string &suffix,
+                            Tensor data) {
+  std::string name = graph.uniqueName(group.members[0]->name() + suffix);
+  TC_ASSIGN_OR_RETURN(Value * weight,
+                      graph.addInput(name, TensorType::fromStatic(data.dtype(), data.shape())));
+  graph.weights()[name] = std::move(data);
+  return weight;
+}
+
 } // namespace
 
 Status mergeParallelMatmuls(Graph &graph, const PassContext &context) {
@@ -172,12 +182,9 @@ Status mergeParallelMatmuls(Graph &graph, const PassContext &context) {
     size_t position = found->second.second;
     bool biasAdd = ctx.node().opId() != OpId::Mm;
     if (!group.merged) {
-      Graph &target = ctx.graph();
       TC_ASSIGN_OR_RETURN(Tensor data, mergeWeights(group));
-      std::string name = target.uniqueName(group.members[0]->name() + "_merged_weight");
-      TC_ASSIGN_OR_RETURN(Value * weight, target.addInput(name, TensorType::fromStatic(
-                                                                    data.dtype(), data.shape())));
-      target.weights()[name] = std::move(data);
+      TC_ASSIGN_OR_RETURN(Value * weight, addWeight(ctx.graph(), group, "_merged_weight",
+                                                    std::move(data)));
       if (group.weights[0].transposed) {
         TC_ASSIGN_OR_RETURN(weight, ctx.emit(permuteOp, {weight},
                                              {{"dims", Attribute(std::vector<int64_t>{1, 0})}}));
@@ -192,12 +199,9 @@ Status mergeParallelMatmuls(Graph &graph, const PassContext &context) {
                         group.biases.empty() ? "" : ", and their biases"));
     }
     if (biasAdd && !group.mergedBiased) {
-      Graph &target = ctx.graph();
       TC_ASSIGN_OR_RETURN(Tensor data, mergeBiases(group));
-      std::string name = target.uniqueName(group.members[0]->name() + "_merged_bias");
-      TC_ASSIGN_OR_RETURN(Value * bias, target.addInput(name, TensorType::fromStatic(
-                                                                  data.dtype(), data.shape())));
-      target.weights()[name] = std::move(data);
+      TC_ASSIGN_OR_RETURN(Value * bias,
+                          addWeight(ctx.graph(), group, "_merged_bias", std::move(data)));
       TC_ASSIGN_OR_RETURN(group.mergedBiased, ctx.emit(addOp, {group.merged, bias}));
     }
     int64_t start = group.offsets[position];
