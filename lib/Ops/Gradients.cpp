@@ -227,11 +227,16 @@ Grads whereGrad(GradContext &context, const OpRegistry &registry) {
 
 // ---- Reductions --------------------------------------------------------------------------
 
-/// The reduced dims of a sum/amax node, normalized (all dims when the list is empty).
+/// The reduced dims of a sum/amax node, normalized (all dims when the list is empty). A 0-d
+/// input accepts dim 0 and -1 and has no dim to reduce, as in the op's inference.
 Expected<std::vector<size_t>> reducedDims(GradBuilder &b) {
   TC_ASSIGN_OR_RETURN(std::vector<int64_t> dims,
                       AttrReader(b.attrs()).getStaticInts("dim"));
-  return normalizeDims(dims, b.input(0)->type().rank(), true);
+  size_t rank = b.input(0)->type().rank();
+  TC_ASSIGN_OR_RETURN(std::vector<size_t> normalized, normalizeDims(dims, rank, true));
+  if (rank == 0)
+    normalized.clear();
+  return normalized;
 }
 
 /// A reduction's result gradient reshaped to keepdim form and broadcast over the input.
@@ -301,7 +306,7 @@ Grads sliceGrad(GradContext &context, const OpRegistry &registry) {
   GradBuilder b(context, registry);
   AttrReader attrs(b.attrs());
   const Shape &in = b.input(0)->type().shape;
-  TC_ASSIGN_OR_RETURN(size_t dim, normalizeDim(attrs.getInt("dim"), in.size()));
+  TC_ASSIGN_OR_RETURN(size_t dim, normalizeShapeDim(attrs.getInt("dim"), in.size()));
   if (attrs.getInt("step") != 1)
     return b.fail("no gradient for slices with a step other than 1");
   SymInt size = in[dim];
@@ -362,7 +367,7 @@ Grads catGrad(GradContext &context, const OpRegistry &registry) {
   GradBuilder b(context, registry);
   const Node &node = b.node();
   TC_ASSIGN_OR_RETURN(size_t dim,
-                      normalizeDim(node.attr("dim").asInt(), b.result()->type().rank()));
+                      normalizeShapeDim(node.attr("dim").asInt(), b.result()->type().rank()));
   std::vector<SymInt> sizes;
   for (const Value *in : node.inputs())
     sizes.push_back(in->type().shape[dim]);
@@ -397,10 +402,13 @@ Grads gatherGrad(GradContext &context, const OpRegistry &registry) {
 }
 
 /// index_select(self, dim, index): as gather, with the index broadcast over the other dims.
+/// A 0-d self has its one element picked (index 0, checked by the kernel): the gradient as is.
 Grads indexSelectGrad(GradContext &context, const OpRegistry &registry) {
   GradBuilder b(context, registry);
   const TensorType &out = b.result()->type();
-  TC_ASSIGN_OR_RETURN(size_t dim, normalizeDim(b.node().attr("dim").asInt(), out.rank()));
+  if (out.rank() == 0)
+    return std::vector<Value *>{b.grad(), nullptr};
+  TC_ASSIGN_OR_RETURN(size_t dim, normalizeShapeDim(b.node().attr("dim").asInt(), out.rank()));
   Shape indexShape(out.rank(), SymInt(1));
   indexShape[dim] = out.shape[dim];
   TC_ASSIGN_OR_RETURN(Value * index, b.view(b.input(1), indexShape));

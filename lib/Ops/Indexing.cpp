@@ -162,7 +162,7 @@ Status scatterKernel(KernelContext &ctx) {
     }
     return Status::ok();
   }
-  TC_ASSIGN_OR_RETURN(size_t dim, normalizeDim(ctx.getInt("dim"), rank));
+  TC_ASSIGN_OR_RETURN(size_t dim, normalizeShapeDim(ctx.getInt("dim"), rank));
   for (size_t d = 0; d < rank; ++d)
     if (index.dim(d) > src.dim(d) || (d != dim && index.dim(d) > self.dim(d)))
       return makeError("scatter index shape [", join(index.shape(), ", "),

@@ -67,7 +67,7 @@ Expected<Types> inferUnique(const InferContext &ctx) {
   if (ctx.isNone("axis"))
     return Types{TensorType(x.dtype, {unique}), TensorType(DType::I64, {unique}),
                  TensorType(DType::I64, {symProduct(x.shape)}), TensorType(DType::I64, {unique})};
-  TC_ASSIGN_OR_RETURN(size_t axis, normalizeDim(ctx.getInt("axis"), x.rank()));
+  TC_ASSIGN_OR_RETURN(size_t axis, normalizeShapeDim(ctx.getInt("axis"), x.rank()));
   Shape shape = x.shape;
   shape[axis] = unique;
   return Types{TensorType(x.dtype, shape), TensorType(DType::I64, {unique}),
@@ -79,7 +79,7 @@ Status uniqueKernel(KernelContext &ctx) {
   bool flat = ctx.isNone("axis");
   size_t axis = 0;
   if (!flat) {
-    TC_ASSIGN_OR_RETURN(axis, normalizeDim(ctx.getInt("axis"), x.rank()));
+    TC_ASSIGN_OR_RETURN(axis, normalizeShapeDim(ctx.getInt("axis"), x.rank()));
   }
   Ints shape = flat ? Ints{x.numel()} : x.shape();
   AxisSplit split = splitAtAxis(shape, axis);
@@ -147,7 +147,7 @@ Expected<Types> inferCompress(const InferContext &ctx) {
     return makeError("compress condition must be 1-D, got ", condition.str());
   if (ctx.isNone("axis"))
     return Types{TensorType(x.dtype, {dataDependentDim()})};
-  TC_ASSIGN_OR_RETURN(size_t axis, normalizeDim(ctx.getInt("axis"), x.rank()));
+  TC_ASSIGN_OR_RETURN(size_t axis, normalizeShapeDim(ctx.getInt("axis"), x.rank()));
   Shape shape = x.shape;
   shape[axis] = dataDependentDim();
   return Types{TensorType(x.dtype, std::move(shape))};
@@ -158,7 +158,7 @@ Status compressKernel(KernelContext &ctx) {
   bool flat = ctx.isNone("axis");
   size_t axis = 0;
   if (!flat) {
-    TC_ASSIGN_OR_RETURN(axis, normalizeDim(ctx.getInt("axis"), x.rank()));
+    TC_ASSIGN_OR_RETURN(axis, normalizeShapeDim(ctx.getInt("axis"), x.rank()));
   }
   Ints shape = flat ? Ints{x.numel()} : x.shape();
   if (condition.numel() > shape[axis])
@@ -388,7 +388,7 @@ Expected<Types> inferDft(const InferContext &ctx) {
   if (rank < 2 || !input.shape.back().isConstant() ||
       (input.shape.back() != SymInt(int64_t(1)) && input.shape.back() != SymInt(int64_t(2))))
     return makeError("dft expects a trailing dim of 1 (real) or 2 (complex), got ", input.str());
-  TC_ASSIGN_OR_RETURN(size_t axis, normalizeDim(ctx.getInt("axis"), rank - 1));
+  TC_ASSIGN_OR_RETURN(size_t axis, normalizeShapeDim(ctx.getInt("axis"), rank - 1));
   int64_t length = ctx.getInt("length");
   if (length < 1)
     return makeError("dft length must be positive, got ", length);
@@ -404,7 +404,7 @@ Status dftKernel(KernelContext &ctx) {
   const Tensor &input = ctx.input(0);
   Tensor &out = ctx.output(0);
   size_t rank = input.rank();
-  size_t axis = size_t(*normalizeDim(ctx.getInt("axis"), rank - 1));
+  TC_ASSIGN_OR_RETURN(size_t axis, normalizeShapeDim(ctx.getInt("axis"), rank - 1));
   int64_t length = ctx.getInt("length");
   bool complex = input.dim(rank - 1) == 2;
   Ints inShape(input.shape().begin(), input.shape().end() - 1);

@@ -67,6 +67,12 @@ Expected<size_t> normalizeDim(int64_t dim, size_t rank) {
   return size_t(dim < 0 ? dim + bound : dim);
 }
 
+Expected<size_t> normalizeShapeDim(int64_t dim, size_t rank) {
+  if (rank == 0)
+    return makeError("dim ", dim, " out of range for a 0-d tensor");
+  return normalizeDim(dim, rank);
+}
+
 Expected<std::vector<size_t>> normalizeDims(const std::vector<int64_t> &dims, size_t rank,
                                             bool emptyMeansAll) {
   std::vector<size_t> result;

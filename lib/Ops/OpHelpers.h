@@ -33,7 +33,13 @@ bool mayBeEqual(const SymInt &a, const SymInt &b);
 // ---- Inference -------------------------------------------------------------------------------
 
 /// Maps a possibly negative dim into [0, rank); errors say "dim 3 out of range for rank 2".
+/// A 0-d tensor accepts dim 0 and -1 (as torch's sum, softmax, cumsum do), so the result may
+/// not index the shape: ops that index a shape, strides or per-dim list by it use
+/// normalizeShapeDim.
 Expected<size_t> normalizeDim(int64_t dim, size_t rank);
+/// normalizeDim for ops whose dim must exist in the shape: a 0-d tensor has none ("dim 0 out of
+/// range for a 0-d tensor").
+Expected<size_t> normalizeShapeDim(int64_t dim, size_t rank);
 /// Normalizes a list of dims and rejects duplicates; an empty list means all dims when
 /// `emptyMeansAll`.
 Expected<std::vector<size_t>> normalizeDims(const std::vector<int64_t> &dims, size_t rank,

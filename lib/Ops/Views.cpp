@@ -383,7 +383,7 @@ Expected<Types> inferSlice(const InferContext &ctx) {
   const TensorType &self = ctx.input(0);
   if (self.rank() == 0)
     return makeError("slice cannot be applied to a 0-d tensor");
-  TC_ASSIGN_OR_RETURN(size_t dim, normalizeDim(ctx.getInt("dim"), self.rank()));
+  TC_ASSIGN_OR_RETURN(size_t dim, normalizeShapeDim(ctx.getInt("dim"), self.rank()));
   std::optional<int64_t> start = optionalInt(ctx, "start"), end = optionalInt(ctx, "end");
   int64_t step = ctx.getInt("step");
   Shape result = self.shape;
@@ -398,7 +398,7 @@ Expected<Types> inferSlice(const InferContext &ctx) {
 
 Status sliceKernel(KernelContext &ctx) {
   const Tensor &input = ctx.input(0);
-  TC_ASSIGN_OR_RETURN(size_t dim, normalizeDim(ctx.getInt("dim"), input.rank()));
+  TC_ASSIGN_OR_RETURN(size_t dim, normalizeShapeDim(ctx.getInt("dim"), input.rank()));
   int64_t step = ctx.getInt("step");
   TC_ASSIGN_OR_RETURN(SliceRange range, sliceRange(input.dim(dim), optionalInt(ctx, "start"),
                                                    optionalInt(ctx, "end"), step));
@@ -430,7 +430,7 @@ Expected<Types> inferCat(const InferContext &ctx) {
   DType dtype = resultType(operands);
   if (!first)
     return Types{TensorType(dtype, {SymInt(0)})};
-  TC_ASSIGN_OR_RETURN(size_t dim, normalizeDim(ctx.getInt("dim"), first->rank()));
+  TC_ASSIGN_OR_RETURN(size_t dim, normalizeShapeDim(ctx.getInt("dim"), first->rank()));
   Shape result = first->shape;
   result[dim] = SymInt(0);
   for (size_t i = 0; i < ctx.numInputs(); ++i) {
@@ -466,7 +466,7 @@ Status catKernel(KernelContext &ctx) {
       first = &ctx.input(i);
   if (!first)
     return Status::ok();
-  TC_ASSIGN_OR_RETURN(size_t dim, normalizeDim(ctx.getInt("dim"), first->rank()));
+  TC_ASSIGN_OR_RETURN(size_t dim, normalizeShapeDim(ctx.getInt("dim"), first->rank()));
   AxisSplit split = splitAtAxis(output.shape(), dim);
   size_t elementSize = dtypeSize(output.dtype());
   std::byte *out = mutableBytesOf(output);
@@ -490,7 +490,7 @@ Expected<Types> inferSplit(const InferContext &ctx) {
   const TensorType &self = ctx.input(0);
   if (self.rank() == 0)
     return makeError("split_with_sizes cannot be applied to a 0-d tensor");
-  TC_ASSIGN_OR_RETURN(size_t dim, normalizeDim(ctx.getInt("dim"), self.rank()));
+  TC_ASSIGN_OR_RETURN(size_t dim, normalizeShapeDim(ctx.getInt("dim"), self.rank()));
   const std::vector<SymInt> &sizes = ctx.getInts("split_sizes");
   if (sizes.empty())
     return makeError("split_sizes is empty");
@@ -512,7 +512,7 @@ Expected<Types> inferSplit(const InferContext &ctx) {
 
 Status splitKernel(KernelContext &ctx) {
   const Tensor &input = ctx.input(0);
-  TC_ASSIGN_OR_RETURN(size_t dim, normalizeDim(ctx.getInt("dim"), input.rank()));
+  TC_ASSIGN_OR_RETURN(size_t dim, normalizeShapeDim(ctx.getInt("dim"), input.rank()));
   AxisSplit split = splitAtAxis(input.shape(), dim);
   size_t elementSize = dtypeSize(input.dtype());
   const std::byte *in = bytesOf(input);

@@ -193,6 +193,23 @@ def build_cases(root):
         model_with(nodes=[helper.make_node("DepthToSpace", ["x"], ["y"], blocksize=2**62)],
                    inputs=[x4], outputs=[value("y", TensorProto.FLOAT, None)]),
         "node 'y' (DepthToSpace): blocksize 4611686018427387904 squared does not divide 4 channels")
+    # An axis of a 0-d input: it has no dim to select along, though torch-style reductions
+    # accept dim 0 and -1 there (Compress with axis 0 on a 0-d input read past its empty shape,
+    # UBSan in fuzz_onnx_import).
+    x0 = value("x", TensorProto.FLOAT, [])
+    for op, axis, extra in (("Compress", 0, [value("c", TensorProto.BOOL, [1])]),
+                            ("Unique", -1, [])):
+        add(f"{op.lower()}_axis_of_0d_input",
+            model_with(nodes=[helper.make_node(op, ["x"] + [v.name for v in extra], ["y"],
+                                               axis=axis)],
+                       inputs=[x0] + extra, outputs=[value("y", TensorProto.FLOAT, None)]),
+            f"node 'y' ({op}): %y_{op.lower()}: prims.{op.lower()}: dim {axis} out of range "
+            "for a 0-d tensor")
+    add("gather_axis_of_0d_input",
+        model_with(nodes=[helper.make_node("Gather", ["x", "i"], ["y"], axis=0)],
+                   inputs=[x0, value("i", TensorProto.INT64, [])],
+                   outputs=[value("y", TensorProto.FLOAT, None)]),
+        "node 'y' (Gather): axis 0 is out of range for rank 0")
     add("two_writers_of_one_value",
         model_with(nodes=[helper.make_node("Relu", ["x"], ["y"]),
                           helper.make_node("Neg", ["x"], ["y"], name="second")]),

@@ -95,7 +95,10 @@ std::vector<GradCase> cases() {
   list.push_back({"sum_dim", "aten.sum", {real({3, 4, 2})}, {{"dim", ints({1})}}});
   list.push_back({"sum_all_keepdim", "aten.sum", {real({3, 4})},
                   {{"dim", ints({})}, {"keepdim", Attribute(true)}}});
+  // A 0-d input accepts dim 0 and -1 with nothing to reduce (the rule once indexed its shape).
+  list.push_back({"sum_0d_dim0", "aten.sum", {real({})}, {{"dim", ints({0})}}});
   list.push_back({"amax", "aten.amax", {real({3, 5})}, {{"dim", ints({1})}}});
+  list.push_back({"amax_0d_dim_minus1", "aten.amax", {real({})}, {{"dim", ints({-1})}}});
   list.push_back({"amin", "aten.amin", {real({3, 5})},
                   {{"dim", ints({0})}, {"keepdim", Attribute(true)}}});
   list.push_back({"mm", "aten.mm", {real({3, 4}), real({4, 5})}, {}});
@@ -128,6 +131,8 @@ std::vector<GradCase> cases() {
                   {{"dim", Attribute(1)}}});
   list.push_back({"index_select", "aten.index_select",
                   {real({4, 3}), fixed(indices({5}, {0, 2, 2, 3, 0}))},
+                  {{"dim", Attribute(0)}}});
+  list.push_back({"index_select_0d", "aten.index_select", {real({}), fixed(indices({1}, {0}))},
                   {{"dim", Attribute(0)}}});
   list.push_back({"embedding", "aten.embedding",
                   {real({6, 3}), fixed(indices({2, 3}, {1, 5, 1, 0, 2, 5}))}, {}});

@@ -103,6 +103,23 @@ TEST(OpsMisc, Compress) {
             std::string::npos);
 }
 
+// A 0-d input has no dim for compress or unique to select along: refused (dim 0 and -1 once
+// passed normalization and the shape was indexed past its end). Without an axis both flatten.
+TEST(OpsMisc, CompressAndUniqueRefuseAnAxisOfA0dInput) {
+  Tensor scalar = makeTensor(DType::F32, {}, {7});
+  Tensor condition = makeTensor(DType::Bool, {1}, {1});
+  for (int64_t axis : {0, -1}) {
+    EXPECT_NE(runError("prims.compress", {scalar, condition}, attrs({{"axis", Attribute(axis)}}))
+                  .find("dim " + std::to_string(axis) + " out of range for a 0-d tensor"),
+              std::string::npos);
+    EXPECT_NE(runError("prims.unique", {scalar}, attrs({{"axis", Attribute(axis)}}))
+                  .find("dim " + std::to_string(axis) + " out of range for a 0-d tensor"),
+              std::string::npos);
+  }
+  EXPECT_EQ(toDoubles(runOne("prims.compress", {scalar, condition})), (Doubles{7}));
+  EXPECT_EQ(toDoubles(runOne("prims.unique", {scalar})), (Doubles{7}));
+}
+
 // Box 1 overlaps box 0 with IoU 0.9 / 1.1 and is suppressed; box 2 is disjoint.
 TEST(OpsMisc, NonMaxSuppression) {
   Tensor boxes = makeTensor(DType::F32, {1, 3, 4}, {0, 0, 1, 1, 0, 0.1, 1, 1.1, 0, 10, 1, 11});
