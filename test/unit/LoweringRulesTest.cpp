@@ -67,5 +67,22 @@ graph(%x: f32[4, 8]):
   EXPECT_FALSE(parseFallbackPolicy("maybe"));
 }
 
+// Reductions of a 0-d tensor name dim 0 or -1, which it accepts but does not have: they run
+// on the reference kernel (the rule once marked that dim in a per-dim list of size 0).
+TEST(LoweringRules, ReductionOfA0dTensorFallsBack) {
+  const char *text = R"(
+graph(%x: f32[]):
+  %s : f32[] = call_function[target=aten.sum](args=(%x, [-1]))
+  %m : f32[] = call_function[target=aten.amax](args=(%s, [0], True))
+  %a : i64[] = call_function[target=aten.argmax](args=(%m, 0))
+  return (%a,)
+)";
+  Expected<LoopProgram> program = lowerText(text, FallbackPolicy::Allow);
+  ASSERT_TRUE(program) << program.error().message();
+  EXPECT_EQ(program->fallbacks, (std::vector<std::string>{"aten.sum", "aten.amax", "aten.argmax"}));
+  for (const LoopNode &node : program->nodes)
+    EXPECT_EQ(node.externReason, "a reduction of a scalar");
+}
+
 } // namespace
 } // namespace tensorc::loop

@@ -64,6 +64,9 @@ Status lowerReduction(LowerContext &context, const Node &node) {
   for (const auto &[id, reduceOp] : kReductions)
     if (id == node.opId())
       op = reduceOp;
+  // Before the dims are read: a 0-d input accepts dim 0 and -1 but has no dim to mark.
+  if (inShape.empty())
+    return context.fallback(node, "a reduction of a scalar");
   if (op == ReduceOp::ArgMax || op == ReduceOp::ArgMin) {
     if (attrs.isNone("dim")) {
       if (keepdim)
@@ -80,8 +83,6 @@ Status lowerReduction(LowerContext &context, const Node &node) {
     for (int64_t dim : dims)
       reduced[size_t(dim < 0 ? dim + int64_t(inShape.size()) : dim)] = true;
   }
-  if (inShape.empty())
-    return context.fallback(node, "a reduction of a scalar");
 
   LoopNode loop;
   loop.kind = LoopNode::Kind::Reduction;
