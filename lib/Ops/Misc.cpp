@@ -284,7 +284,9 @@ Expected<Types> inferReverseSequence(const InferContext &ctx) {
 Status reverseSequenceKernel(KernelContext &ctx) {
   const Tensor &input = ctx.input(0), &lengths = ctx.input(1);
   Tensor &out = ctx.output(0);
-  size_t batchAxis = ctx.getInt("batch_axis") == 0 ? 0 : 1, timeAxis = 1 - batchAxis;
+  // Inference checked the axes are 0 and 1 in some order, perhaps counted from the end.
+  TC_ASSIGN_OR_RETURN(size_t batchAxis, normalizeDim(ctx.getInt("batch_axis"), input.rank()));
+  size_t timeAxis = 1 - batchAxis;
   int64_t batches = input.dim(batchAxis), steps = input.dim(timeAxis);
   if (lengths.numel() != batches)
     return makeError("reverse_sequence: ", lengths.numel(), " lengths for a batch of ", batches);

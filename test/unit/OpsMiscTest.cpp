@@ -191,6 +191,12 @@ TEST(OpsMisc, ReverseSequence) {
   AttrMap a = attrs({{"batch_axis", Attribute(int64_t(0))}, {"time_axis", Attribute(int64_t(1))}});
   Tensor out = runOne("prims.reverse_sequence", {x, makeTensor(DType::I64, {2}, {2, 3})}, a);
   EXPECT_EQ(toDoubles(out), (Doubles{2, 1, 3, 6, 5, 4}));
+  // The same axes counted from the end (the kernel once read batch_axis -2 as axis 1).
+  AttrMap negative =
+      attrs({{"batch_axis", Attribute(int64_t(-2))}, {"time_axis", Attribute(int64_t(-1))}});
+  Tensor same =
+      runOne("prims.reverse_sequence", {x, makeTensor(DType::I64, {2}, {2, 3})}, negative);
+  EXPECT_EQ(toDoubles(same), (Doubles{2, 1, 3, 6, 5, 4}));
   EXPECT_NE(runError("prims.reverse_sequence", {x, makeTensor(DType::I64, {2}, {4, 1})}, a)
                 .find("length 4 outside"),
             std::string::npos);
