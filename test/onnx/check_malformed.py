@@ -210,6 +210,14 @@ def build_cases(root):
                    inputs=[x0, value("i", TensorProto.INT64, [])],
                    outputs=[value("y", TensorProto.FLOAT, None)]),
         "node 'y' (Gather): axis 0 is out of range for rank 0")
+    # An empty input may have a channel dim near 2^63: LRN's zero-padded window then overflowed
+    # its slice ends (UBSan in fuzz_onnx_attributes).
+    add("lrn_channels_near_2^63",
+        model_with(nodes=[helper.make_node("LRN", ["x"], ["y"], size=3)],
+                   inputs=[value("x", TensorProto.FLOAT, [1, 2**63 - 1, 0])],
+                   outputs=[value("y", TensorProto.FLOAT, None)]),
+        "node 'y' (LRN): 9223372036854775807 channels padded by 1 before and 1 after overflow "
+        "64 bits")
     add("two_writers_of_one_value",
         model_with(nodes=[helper.make_node("Relu", ["x"], ["y"]),
                           helper.make_node("Neg", ["x"], ["y"], name="second")]),

@@ -526,6 +526,11 @@ Status convertLRN(ConvertContext &c) {
   if (before + after + 1 > kMaxWindowTerms)
     return c.error(strCat("a window of ", before + after + 1, " channels is more than the ",
                           kMaxWindowTerms, " tensorc unrolls"));
+  // The zero-padded channel dim holds every slice end below.
+  int64_t paddedChannels = 0;
+  if (__builtin_add_overflow(*channels, before + after, &paddedChannels))
+    return c.error(strCat(*channels, " channels padded by ", before, " before and ", after,
+                          " after overflow 64 bits"));
   TC_ASSIGN_OR_RETURN(Value * squares, c.emit("aten.mul", {x, x}));
   TC_ASSIGN_OR_RETURN(Value * padded, padZeros(c, squares, 1, before, after));
   Value *window = nullptr;
