@@ -218,6 +218,20 @@ def build_cases(root):
                    outputs=[value("y", TensorProto.FLOAT, None)]),
         "node 'y' (LRN): 9223372036854775807 channels padded by 1 before and 1 after overflow "
         "64 bits")
+    # SAME padding of a spatial dim near 2^63 (an empty input) once overflowed computing the
+    # output size (UBSan in fuzz_onnx_attributes); both MaxPool paths now reach a clean refusal.
+    for outputs, message in (
+            (["y"], "result %y_pad is f32[1, 1, 9223372036854775807, 1], whose byte size "
+                    "overflows 64 bits"),
+            (["y", "i"], "%y_max_pool_with_indices: prims.max_pool_with_indices: "
+                         "max_pool_with_indices: the window does not fit "
+                         "f32[1, 1, 9223372036854775807, 0]")):
+        add(f"maxpool_same_upper_dim_near_2^63_{len(outputs)}_outputs",
+            model_with(nodes=[helper.make_node("MaxPool", ["x"], outputs, kernel_shape=[3, 3],
+                                               strides=[2, 2], auto_pad="SAME_UPPER")],
+                       inputs=[value("x", TensorProto.FLOAT, [1, 1, 2**63 - 1, 0])],
+                       outputs=[value(name, TensorProto.FLOAT, None) for name in outputs]),
+            "node 'y' (MaxPool): " + message)
     add("two_writers_of_one_value",
         model_with(nodes=[helper.make_node("Relu", ["x"], ["y"]),
                           helper.make_node("Neg", ["x"], ["y"], name="second")]),

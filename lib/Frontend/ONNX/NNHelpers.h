@@ -29,6 +29,9 @@ struct SpatialPads {
   bool symmetric() const { return begin == end; }
 };
 
+/// The total SAME_UPPER / SAME_LOWER padding of a spatial dim of size `in` (the output keeps
+/// ceil(in / stride) positions), computed without overflow for any dim up to 2^63 - 1.
+int64_t samePaddingTotal(int64_t in, int64_t stride, int64_t kernel, int64_t dilation);
 /// The node's `pads` or `auto_pad` for a convolution or pooling window over `input`.
 Expected<SpatialPads> resolvePads(ConvertContext &c, const TensorType &input, const Ints &kernel,
                                   const Ints &strides, const Ints &dilations);
@@ -36,7 +39,8 @@ Expected<SpatialPads> resolvePads(ConvertContext &c, const TensorType &input, co
 Expected<Value *> padSpatial(ConvertContext &c, Value *input, const SpatialPads &pads,
                              double value);
 /// Window attributes (kernel sizes, strides, dilations, pads) are at most this: no model needs
-/// more, and arithmetic on them and on dims (below 2^62) then stays within 64 bits.
+/// more, and products of two of them stay below 2^62. Dims may be as large as 2^63 - 1 (an
+/// empty input has no byte size to limit them), so sums with a dim must be ordered or checked.
 constexpr int64_t kMaxWindowValue = int64_t(1) << 31;
 
 /// The ints attribute `name` of a window: `count` entries (`count` copies of `fill` when absent),

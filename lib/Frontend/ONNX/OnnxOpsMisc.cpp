@@ -135,9 +135,7 @@ Status nn::maxPoolWithIndices(ConvertContext &c) {
   std::string autoPad = c.stringAttr("auto_pad", "NOTSET");
   if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
     for (size_t d = 0; d < dims; ++d) {
-      int64_t out = (shape[2 + d] + strides[d] - 1) / strides[d];
-      int64_t total = std::max<int64_t>(0, (out - 1) * strides[d] + (kernel[d] - 1) * dilations[d] +
-                                               1 - shape[2 + d]);
+      int64_t total = nn::samePaddingTotal(shape[2 + d], strides[d], kernel[d], dilations[d]);
       pads[d] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
       pads[dims + d] = total - pads[d];
     }

@@ -35,6 +35,14 @@ Expected<Value *> transpose2d(ConvertContext &c, Value *value) {
 
 // ---- Padding ---------------------------------------------------------------------------------
 
+int64_t samePaddingTotal(int64_t in, int64_t stride, int64_t kernel, int64_t dilation) {
+  // (out - 1) * stride - in lies in (-stride, 0] and (kernel - 1) * dilation below 2^62, so no
+  // step overflows, whereas in + stride - 1 and (out - 1) * stride + the window's span did for
+  // a dim near 2^63.
+  int64_t out = in / stride + (in % stride != 0);
+  return std::max<int64_t>(0, (out - 1) * stride - in + (kernel - 1) * dilation + 1);
+}
+
 Expected<SpatialPads> resolvePads(ConvertContext &c, const TensorType &input, const Ints &kernel,
                                   const Ints &strides, const Ints &dilations) {
   size_t dims = kernel.size();
@@ -60,9 +68,7 @@ Expected<SpatialPads> resolvePads(ConvertContext &c, const TensorType &input, co
     if (!in)
       return c.error(
           strCat("auto_pad ", autoPad, " needs a static spatial size, got ", input.str()));
-    int64_t out = (*in + strides[d] - 1) / strides[d];
-    int64_t total =
-        std::max<int64_t>(0, (out - 1) * strides[d] + (kernel[d] - 1) * dilations[d] + 1 - *in);
+    int64_t total = samePaddingTotal(*in, strides[d], kernel[d], dilations[d]);
     int64_t small = total / 2;
     pads.begin[d] = autoPad == "SAME_UPPER" ? small : total - small;
     pads.end[d] = total - pads.begin[d];
