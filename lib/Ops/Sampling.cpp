@@ -212,12 +212,22 @@ Expected<Types> inferMaxPoolWithIndices(const InferContext &ctx) {
     std::optional<int64_t> in = input.shape[2 + d].constant();
     if (!in)
       return makeError("max_pool_with_indices needs static spatial dims, got ", input.str());
-    int64_t span = *in + padding[d] + padding[spatial + d] - (g.kernel[d] - 1) * g.dilation[d] - 1;
+    // The padded dim less the dilated window, refused where it overflows (hostile sizes).
+    int64_t begin = 0, padded = 0, reach = 0, span = 0;
+    if (__builtin_add_overflow(*in, padding[d], &begin) ||
+        __builtin_add_overflow(begin, padding[spatial + d], &padded) ||
+        __builtin_mul_overflow(g.kernel[d] - 1, g.dilation[d], &reach) ||
+        __builtin_sub_overflow(padded, reach, &span) || __builtin_sub_overflow(span, 1, &span))
+      return makeError("max_pool_with_indices: spatial dim ", d, " of ", input.str(),
+                       " with padding ", padding[d], " and ", padding[spatial + d],
+                       " overflows 64 bits");
     if (span < 0)
       return makeError("max_pool_with_indices: the window does not fit ", input.str());
-    int64_t size = ctx.getBool("ceil_mode") ? (span + g.stride[d] - 1) / g.stride[d] + 1
-                                            : span / g.stride[d] + 1;
-    if (ctx.getBool("ceil_mode") && (size - 1) * g.stride[d] >= *in + padding[d])
+    bool ceil = ctx.getBool("ceil_mode");
+    int64_t size = span / g.stride[d] + (ceil && span % g.stride[d] != 0 ? 1 : 0) + 1;
+    // ceil_mode: a last window starting past the input and its left padding is dropped.
+    int64_t lastStart = 0;
+    if (ceil && (__builtin_mul_overflow(size - 1, g.stride[d], &lastStart) || lastStart >= begin))
       --size;
     out.emplace_back(size);
   }

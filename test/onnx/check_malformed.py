@@ -224,8 +224,9 @@ def build_cases(root):
             (["y"], "result %y_pad is f32[1, 1, 9223372036854775807, 1], whose byte size "
                     "overflows 64 bits"),
             (["y", "i"], "%y_max_pool_with_indices: prims.max_pool_with_indices: "
-                         "max_pool_with_indices: the window does not fit "
-                         "f32[1, 1, 9223372036854775807, 0]")):
+                         "max_pool_with_indices: spatial dim 0 of "
+                         "f32[1, 1, 9223372036854775807, 0] with padding 1 and 1 overflows 64 "
+                         "bits")):
         add(f"maxpool_same_upper_dim_near_2^63_{len(outputs)}_outputs",
             model_with(nodes=[helper.make_node("MaxPool", ["x"], outputs, kernel_shape=[3, 3],
                                                strides=[2, 2], auto_pad="SAME_UPPER")],
