@@ -157,6 +157,22 @@ def build_cases(root):
     add("loop_too_long",
         model_with(nodes=[helper.make_node("Loop", ["", "", "x"], ["y"], body=endless)]),
         "the loop runs more than 1000 iterations, too many to unroll")
+    # Nested loops of 999 iterations each (a fuzzed model of nested Scans ran out of memory
+    # unrolling them): unrolling stops at the graph size limit.
+    count = helper.make_tensor("n", TensorProto.INT64, [], [999])
+    inner = helper.make_node("Loop", ["n", "", "v"], ["vo"], body=loop_body(
+        [helper.make_node("Identity", ["ci"], ["co"])]))
+    outer_body = helper.make_graph(
+        [helper.make_node("Constant", [], ["n"], value=count),
+         helper.make_node("Identity", ["ci"], ["co"]), inner], "outer",
+        [value("i", TensorProto.INT64, []), value("ci", TensorProto.BOOL, []),
+         value("v", TensorProto.FLOAT, [2])],
+        [value("co", TensorProto.BOOL, []), value("vo", TensorProto.FLOAT, [2])])
+    add("nested_loops_past_the_node_limit",
+        model_with(initializers=[helper.make_tensor("trips", TensorProto.INT64, [], [999])],
+                   nodes=[helper.make_node("Loop", ["trips", "", "x"], ["y"], body=outer_body)]),
+        "inlining its subgraph would grow the graph past 50000 nodes (unrolled Loop or Scan "
+        "iterations)")
 
     # Hostile attribute values (issue 12): each once crashed, hung or misled.
     def one_hot(depth):

@@ -421,6 +421,11 @@ Expected<std::vector<Value *>> ConvertContext::inlineGraph(const ::onnx::GraphPr
   if (size_t(body.input_size()) != inputs.size())
     return error(
         strCat("the subgraph takes ", body.input_size(), " inputs, given ", inputs.size()));
+  // Unrolling (a Loop or Scan inlines its body per iteration, nested ones multiply) stops at a
+  // graph size no real model reaches this way, rather than running out of time or memory.
+  if (state_.graph.nodes().size() >= kMaxNodesWhenInlining)
+    return error(strCat("inlining its subgraph would grow the graph past ", kMaxNodesWhenInlining,
+                        " nodes (unrolled Loop or Scan iterations)"));
   // The names the body defines shadow outer ones while it is converted; restore them after.
   std::vector<std::string> defined;
   for (const auto &info : body.input())

@@ -22,6 +22,11 @@ struct SymVector {
 /// Import-time state shared by all converters of one model.
 class ImportState;
 
+/// The graph size past which inlineGraph refuses (unrolled Loop/Scan bodies, nested ones
+/// multiplied): room for 1000 iterations of a 50-node body, while a hostile model of nested
+/// Scans stops within seconds even under the sanitizers.
+constexpr size_t kMaxNodesWhenInlining = 50000;
+
 class ConvertContext {
 public:
   ConvertContext(ImportState &state, const ::onnx::NodeProto &node, int64_t opset)
@@ -96,7 +101,7 @@ public:
   Expected<const ::onnx::GraphProto *> graphAttr(const std::string &name) const;
   /// Converts `body` in place, its inputs bound to `inputs` (outer values stay visible, as ONNX
   /// scoping says), and returns its outputs. Each call emits a fresh copy: Loop and Scan unroll
-  /// by calling it once per iteration.
+  /// by calling it once per iteration. An error once the graph has kMaxNodesWhenInlining nodes.
   Expected<std::vector<Value *>> inlineGraph(const ::onnx::GraphProto &body,
                                              const std::vector<Value *> &inputs);
 
