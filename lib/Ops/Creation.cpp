@@ -127,8 +127,10 @@ Status arangeKernel(KernelContext &ctx) {
   // Values are start + i * step, in int64 when everything is integral, else in double.
   if (integralRange(ctx) && !isFloating(output.dtype())) {
     int64_t start = integralScalar(ctx.attr("start")), step = integralScalar(ctx.attr("step"));
+    // Every value lies between start and end, but i * step alone may not fit (start 2^62, step
+    // -2^62 - 1): modulo 2^64, which gives the value exactly.
     for (int64_t i = 0; i < output.numel(); ++i)
-      output.setInt(i, start + i * step);
+      output.setInt(i, int64_t(uint64_t(start) + uint64_t(i) * uint64_t(step)));
     return Status::ok();
   }
   double start = ctx.getScalar("start"), step = ctx.getScalar("step");

@@ -102,6 +102,17 @@ TEST(OpsCreationTest, ArangeIntegers) {
   EXPECT_EQ(empty.shape(), (std::vector<int64_t>{0}));
 }
 
+TEST(OpsCreationTest, ArangeValuesFitWhereIndexTimesStepDoesNot) {
+  // 2^62, -1, -(2^62 + 2): 2 * step is -2^63 - 2, past int64 (a fuzzed ONNX Range), the values
+  // are not.
+  const int64_t big = int64_t(1) << 62;
+  Tensor a = runOne("aten.arange", {}, arangeAttrs(big, -big - 3, -big - 1));
+  ASSERT_EQ(a.numel(), 3);
+  EXPECT_EQ(a.getInt(0), big);
+  EXPECT_EQ(a.getInt(1), -1);
+  EXPECT_EQ(a.getInt(2), -big - 2);
+}
+
 TEST(OpsCreationTest, ArangeFloats) {
   Tensor quarters = runOne("aten.arange", {}, arangeAttrs(0, 1, 0.25));
   EXPECT_EQ(quarters.dtype(), DType::F32);
