@@ -1,7 +1,9 @@
 // fuse-attention: matmul -> [scale] -> [+ mask | where(bool mask, ., -inf)] -> softmax ->
 // [where(isnan(.), 0, .)] -> matmul becomes one attention op. The scale may also stand on the
 // matmul's operands (q * a and k^T * b, as torch's exporter writes sqrt(scale) on each); the NaN
-// guard (torch's safe softmax) becomes the op's safe_softmax.
+// guard (torch's safe softmax) becomes the op's safe_softmax. A second mask added through a
+// reshape of the scores and back (Swin's shifted windows: scores + bias, viewed as [b, windows,
+// heads, l, s] + the window mask, viewed back) joins the first in one mask of the scores' shape.
 #include "tensorc/Transforms/FuseAttention.h"
 
 #include "tensorc/IR/Rewriter.h"
@@ -23,6 +25,10 @@ std::optional<double> scalarConstant(const Graph &graph, const Value *value) {
 
 bool isMatmul(const Node *node) {
   return node && (node->opId() == OpId::Matmul || node->opId() == OpId::Bmm);
+}
+
+bool isReshape(const Node *node) {
+  return node && (node->opId() == OpId::Reshape || node->opId() == OpId::View);
 }
 
 /// Normalizes a possibly negative dim of a rank-`rank` tensor.
@@ -159,6 +165,40 @@ Status fuseAttentionWhere(Graph &graph, const PassContext &context, bool tensorC
         }
       }
     }
+    // Swin's shifted windows: scores = reshape(reshape(scaled [+ mask1]) + mask2), the outer
+    // reshape back to the shape of `scaled`, mask2 broadcasting into the inner view.
+    Value *viewMask = nullptr, *viewed = nullptr;
+    if (!qk && isReshape(combine) && usedOnce(combine->input(0))) {
+      const Node *add = combine->input(0)->producer();
+      for (size_t side : {0, 1}) {
+        if (!add || add->opId() != OpId::Add)
+          break;
+        Value *inner = add->input(side);
+        const Node *view = inner->producer();
+        if (!isReshape(view) || !usedOnce(inner) ||
+            inner->type().shape != add->output()->type().shape)
+          continue;
+        Value *pre = view->input(0);
+        if (pre->type().shape != scores->type().shape)
+          continue;
+        Value *first = nullptr;
+        Value *found = matchScaled(pre);
+        if (const Node *preAdd = pre->producer();
+            !found && preAdd && preAdd->opId() == OpId::Add && usedOnce(pre))
+          for (size_t s2 : {0, 1})
+            if ((found = matchScaled(preAdd->input(s2)))) {
+              first = preAdd->input(1 - s2);
+              break;
+            }
+        if (!found)
+          continue;
+        qk = found;
+        mask = first;
+        viewMask = add->input(1 - side);
+        viewed = inner;
+        break;
+      }
+    }
     if (!qk)
       return skip("the softmax input is not a (scaled) matmul, plus a mask or masked by one");
     if (!usedOnce(qk))
@@ -190,6 +230,8 @@ Status fuseAttentionWhere(Graph &graph, const PassContext &context, bool tensorC
       return skip("query, key and value do not share a floating dtype");
     if (mask && mask->type().dtype != q.dtype && mask->type().dtype != DType::Bool)
       return skip("the mask's dtype differs from the query's");
+    if (viewMask && (viewMask->type().dtype != q.dtype || (mask && mask->type().dtype != q.dtype)))
+      return skip("the masks added through the view are not of the query's dtype");
     if (tensorCoreOnly && !tensorCoreAttentionShape(q.dtype, q.shape[rank - 1], v.shape[rank - 1]))
       return skip("not a tensor-core shape (f16/bf16, head dims multiples of 16 up to 128)");
     Value *key = nullptr;
@@ -199,6 +241,29 @@ Status fuseAttentionWhere(Graph &graph, const PassContext &context, bool tensorC
       TC_ASSIGN_OR_RETURN(key,
                           ctx.emit(transposeOp, {keyT},
                                    {{"dim0", int64_t(rank) - 2}, {"dim1", int64_t(rank) - 1}}));
+    }
+    if (viewMask) { // mask = reshape([reshape(expand(mask1)) +] mask2 over the view, back)
+      const OpDef *reshapeDef = context.registry.get(OpId::Reshape);
+      const OpDef *expandDef = context.registry.get(OpId::Expand);
+      const OpDef *addDef = context.registry.get(OpId::Add);
+      if (!reshapeDef || !expandDef || !addDef)
+        return makeError("fuse-attention: the registry lacks aten.reshape, aten.expand or aten.add");
+      auto shapeAttr = [](const char *name, const std::vector<SymInt> &shape) {
+        return AttrMap{{name, Attribute(shape)}};
+      };
+      Value *summed = viewMask;
+      if (mask) {
+        TC_ASSIGN_OR_RETURN(Value * full,
+                            ctx.emit(*expandDef, {mask}, shapeAttr("size", scores->type().shape)));
+        TC_ASSIGN_OR_RETURN(Value * asViewed,
+                            ctx.emit(*reshapeDef, {full}, shapeAttr("shape", viewed->type().shape)));
+        TC_ASSIGN_OR_RETURN(summed, ctx.emit(*addDef, {asViewed, viewMask}));
+      } else {
+        TC_ASSIGN_OR_RETURN(summed,
+                            ctx.emit(*expandDef, {viewMask}, shapeAttr("size", viewed->type().shape)));
+      }
+      TC_ASSIGN_OR_RETURN(mask,
+                          ctx.emit(*reshapeDef, {summed}, shapeAttr("shape", scores->type().shape)));
     }
     if (dropMask) {
       const OpDef *notDef = context.registry.get(OpId::LogicalNot);
