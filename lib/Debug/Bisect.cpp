@@ -453,8 +453,8 @@ private:
         fixes.push_back(kind + " fusion");
     }
     std::vector<std::string> passes = {"constant-fold", "fold-batchnorm", "cse", "dce"};
-    if (pipeline_.attentionFusion == AttentionFusion::TensorCore)
-      passes.push_back("fuse-tensor-core-attention");
+    if (pipeline_.attentionFusion == AttentionFusion::Tiled)
+      passes.push_back("fuse-tiled-attention");
     else if (pipeline_.attentionFusion == AttentionFusion::All)
       passes.push_back("fuse-attention");
     passes.push_back("decompose");

@@ -141,8 +141,8 @@ const char *simplifyPasses(AttentionFusion fusion) {
   switch (fusion) {
   case AttentionFusion::None:
     return "constant-fold,fold-batchnorm,cse,dce";
-  case AttentionFusion::TensorCore:
-    return "constant-fold,fold-batchnorm,cse,dce,fuse-tensor-core-attention,dce";
+  case AttentionFusion::Tiled:
+    return "constant-fold,fold-batchnorm,cse,dce,fuse-tiled-attention,dce";
   case AttentionFusion::All:
     return "constant-fold,fold-batchnorm,cse,dce,fuse-attention,dce";
   }
@@ -256,7 +256,7 @@ const std::vector<std::string> &stageNames() {
 
 std::vector<std::string> disablablePasses() {
   return {"constant-fold", "fold-batchnorm",        "cse",
-          "dce",           "fuse-attention",        "fuse-tensor-core-attention",
+          "dce",           "fuse-attention",        "fuse-tiled-attention",
           "decompose",     "merge-parallel-matmuls"};
 }
 
@@ -314,7 +314,7 @@ Expected<PipelineOptions> pipelineOptionsFor(const TargetSet &targets,
     options.attentionFusion = *fuseAttention ? AttentionFusion::All : AttentionFusion::None;
   else // by default the heads that run on tensor cores, where fusing pays off
     options.attentionFusion =
-        options.gpuOnly && !training ? AttentionFusion::TensorCore : AttentionFusion::None;
+        options.gpuOnly && !training ? AttentionFusion::Tiled : AttentionFusion::None;
   return options;
 }
 

@@ -61,7 +61,7 @@ bool swapsLastTwo(const Node &node, size_t rank) {
 }
 
 /// fuse-attention, for every match or only for heads of tensor-core shapes.
-Status fuseAttentionWhere(Graph &graph, const PassContext &context, bool tensorCoreOnly) {
+Status fuseAttentionWhere(Graph &graph, const PassContext &context, bool tiledOnly) {
   // Uses in the source graph, by value name (the rewriter keeps names of copied values).
   std::map<std::string, size_t> uses;
   for (const auto &[value, users] : computeUsers(graph))
@@ -232,8 +232,9 @@ Status fuseAttentionWhere(Graph &graph, const PassContext &context, bool tensorC
       return skip("the mask's dtype differs from the query's");
     if (viewMask && (viewMask->type().dtype != q.dtype || (mask && mask->type().dtype != q.dtype)))
       return skip("the masks added through the view are not of the query's dtype");
-    if (tensorCoreOnly && !tensorCoreAttentionShape(q.dtype, q.shape[rank - 1], v.shape[rank - 1]))
-      return skip("not a tensor-core shape (f16/bf16, head dims multiples of 16 up to 128)");
+    if (tiledOnly && !tiledAttentionShape(q.dtype, q.shape[rank - 1], v.shape[rank - 1]))
+      return skip("no tiled kernel for these heads (f16/bf16 head dims multiples of 16 up to "
+                  "128; f32 e a multiple of 4 and ev of 16, up to 64)");
     Value *key = nullptr;
     if (keyT->producer() && swapsLastTwo(*keyT->producer(), rank)) {
       key = keyT->producer()->input(0);
@@ -297,7 +298,7 @@ Status fuseAttention(Graph &graph, const PassContext &context) {
   return fuseAttentionWhere(graph, context, false);
 }
 
-Status fuseTensorCoreAttention(Graph &graph, const PassContext &context) {
+Status fuseTiledAttention(Graph &graph, const PassContext &context) {
   return fuseAttentionWhere(graph, context, true);
 }
 

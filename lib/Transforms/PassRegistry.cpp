@@ -24,9 +24,10 @@ const std::vector<PassInfo> &allPasses() {
       {"fold-batchnorm", "fold inference batch norms into the convolutions before them",
        foldBatchNorm},
       {"fuse-attention", "softmax(Q.K^T * scale [+ mask]).V into one attention op", fuseAttention},
-      {"fuse-tensor-core-attention",
-       "fuse-attention for f16/bf16 heads with head dims multiples of 16 up to 128",
-       fuseTensorCoreAttention},
+      {"fuse-tiled-attention",
+       "fuse-attention for the heads the CUDA backend has a tiled kernel for (f16/bf16 head dims "
+       "multiples of 16 up to 128, f32 up to 64)",
+       fuseTiledAttention},
       {"merge-parallel-matmuls",
        "products of one operand by constant weights into one product and column slices",
        mergeParallelMatmuls},

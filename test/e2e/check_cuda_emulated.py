@@ -280,6 +280,9 @@ def run_case(args, work, name, dtype, shape, mask, blocks, symbols):
         return "the flash kernel was not chosen"
     if "tem_scaled_dot_product_attention" not in kernels:
         return "the attention was not fused"
+    tiled = "tc_flash_attention_f32<" in kernels
+    if dtype == "f32" and tiled != ("tiled" in name):
+        return f"the f32 {'tiled' if tiled else 'row'} kernel ran, not the other one"
     if packed:  # the heads read from qkv in place, the result stored with its heads merged
         lowered = open(os.path.join(bundle, "src", "lower.txt")).read()
         if "q = qkv offset 0 strides" not in lowered or "out strides" not in lowered:
@@ -336,18 +339,24 @@ CASES = {
                                          ("bool", (2, 1, 1, 96)), 3),
     "bf16_e64_one_query_five_keys": ("bf16", (3, 2, 1, 5, 64, 64), ("add", (3, 1, 1, 5)), 2),
     "f16_e16_four_key_tiles": ("f16", (1, 1, 128, 256, 16, 16), None, 1 << 30),
-    "f32_row_kernel_add_mask": ("f32", (1, 2, 75, 70, 64, 64), ("add", (75, 70)), 1 << 30),
+    # strict f32: head dims of the tiled kernel (e % 4, ev % 16, up to 64), else the row kernel
+    "f32_tiled_add_mask": ("f32", (1, 2, 75, 70, 64, 64), ("add", (75, 70)), 1 << 30),
+    "f32_tiled_e20_ev48_bool_mask_per_head_few_blocks": ("f32", (2, 3, 70, 45, 20, 48),
+                                                         ("bool", (3, 70, 45)), 4),
+    "f32_tiled_e32_windows_add_mask": ("f32", (64, 3, 49, 49, 32, 32), ("add", (64, 3, 49, 49)),
+                                       1 << 30),
     "f32_row_kernel_bool_mask": ("f32", (2, 1, 20, 33, 40, 24), ("bool", (2, 1, 20, 33)), 5),
     # Written as torch's exporter writes it: the scale on q and k^T, the safe softmax's guard.
     "f16_e64_safe_softmax_bool_mask": ("f16", (2, 2, 80, 70, 64, 64), ("bool", (2, 1, 80, 70)),
                                        1 << 30),
-    "f32_row_kernel_safe_softmax_add_mask": ("f32", (1, 2, 75, 70, 64, 64), ("add", (75, 70)),
-                                             1 << 30),
+    "f32_tiled_safe_softmax_add_mask": ("f32", (1, 2, 75, 70, 64, 64), ("add", (75, 70)),
+                                        1 << 30),
     # a Q/K/V projection's result [b, l, 3 * h * e] split into heads and the result's heads
     # merged back: read and written in place (strided rows), no copy kernel
     "f16_heads_in_place_add_mask": ("f16", (2, 3, 100, 100, 64, 64), ("add", (2, 1, 1, 100)),
                                     1 << 30),
     "f32_row_kernel_heads_in_place": ("f32", (1, 2, 33, 33, 40, 40), None, 5),
+    "f32_tiled_heads_in_place": ("f32", (1, 3, 40, 40, 32, 32), None, 3),
     "bf16_symbolic_batch_and_keys": ("bf16", ("b", 2, 90, "s", 64, 64), ("add", ("b", 1, 1, "s")),
                                      4, {"b": 3, "s": 70}),
 }

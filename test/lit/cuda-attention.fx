@@ -1,7 +1,8 @@
 # RUN: tensorc inspect %s --stage cuda --target cuda --fuse-attention | FileCheck %s
 # CUDA attention kernels (what `compile --target cuda --fuse-attention` gives NVRTC): f16/bf16
-# heads with head dims multiples of 16 up to 128 on the tensor-core flash kernel, the rest one
-# warp per query row; masks are kernel operands read through broadcast strides.
+# heads with head dims multiples of 16 up to 128 on the tensor-core flash kernel, f32 heads up to
+# 64 on the f32 tiled kernel, the rest one warp per query row; masks are kernel operands read
+# through broadcast strides.
 
 # f16, head dim 64, sequences not multiples of the 64-row/64-key tiles, an additive [L, S] mask
 # broadcast over batch and heads: the flash device code once, then a block per 64 query rows.
@@ -43,14 +44,13 @@ graph(%q: bf16[2, 4, 100, 128], %k: bf16[2, 4, 77, 128], %v: bf16[2, 4, 77, 128]
   return (%out,)
 
 # -----
-# f32 (and head dims the flash kernel does not take): one warp per query row, the mask added to
-# each key's score; a -inf before any finite score weighs 0 rather than making NaN.
-# CHECK-NOT: tc_flash_attention
+# f32 heads with head dims multiples of 4 (q, k) and 16 (v) up to 64: the f32 tiled kernel, a
+# block per 32 query rows, the mask read through its strides ([L, S]: rows 77 apart).
+# CHECK-LABEL: // Flash attention in strict f32 on CUDA cores
 # CHECK-LABEL: void __launch_bounds__(128) tem_scaled_dot_product_attention_0(
-# CHECK: const long long tc_mask_row = 0ll + tc_i * ((77ll));
-# CHECK: score += (float)(b3[tc_mask_row + j * ((1ll))]);
-# CHECK: const float base = next == __int_as_float((int)0xff800000u) ? 0.0f : next;
-# CHECK: const float p = expf(score - base);
+# CHECK: __shared__ __align__(16) float tc_fa32_smem[7680];
+# CHECK: const long long qTiles = (L + 31) / 32
+# CHECK: tc_flash_attention_f32<64, 64, 1, false>({{.*}}, b3 + 0ll, ((77ll)), ((1ll)), L, S, row0,
 graph(%q: f32[2, 4, 100, 64], %k: f32[2, 4, 77, 64], %v: f32[2, 4, 77, 64], %m: f32[100, 77]):
   %kt : f32[2, 4, 64, 77] = call_function[target=aten.transpose](args=(%k, -2, -1))
   %qk : f32[2, 4, 100, 77] = call_function[target=aten.matmul](args=(%q, %kt))
@@ -58,4 +58,22 @@ graph(%q: f32[2, 4, 100, 64], %k: f32[2, 4, 77, 64], %v: f32[2, 4, 77, 64], %m: 
   %sm : f32[2, 4, 100, 77] = call_function[target=aten.add](args=(%s, %m))
   %p : f32[2, 4, 100, 77] = call_function[target=aten.softmax](args=(%sm, -1))
   %out : f32[2, 4, 100, 64] = call_function[target=aten.matmul](args=(%p, %v))
+  return (%out,)
+
+# -----
+# Head dims neither kernel takes (f32, 40): one warp per query row, the mask added to each key's
+# score; a -inf before any finite score weighs 0 rather than making NaN.
+# CHECK-NOT: tc_flash_attention
+# CHECK-LABEL: void __launch_bounds__(128) tem_scaled_dot_product_attention_0(
+# CHECK: const long long tc_mask_row = 0ll + tc_i * ((77ll));
+# CHECK: score += (float)(b3[tc_mask_row + j * ((1ll))]);
+# CHECK: const float base = next == __int_as_float((int)0xff800000u) ? 0.0f : next;
+# CHECK: const float p = expf(score - base);
+graph(%q: f32[2, 4, 100, 40], %k: f32[2, 4, 77, 40], %v: f32[2, 4, 77, 40], %m: f32[100, 77]):
+  %kt : f32[2, 4, 40, 77] = call_function[target=aten.transpose](args=(%k, -2, -1))
+  %qk : f32[2, 4, 100, 77] = call_function[target=aten.matmul](args=(%q, %kt))
+  %s : f32[2, 4, 100, 77] = call_function[target=aten.mul](args=(%qk, 0.125))
+  %sm : f32[2, 4, 100, 77] = call_function[target=aten.add](args=(%s, %m))
+  %p : f32[2, 4, 100, 77] = call_function[target=aten.softmax](args=(%sm, -1))
+  %out : f32[2, 4, 100, 40] = call_function[target=aten.matmul](args=(%p, %v))
   return (%out,)

@@ -324,7 +324,7 @@ TEST(TransformsRunner, UnknownPassListsTheKnownOnes) {
   ASSERT_FALSE(status);
   EXPECT_EQ(status.message(),
             "unknown pass 'nope' (passes: constant-fold, cse, dce, decompose, "
-            "fold-batchnorm, fuse-attention, fuse-tensor-core-attention, merge-parallel-matmuls)");
+            "fold-batchnorm, fuse-attention, fuse-tiled-attention, merge-parallel-matmuls)");
 }
 
 } // namespace

@@ -23,8 +23,8 @@ const std::vector<std::string> &stageNames();
 /// Which softmax(Q.K^T [+ mask]).V patterns the simplify stage makes one attention op.
 enum class AttentionFusion : uint8_t {
   None,
-  TensorCore, // heads the CUDA backend runs on tensor cores (fuse-tensor-core-attention)
-  All,        // every match (fuse-attention); others run on the CUDA warp-per-row kernel
+  Tiled, // heads the CUDA backend has a tiled kernel for (fuse-tiled-attention)
+  All,   // every match (fuse-attention); others run on the CUDA warp-per-row kernel
 };
 
 /// Debugging limits (`tensorc bisect`; `--disable-passes`, `--disable-fusions`, `--max-fusions`):

@@ -13,8 +13,9 @@ namespace tensorc {
 /// CUDA backend can run attention as one kernel; the reference kernel computes the same.
 Status fuseAttention(Graph &graph, const PassContext &context);
 
-/// fuseAttention for the heads the CUDA backend runs on tensor cores (tensorCoreAttentionShape):
-/// what GPU compiles run by default, as the unfused kernels beat the scalar attention kernel.
-Status fuseTensorCoreAttention(Graph &graph, const PassContext &context);
+/// fuseAttention for the heads the CUDA backend has a tiled kernel for (tiledAttentionShape:
+/// f16/bf16 on tensor cores, strict f32 on CUDA cores): what GPU compiles run by default, as the
+/// unfused kernels beat the warp-per-row kernel the other heads would run on.
+Status fuseTiledAttention(Graph &graph, const PassContext &context);
 
 } // namespace tensorc

@@ -52,7 +52,44 @@ Expected<LaunchConfig> KernelRenderer::renderAttention(const LoopNode &node) {
                  ", S = ", ex->index(a.s, symbols), ";\n");
   if (flashAttentionFits(program, node))
     return renderFlashAttention(node);
+  if (simtAttentionFits(program, node))
+    return renderSimtFlashAttention(node);
   return renderRowAttention(node);
+}
+
+Expected<LaunchConfig> KernelRenderer::renderSimtFlashAttention(const LoopNode &node) {
+  const LoopNode::Attention &a = node.attention;
+  usesFlashAttention = true;
+  blockThreads = kSimtFlashThreads;
+  size_t rank = a.batchDims.size() + 2;
+  int maskKind = a.mask.buffer < 0                                             ? 0
+                 : program.buffers[size_t(a.mask.buffer)].dtype == DType::Bool ? 2
+                                                                               : 1;
+  char scaleLog2[64];
+  std::snprintf(scaleLog2, sizeof scaleLog2, "%af", double(float(a.scale * 1.4426950408889634)));
+  text += strCat("  __shared__ __align__(16) float tc_fa32_smem[", simtAttentionSmemFloats(a.e, a.ev),
+                 "];\n");
+  text += strCat("  const long long qTiles = (L + ", kSimtFlashRows - 1, ") / ", kSimtFlashRows,
+                 ", total = ", ex->index(a.batch, symbols), " * qTiles;\n");
+  text += "  for (long long t = blockIdx.x; t < total; t += gridDim.x) {\n";
+  text += strCat("    const long long bi = t / qTiles, row0 = (t % qTiles) * ", kSimtFlashRows,
+                 ";\n");
+  std::string mask = "nullptr", maskRow = "0ll", maskCol = "0ll";
+  if (maskKind) {
+    mask = strCat("b", a.mask.buffer, " + ", batchBase(a, a.mask, "bi", "mask", "    "));
+    maskRow = ex->index(a.mask.strides[rank - 2], symbols);
+    maskCol = ex->index(a.mask.strides[rank - 1], symbols);
+  }
+  std::string args;
+  StridedView out = outputView(node);
+  for (auto [view, name] : {std::pair{&a.q, "q"}, {&a.k, "k"}, {&a.v, "v"}, {&out, "out"}})
+    args += strCat("b", view->buffer, " + ", batchBase(a, *view, "bi", name, "    "), ", ",
+                   ex->index(view->strides[rank - 2], symbols), ", ");
+  text += strCat("    tc_flash_attention_f32<", a.e, ", ", a.ev, ", ", maskKind, ", ",
+                 a.safeSoftmax ? "true" : "false", ">(", args, mask, ", ", maskRow, ", ", maskCol,
+                 ", L, S, row0, ", scaleLog2, ", tc_fa32_smem);\n");
+  text += "  }\n";
+  return LaunchConfig{a.batch * ceilDiv(a.l, kSimtFlashRows), kSimtFlashThreads};
 }
 
 Expected<LaunchConfig> KernelRenderer::renderFlashAttention(const LoopNode &node) {

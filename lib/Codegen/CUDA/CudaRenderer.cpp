@@ -519,7 +519,8 @@ std::string assembleSource(const std::vector<const RenderedKernel *> &kernels) {
     kernelLibrary = kernelLibrary || kernel->usesKernelLibrary;
     bytes += kernel->text.size();
   }
-  std::string source = prelude() + "\n" + (flashAttention ? flashAttentionLibrary() + "\n" : "") +
+  std::string source = prelude() + "\n" +
+                       (flashAttention ? flashAttentionLibrary() + simtAttentionLibrary() + "\n" : "") +
                        (kernelLibrary ? kernels::kernelLibrarySource() + "\n" : "");
   source.reserve(source.size() + bytes);
   for (const RenderedKernel *kernel : kernels)

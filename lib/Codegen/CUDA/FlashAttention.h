@@ -21,4 +21,20 @@ bool flashAttentionFits(const loop::LoopProgram &program, const loop::LoopNode &
 /// after prelude(), when one of its kernels calls it.
 const std::string &flashAttentionLibrary();
 
+/// Query rows per block, keys per tile and threads of the strict-f32 tiled kernel.
+constexpr int64_t kSimtFlashRows = 32, kSimtFlashKeys = 32, kSimtFlashThreads = 128;
+
+/// Whether `node` runs on the strict-f32 tiled kernel: q, k, v and the result f32, of a
+/// simtAttentionShape (head dims e % 4 == 0, ev % 16 == 0, both at most 64).
+bool simtAttentionFits(const loop::LoopProgram &program, const loop::LoopNode &node);
+
+/// Device code of that kernel: `tc_flash_attention_f32<E, EV, MASK, SAFE>(...)` computes one
+/// block's 32 query rows of one batch entry; shared memory of simtAttentionSmemFloats(e, ev).
+const std::string &simtAttentionLibrary();
+
+inline int64_t simtAttentionSmemFloats(int64_t e, int64_t ev) {
+  return kSimtFlashRows * (e + 4) + kSimtFlashKeys * (e + 4) + kSimtFlashKeys * (ev + 4) +
+         kSimtFlashRows * (kSimtFlashKeys + 4);
+}
+
 } // namespace tensorc::cuda
