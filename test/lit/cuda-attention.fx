@@ -45,12 +45,13 @@ graph(%q: bf16[2, 4, 100, 128], %k: bf16[2, 4, 77, 128], %v: bf16[2, 4, 77, 128]
 
 # -----
 # f32 heads with head dims multiples of 4 (q, k) and 16 (v) up to 64: the f32 tiled kernel, a
-# block per 32 query rows, the mask read through its strides ([L, S]: rows 77 apart).
+# block of 128 threads per 16 query rows, the mask read through its strides ([L, S]: rows 77
+# apart).
 # CHECK-LABEL: // Flash attention in strict f32 on CUDA cores
 # CHECK-LABEL: void __launch_bounds__(128) tem_scaled_dot_product_attention_0(
-# CHECK: __shared__ __align__(16) float tc_fa32_smem[7680];
-# CHECK: const long long qTiles = (L + 31) / 32
-# CHECK: tc_flash_attention_f32<64, 64, 1, false>({{.*}}, b3 + 0ll, ((77ll)), ((1ll)), L, S, row0,
+# CHECK: __shared__ __align__(16) float tc_fa32_smem[6016];
+# CHECK: const long long qTiles = (L + 15) / 16
+# CHECK: tc_flash_attention_f32<64, 64, 1, false, 16, 2>({{.*}}, b3 + 0ll, ((77ll)), ((1ll)), L, S, row0,
 graph(%q: f32[2, 4, 100, 64], %k: f32[2, 4, 77, 64], %v: f32[2, 4, 77, 64], %m: f32[100, 77]):
   %kt : f32[2, 4, 64, 77] = call_function[target=aten.transpose](args=(%k, -2, -1))
   %qk : f32[2, 4, 100, 77] = call_function[target=aten.matmul](args=(%q, %kt))

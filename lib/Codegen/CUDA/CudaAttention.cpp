@@ -60,20 +60,20 @@ Expected<LaunchConfig> KernelRenderer::renderAttention(const LoopNode &node) {
 Expected<LaunchConfig> KernelRenderer::renderSimtFlashAttention(const LoopNode &node) {
   const LoopNode::Attention &a = node.attention;
   usesFlashAttention = true;
-  blockThreads = kSimtFlashThreads;
+  const SimtFlashTiles tiles;
+  blockThreads = int(tiles.threads());
   size_t rank = a.batchDims.size() + 2;
   int maskKind = a.mask.buffer < 0                                             ? 0
                  : program.buffers[size_t(a.mask.buffer)].dtype == DType::Bool ? 2
                                                                                : 1;
   char scaleLog2[64];
   std::snprintf(scaleLog2, sizeof scaleLog2, "%af", double(float(a.scale * 1.4426950408889634)));
-  text += strCat("  __shared__ __align__(16) float tc_fa32_smem[", simtAttentionSmemFloats(a.e, a.ev),
-                 "];\n");
-  text += strCat("  const long long qTiles = (L + ", kSimtFlashRows - 1, ") / ", kSimtFlashRows,
+  text += strCat("  __shared__ __align__(16) float tc_fa32_smem[",
+                 simtAttentionSmemFloats(a.e, a.ev, tiles.rows), "];\n");
+  text += strCat("  const long long qTiles = (L + ", tiles.rows - 1, ") / ", tiles.rows,
                  ", total = ", ex->index(a.batch, symbols), " * qTiles;\n");
   text += "  for (long long t = blockIdx.x; t < total; t += gridDim.x) {\n";
-  text += strCat("    const long long bi = t / qTiles, row0 = (t % qTiles) * ", kSimtFlashRows,
-                 ";\n");
+  text += strCat("    const long long bi = t / qTiles, row0 = (t % qTiles) * ", tiles.rows, ";\n");
   std::string mask = "nullptr", maskRow = "0ll", maskCol = "0ll";
   if (maskKind) {
     mask = strCat("b", a.mask.buffer, " + ", batchBase(a, a.mask, "bi", "mask", "    "));
@@ -86,10 +86,11 @@ Expected<LaunchConfig> KernelRenderer::renderSimtFlashAttention(const LoopNode &
     args += strCat("b", view->buffer, " + ", batchBase(a, *view, "bi", name, "    "), ", ",
                    ex->index(view->strides[rank - 2], symbols), ", ");
   text += strCat("    tc_flash_attention_f32<", a.e, ", ", a.ev, ", ", maskKind, ", ",
-                 a.safeSoftmax ? "true" : "false", ">(", args, mask, ", ", maskRow, ", ", maskCol,
+                 a.safeSoftmax ? "true" : "false", ", ", tiles.rows, ", ", tiles.rowsPerThread,
+                 ">(", args, mask, ", ", maskRow, ", ", maskCol,
                  ", L, S, row0, ", scaleLog2, ", tc_fa32_smem);\n");
   text += "  }\n";
-  return LaunchConfig{a.batch * ceilDiv(a.l, kSimtFlashRows), kSimtFlashThreads};
+  return LaunchConfig{a.batch * ceilDiv(a.l, tiles.rows), tiles.threads()};
 }
 
 Expected<LaunchConfig> KernelRenderer::renderFlashAttention(const LoopNode &node) {

@@ -293,28 +293,26 @@ bool simtAttentionFits(const loop::LoopProgram &program, const loop::LoopNode &n
 }
 
 const std::string &simtAttentionLibrary() {
-  // Per block: 32 query rows of one batch entry, 128 threads as 8 x 16 (ty, tx); a thread holds
-  // rows 4 ty .. 4 ty + 3 of the scores for keys tx and tx + 16 of a 32-key tile, and of the
-  // output the same rows x columns tx * EV / 16 .. + EV / 16 - 1. Q (scaled by scale * log2 e)
+  // Per block: ROWS (16 or 32) query rows of one batch entry, threads as ROWS / RPT x 16 (ty, tx);
+  // a thread holds rows RPT ty .. RPT ty + RPT - 1 of the scores for keys tx and tx + 16 of a
+  // 32-key tile, and of the output the same rows x columns tx * EV / 16 .. + EV / 16 - 1. Q (scaled by scale * log2 e)
   // stays in shared memory; per key tile K and V come in (float4 copies, rows past S zero), the
   // scores go to log2 units with the mask, a row's 16 threads (half a warp) agree on its max with
   // shuffles, the output and the running sum are rescaled by 2^(m_old - m_new), P goes through
   // shared memory, and O += P . V. Rows are padded by 4 floats: the 16 keys (or rows) a phase
   // reads as float4s fall on distinct banks.
   static const std::string text = R"(// Flash attention in strict f32 on CUDA cores
-#define TC_FA32_ROWS 32
 #define TC_FA32_KEYS 32
-#define TC_FA32_THREADS 128
-// Rows [r0, r0 + 32) of a dense n x D f32 matrix (rows ld apart, 16-byte aligned) into shared rows
-// of D + 4 floats, scaled by `scale`; rows past n are zero.
-template <int D>
+// Rows [r0, r0 + ROWS) of a dense n x D f32 matrix (rows ld apart, 16-byte aligned) into shared
+// rows of D + 4 floats, scaled by `scale`, by THREADS threads; rows past n are zero.
+template <int D, int ROWS, int THREADS>
 TC_DEVICE void tc_fa32_load(float *dst, const float *__restrict__ src, long long ld, long long r0, long long n,
                             float scale) {
   constexpr int CHUNKS = D / 4;
   #pragma unroll
-  for (int i = 0; i < (32 * CHUNKS + TC_FA32_THREADS - 1) / TC_FA32_THREADS; ++i) {
-    const int c = i * TC_FA32_THREADS + threadIdx.x, r = c / CHUNKS, col = (c % CHUNKS) * 4;
-    if ((32 * CHUNKS) % TC_FA32_THREADS == 0 || r < 32) {
+  for (int i = 0; i < (ROWS * CHUNKS + THREADS - 1) / THREADS; ++i) {
+    const int c = i * THREADS + threadIdx.x, r = c / CHUNKS, col = (c % CHUNKS) * 4;
+    if ((ROWS * CHUNKS) % THREADS == 0 || r < ROWS) {
       float4 x = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
       if (r0 + r < n) {
         x = *reinterpret_cast<const float4 *>(src + (r0 + r) * ld + col);
@@ -325,50 +323,54 @@ TC_DEVICE void tc_fa32_load(float *dst, const float *__restrict__ src, long long
   }
 }
 
-// Rows [row0, row0 + 32) of out = softmax(q . k^T * scale [+ mask]) . v for one batch entry, as
+// Rows [row0, row0 + ROWS) of out = softmax(q . k^T * scale [+ mask]) . v for one batch entry, as
 // tc_flash_attention but f32 throughout (E % 4 == 0, EV % 16 == 0, both at most 64; rows ld
 // elements apart, multiples of 4 with 16-byte aligned bases). MASK: 0 none, 1 additive f32, 2 bool.
-template <int E, int EV, int MASK, bool SAFE>
+// A thread holds RPT rows; the block is ROWS / RPT x 16 threads.
+template <int E, int EV, int MASK, bool SAFE, int ROWS, int RPT>
 TC_DEVICE void tc_flash_attention_f32(const float *__restrict__ q, long long ldq, const float *__restrict__ k,
                                       long long ldk, const float *__restrict__ v, long long ldv,
                                       float *__restrict__ out, long long ldo, const void *__restrict__ mask,
                                       long long maskRow, long long maskCol, long long L, long long S,
                                       long long row0, float scaleLog2, float *smem) {
   static_assert(E % 4 == 0 && EV % 16 == 0 && E <= 64 && EV <= 64, "head dims of the f32 kernel");
-  constexpr int QS = E + 4, VS = EV + 4, PS = TC_FA32_KEYS + 4, DPT = EV / 16;
-  float *Qs = smem, *Ks = Qs + TC_FA32_ROWS * QS, *Vs = Ks + TC_FA32_KEYS * QS, *Ps = Vs + TC_FA32_KEYS * VS;
+  constexpr int QS = E + 4, VS = EV + 4, PS = TC_FA32_KEYS + 4, DPT = EV / 16, THREADS = ROWS / RPT * 16;
+  float *Qs = smem, *Ks = Qs + ROWS * QS, *Vs = Ks + TC_FA32_KEYS * QS, *Ps = Vs + TC_FA32_KEYS * VS;
   const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
   const float negInf = __int_as_float((int)0xff800000u);
   const float log2e = 1.4426950408889634f;
-  tc_fa32_load<E>(Qs, q, ldq, row0, L, scaleLog2);
-  float o[4][DPT];
+  tc_fa32_load<E, ROWS, THREADS>(Qs, q, ldq, row0, L, scaleLog2);
+  float o[RPT][DPT];
   #pragma unroll
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < RPT; ++i)
     #pragma unroll
     for (int d = 0; d < DPT; ++d)
       o[i][d] = 0.0f;
   // Running max (log2 units) and this thread's part of the running sum, per row.
-  float m[4] = {negInf, negInf, negInf, negInf}, l[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  float m[RPT], l[RPT];
+  #pragma unroll
+  for (int i = 0; i < RPT; ++i)
+    m[i] = negInf, l[i] = 0.0f;
   for (long long key0 = 0; key0 < S; key0 += TC_FA32_KEYS) {
     __syncthreads(); // every thread is done with the last tile's K, V and P
-    tc_fa32_load<E>(Ks, k, ldk, key0, S, 1.0f);
-    tc_fa32_load<EV>(Vs, v, ldv, key0, S, 1.0f);
+    tc_fa32_load<E, TC_FA32_KEYS, THREADS>(Ks, k, ldk, key0, S, 1.0f);
+    tc_fa32_load<EV, TC_FA32_KEYS, THREADS>(Vs, v, ldv, key0, S, 1.0f);
     __syncthreads();
-    float s[4][2];
+    float s[RPT][2];
     #pragma unroll
-    for (int i = 0; i < 4; ++i)
+    for (int i = 0; i < RPT; ++i)
       s[i][0] = s[i][1] = 0.0f;
     #pragma unroll 4
     for (int d = 0; d < E; d += 4) {
-      float4 qv[4], kv[2];
+      float4 qv[RPT], kv[2];
       #pragma unroll
-      for (int i = 0; i < 4; ++i)
-        qv[i] = *reinterpret_cast<const float4 *>(Qs + (ty * 4 + i) * QS + d);
+      for (int i = 0; i < RPT; ++i)
+        qv[i] = *reinterpret_cast<const float4 *>(Qs + (ty * RPT + i) * QS + d);
       #pragma unroll
       for (int j = 0; j < 2; ++j)
         kv[j] = *reinterpret_cast<const float4 *>(Ks + (tx + 16 * j) * QS + d);
       #pragma unroll
-      for (int i = 0; i < 4; ++i)
+      for (int i = 0; i < RPT; ++i)
         #pragma unroll
         for (int j = 0; j < 2; ++j) {
           s[i][j] = fmaf(qv[i].x, kv[j].x, s[i][j]);
@@ -381,8 +383,8 @@ TC_DEVICE void tc_flash_attention_f32(const float *__restrict__ q, long long ldq
     // every score so far is -inf the exponent base is 0, so those keys weigh 0 (not NaN); a row
     // that stays so ends as 0 / 0 = NaN, as the unfused softmax gives.
     #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const long long row = row0 + ty * 4 + i;
+    for (int i = 0; i < RPT; ++i) {
+      const long long row = row0 + ty * RPT + i;
       float tileMax = negInf;
       #pragma unroll
       for (int j = 0; j < 2; ++j) {
@@ -414,16 +416,16 @@ TC_DEVICE void tc_flash_attention_f32(const float *__restrict__ q, long long ldq
       for (int j = 0; j < 2; ++j) {
         const float p = exp2f(s[i][j] - base);
         l[i] += p;
-        Ps[(ty * 4 + i) * PS + tx + 16 * j] = p;
+        Ps[(ty * RPT + i) * PS + tx + 16 * j] = p;
       }
     }
     __syncthreads(); // P is in
     #pragma unroll 2
     for (int c = 0; c < TC_FA32_KEYS; c += 4) {
-      float4 pv[4];
+      float4 pv[RPT];
       #pragma unroll
-      for (int i = 0; i < 4; ++i)
-        pv[i] = *reinterpret_cast<const float4 *>(Ps + (ty * 4 + i) * PS + c);
+      for (int i = 0; i < RPT; ++i)
+        pv[i] = *reinterpret_cast<const float4 *>(Ps + (ty * RPT + i) * PS + c);
       #pragma unroll
       for (int cc = 0; cc < 4; ++cc) {
         float vv[DPT];
@@ -431,7 +433,7 @@ TC_DEVICE void tc_flash_attention_f32(const float *__restrict__ q, long long ldq
         for (int d = 0; d < DPT; ++d)
           vv[d] = Vs[(c + cc) * VS + tx * DPT + d];
         #pragma unroll
-        for (int i = 0; i < 4; ++i) {
+        for (int i = 0; i < RPT; ++i) {
           const float p = cc == 0 ? pv[i].x : cc == 1 ? pv[i].y : cc == 2 ? pv[i].z : pv[i].w;
           #pragma unroll
           for (int d = 0; d < DPT; ++d)
@@ -442,11 +444,11 @@ TC_DEVICE void tc_flash_attention_f32(const float *__restrict__ q, long long ldq
   }
   // out = O / l.
   #pragma unroll
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < RPT; ++i) {
     #pragma unroll
     for (int w = 8; w > 0; w >>= 1)
       l[i] += __shfl_xor_sync(0xffffffffu, l[i], w);
-    const long long row = row0 + ty * 4 + i;
+    const long long row = row0 + ty * RPT + i;
     // SAFE (torch's safe softmax): a row whose softmax is undefined (l is 0 or NaN) gives 0.
     const bool zero = SAFE && !(l[i] > 0.0f);
     if (row < L) {
