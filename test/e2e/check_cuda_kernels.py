@@ -107,6 +107,16 @@ CASES = [
      "k": 100, "epilogue": "store"},
     {"name": "conv_f16_auto", "op": "conv", "dtype": "f16", "n": 1, "h": 5, "w": 5, "c": 64,
      "oc": 64, "kh": 3, "kw": 3, "pad": 1, "epilogue": "store"},
+    # ResNeXt's grouped 3x3 convolutions: 4 and 16 channels per group take 16-column tiles (the
+    # heuristic's narrow tiles; 4 channels: element-path patches)
+    {"name": "conv_f16_auto_groups_of_4", "op": "conv", "dtype": "f16", "n": 1, "h": 11, "w": 9,
+     "c": 32, "oc": 32, "kh": 3, "kw": 3, "pad": 1, "groups": 8, "epilogue": "bias_relu"},
+    {"name": "conv_f16_auto_groups_of_16", "op": "conv", "dtype": "f16", "n": 1, "h": 7, "w": 7,
+     "c": 64, "oc": 64, "kh": 3, "kw": 3, "pad": 1, "stride": 2, "groups": 4, "epilogue": "store"},
+    # a 16-column tile over N = 12 (column tails), K-major B
+    {"name": "gemm_f16_narrow_tile", "op": "gemm", "dtype": "f16", "m": 150, "n": 12, "k": 72,
+     "epilogue": "bias_relu",
+     "config": {"bm": 128, "bn": 16, "bk": 32, "warps_m": 4, "warps_n": 1, "stages": 3, "split_k": 1}},
     {"name": "dw_f16_auto", "op": "depthwise", "dtype": "f16", "n": 1, "h": 7, "w": 7, "c": 48,
      "kh": 5, "kw": 5, "pad": 2, "epilogue": "store"},
     # ---- the Hopper kernel (wgmma from TMA tiles, emulated from the PTX definitions) ----

@@ -240,6 +240,9 @@ Expected<LaunchConfig> KernelRenderer::renderLibraryGemm(const codegen::Template
   // 16 rows take 32.
   if (math == kl::MathMode::Tensor16 && !s.a.kContiguous && c.bm < 32)
     c.bm = 32, c.warpsM = 1, c.warpsN = 4;
+  // The same for an N-contiguous B under a narrow tile (16 columns, for N <= 16).
+  if (math == kl::MathMode::Tensor16 && !s.b.kContiguous && c.bn < 32)
+    c.bn = 32;
   std::string error;
   kl::KernelSource source = kl::renderGemm(s, error);
   if (!error.empty())

@@ -165,6 +165,12 @@ GemmConfig chooseGemmConfig(int64_t m, int64_t n, int64_t k, int64_t batch, Elem
   if (math == MathMode::SimtF32)
     return chooseSimtConfig(m, n, k, batch, gpu);
   std::vector<Tile> tiles = candidates(m);
+  // Narrow products (grouped convolutions: 4-32 output channels per group) take tiles of 16 or
+  // 32 columns, warps along M only: a 64- to 256-column tile would multiply mostly zeros.
+  const int narrow = n <= 16 ? 16 : n <= 32 ? 32 : 0;
+  auto fitN = [&](Tile t) { return narrow ? Tile{t.bm, narrow, std::min(4, t.bm / 16), 1} : t; };
+  for (Tile &t : tiles)
+    t = fitN(t);
   // 128x256 only when it still gives two waves: its 128 accumulators per thread allow one block
   // per SM.
   Tile chosen = tiles.back();
@@ -199,7 +205,7 @@ GemmConfig chooseGemmConfig(int64_t m, int64_t n, int64_t k, int64_t batch, Elem
   c.splitK = split(blocks(chosen, m, n, batch));
   // Too shallow a K to split: shorter tiles instead, their work per block is small anyway.
   if (!small && blocks(chosen, m, n, batch) * c.splitK < gpu.sms) {
-    for (Tile t : {Tile{32, 64, 1, 4}, Tile{16, 64, 1, 4}}) {
+    for (Tile t : {fitN({32, 64, 1, 4}), fitN({16, 64, 1, 4})}) {
       if (blocks(t, m, n, batch) > blocks(chosen, m, n, batch) * c.splitK) {
         chosen = t;
         c.bm = t.bm, c.bn = t.bn, c.warpsM = t.warpsM, c.warpsN = t.warpsN;
