@@ -51,65 +51,36 @@ Expected<LaunchConfig> KernelRenderer::renderAttention(const LoopNode &node) {
   text += strCat("  const long long L = ", ex->index(a.l, symbols),
                  ", S = ", ex->index(a.s, symbols), ";\n");
   if (flashAttentionFits(program, node))
-    return renderFlashAttention(node);
+    return renderTiledAttention(node, false);
   if (simtAttentionFits(program, node))
-    return renderSimtFlashAttention(node);
+    return renderTiledAttention(node, true);
   return renderRowAttention(node);
 }
 
-Expected<LaunchConfig> KernelRenderer::renderSimtFlashAttention(const LoopNode &node) {
+Expected<LaunchConfig> KernelRenderer::renderTiledAttention(const LoopNode &node, bool f32) {
   const LoopNode::Attention &a = node.attention;
   usesFlashAttention = true;
-  const SimtFlashTiles tiles;
-  blockThreads = int(tiles.threads());
+  const SimtFlashTiles simt;
+  int64_t rows = f32 ? simt.rows : kFlashRows, threads = f32 ? simt.threads() : kFlashThreads;
+  blockThreads = int(threads);
   size_t rank = a.batchDims.size() + 2;
   int maskKind = a.mask.buffer < 0                                             ? 0
                  : program.buffers[size_t(a.mask.buffer)].dtype == DType::Bool ? 2
                                                                                : 1;
+  const char *safe = a.safeSoftmax ? "true" : "false";
   char scaleLog2[64];
   std::snprintf(scaleLog2, sizeof scaleLog2, "%af", double(float(a.scale * 1.4426950408889634)));
-  text += strCat("  __shared__ __align__(16) float tc_fa32_smem[",
-                 simtAttentionSmemFloats(a.e, a.ev, tiles.rows), "];\n");
-  text += strCat("  const long long qTiles = (L + ", tiles.rows - 1, ") / ", tiles.rows,
+  std::string smem = f32 ? "tc_fa32_smem" : "tc_fa_smem";
+  if (f32)
+    text += strCat("  __shared__ __align__(16) float ", smem, "[",
+                   simtAttentionSmemFloats(a.e, a.ev, simt.rows), "];\n");
+  else
+    text += strCat("  __shared__ __align__(16) unsigned short ", smem, "[", kFlashKeys, " * (",
+                   a.e + 8, " + ", a.ev + 8, ")];\n");
+  text += strCat("  const long long qTiles = (L + ", rows - 1, ") / ", rows,
                  ", total = ", ex->index(a.batch, symbols), " * qTiles;\n");
   text += "  for (long long t = blockIdx.x; t < total; t += gridDim.x) {\n";
-  text += strCat("    const long long bi = t / qTiles, row0 = (t % qTiles) * ", tiles.rows, ";\n");
-  std::string mask = "nullptr", maskRow = "0ll", maskCol = "0ll";
-  if (maskKind) {
-    mask = strCat("b", a.mask.buffer, " + ", batchBase(a, a.mask, "bi", "mask", "    "));
-    maskRow = ex->index(a.mask.strides[rank - 2], symbols);
-    maskCol = ex->index(a.mask.strides[rank - 1], symbols);
-  }
-  std::string args;
-  StridedView out = outputView(node);
-  for (auto [view, name] : {std::pair{&a.q, "q"}, {&a.k, "k"}, {&a.v, "v"}, {&out, "out"}})
-    args += strCat("b", view->buffer, " + ", batchBase(a, *view, "bi", name, "    "), ", ",
-                   ex->index(view->strides[rank - 2], symbols), ", ");
-  text += strCat("    tc_flash_attention_f32<", a.e, ", ", a.ev, ", ", maskKind, ", ",
-                 a.safeSoftmax ? "true" : "false", ", ", tiles.rows, ", ", tiles.rowsPerThread,
-                 ">(", args, mask, ", ", maskRow, ", ", maskCol,
-                 ", L, S, row0, ", scaleLog2, ", tc_fa32_smem);\n");
-  text += "  }\n";
-  return LaunchConfig{a.batch * ceilDiv(a.l, tiles.rows), tiles.threads()};
-}
-
-Expected<LaunchConfig> KernelRenderer::renderFlashAttention(const LoopNode &node) {
-  const LoopNode::Attention &a = node.attention;
-  usesFlashAttention = true;
-  blockThreads = kFlashThreads;
-  size_t rank = a.batchDims.size() + 2;
-  bool bf16 = program.buffers[size_t(a.q.buffer)].dtype == DType::BF16;
-  int maskKind = a.mask.buffer < 0                                             ? 0
-                 : program.buffers[size_t(a.mask.buffer)].dtype == DType::Bool ? 2
-                                                                               : 1;
-  char scaleLog2[64];
-  std::snprintf(scaleLog2, sizeof scaleLog2, "%af", double(float(a.scale * 1.4426950408889634)));
-  text += strCat("  __shared__ __align__(16) unsigned short tc_fa_smem[", kFlashKeys, " * (",
-                 a.e + 8, " + ", a.ev + 8, ")];\n");
-  text += strCat("  const long long qTiles = (L + ", kFlashRows - 1, ") / ", kFlashRows,
-                 ", total = ", ex->index(a.batch, symbols), " * qTiles;\n");
-  text += "  for (long long t = blockIdx.x; t < total; t += gridDim.x) {\n";
-  text += strCat("    const long long bi = t / qTiles, row0 = (t % qTiles) * ", kFlashRows, ";\n");
+  text += strCat("    const long long bi = t / qTiles, row0 = (t % qTiles) * ", rows, ";\n");
   std::string mask = "nullptr", maskRow = "0ll", maskCol = "0ll";
   if (maskKind) {
     mask = strCat("b", a.mask.buffer, " + ", batchBase(a, a.mask, "bi", "mask", "    "));
@@ -122,11 +93,16 @@ Expected<LaunchConfig> KernelRenderer::renderFlashAttention(const LoopNode &node
   for (auto [view, name] : {std::pair{&a.q, "q"}, {&a.k, "k"}, {&a.v, "v"}, {&out, "out"}})
     args += strCat("b", view->buffer, " + ", batchBase(a, *view, "bi", name, "    "), ", ",
                    ex->index(view->strides[rank - 2], symbols), ", ");
-  text += strCat("    tc_flash_attention<", a.e, ", ", a.ev, ", ", bf16 ? "true" : "false", ", ",
-                 maskKind, ", ", a.safeSoftmax ? "true" : "false", ">(", args, mask, ", ",
-                 maskRow, ", ", maskCol, ", L, S, row0, ", scaleLog2, ", tc_fa_smem);\n");
+  bool bf16 = program.buffers[size_t(a.q.buffer)].dtype == DType::BF16;
+  std::string kernel =
+      f32 ? strCat("tc_flash_attention_f32<", a.e, ", ", a.ev, ", ", maskKind, ", ", safe, ", ",
+                   simt.rows, ", ", simt.rowsPerThread, ">")
+          : strCat("tc_flash_attention<", a.e, ", ", a.ev, ", ", bf16 ? "true" : "false", ", ",
+                   maskKind, ", ", safe, ">");
+  text += strCat("    ", kernel, "(", args, mask, ", ", maskRow, ", ", maskCol, ", L, S, row0, ",
+                 scaleLog2, ", ", smem, ");\n");
   text += "  }\n";
-  return LaunchConfig{a.batch * ceilDiv(a.l, kFlashRows), kFlashThreads};
+  return LaunchConfig{a.batch * ceilDiv(a.l, rows), threads};
 }
 
 Expected<LaunchConfig> KernelRenderer::renderRowAttention(const LoopNode &node) {

@@ -196,11 +196,11 @@ private:
 
   /// Attention: f16/bf16 with head dims that are multiples of 16 up to 128 on the flash kernel
   /// (FlashAttention.cpp: 64 query rows per block on tensor cores), f32 of simtAttentionShape on
-  /// the f32 tiled kernel (32 rows per block); the rest one warp per query row.
+  /// the f32 tiled kernel (16 rows per block); the rest one warp per query row.
   Expected<LaunchConfig> renderAttention(const LoopNode &node);
 
-  Expected<LaunchConfig> renderFlashAttention(const LoopNode &node);
-  Expected<LaunchConfig> renderSimtFlashAttention(const LoopNode &node);
+  /// The flash kernel (f16/bf16) or the f32 tiled one: a block per tile of query rows.
+  Expected<LaunchConfig> renderTiledAttention(const LoopNode &node, bool f32);
 
   /// Attention, one warp per query row (four rows per block): the lanes split the head dims,
   /// each key's score is a warp sum, and an online softmax (running max and sum, rescaling the
