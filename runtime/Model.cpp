@@ -445,30 +445,32 @@ Status Model::Impl::planBuffers(const std::vector<Tensor> &inputs, std::vector<T
   // Every size first, each within the tensor size limit: nothing is allocated for a run that
   // would ask for more (a 150-byte model can declare a pad of 2^31 elements).
   std::vector<std::vector<int64_t>> outputShapes(m.outputs.size());
+  // Messages name what they are about only when there is one to give: every run comes here.
   for (size_t o = 0; o < m.outputs.size(); ++o) {
-    std::string what = "output '" + m.outputs[o].name + "'";
+    auto what = [&] { return "output '" + m.outputs[o].name + "'"; };
     for (const bundle::SizeExpr &dim : m.outputs[o].shape) {
       Expected<int64_t> value = dim.evaluate(bindings);
       if (!value)
-        return value.takeError().withContext(what);
+        return value.takeError().withContext(what());
       outputShapes[o].push_back(*value);
     }
-    TC_RETURN_IF_ERROR(checkTensorBytes(m.outputs[o].dtype, outputShapes[o], maxTensorBytes, what));
+    TC_RETURN_IF_ERROR(
+        checkTensorBytesLazily(m.outputs[o].dtype, outputShapes[o], maxTensorBytes, what));
   }
   for (const BufferDesc &buffer : m.buffers) {
     // A buffer no launch touches (a GEMM result its epilogue replaced) gets no memory.
     if (!usedBuffers[size_t(buffer.id)])
       continue;
-    std::string what = strCat("buffers[", buffer.id, "] '", buffer.name, "'");
+    auto what = [&] { return strCat("buffers[", buffer.id, "] '", buffer.name, "'"); };
     std::vector<int64_t> &shape = bufferShapes[size_t(buffer.id)];
     shape.resize(buffer.shape.size());
     for (size_t d = 0; d < buffer.shape.size(); ++d) {
       Expected<int64_t> value = buffer.shape[d].evaluate(bindings);
       if (!value)
-        return value.takeError().withContext(what);
+        return value.takeError().withContext(what());
       shape[d] = *value;
     }
-    TC_RETURN_IF_ERROR(checkTensorBytes(buffer.dtype, shape, maxTensorBytes, what));
+    TC_RETURN_IF_ERROR(checkTensorBytesLazily(buffer.dtype, shape, maxTensorBytes, what));
   }
   TC_ASSIGN_OR_RETURN(int64_t arenaBytes, m.arenaBytes.evaluate(bindings));
   if (arenaBytes < 0)
@@ -493,14 +495,14 @@ Status Model::Impl::planBuffers(const std::vector<Tensor> &inputs, std::vector<T
   for (const BufferDesc &buffer : m.buffers) {
     if (!usedBuffers[size_t(buffer.id)])
       continue;
-    std::string what = strCat("buffers[", buffer.id, "] '", buffer.name, "'");
+    auto what = [&] { return strCat("buffers[", buffer.id, "] '", buffer.name, "'"); };
     const std::vector<int64_t> &shape = bufferShapes[size_t(buffer.id)];
-    TC_ASSIGN_OR_RETURN(int64_t numel, checkedNumel(shape, what));
+    TC_ASSIGN_OR_RETURN(int64_t numel, checkedNumelLazily(shape, what));
     const Tensor *user = buffer.kind == BufferKind::Input    ? &inputs[size_t(buffer.index)]
                          : buffer.kind == BufferKind::Output ? &outputs[size_t(buffer.index)]
                                                              : nullptr;
     if (user && user->numel() != numel)
-      return makeError(what, ": ", describeShape(buffer.dtype, shape), " does not match ",
+      return makeError(what(), ": ", describeShape(buffer.dtype, shape), " does not match ",
                        bundle::bufferKindName(buffer.kind), " ",
                        describeShape(user->dtype(), user->shape()));
     if (!hostMemory)
@@ -522,9 +524,9 @@ Status Model::Impl::planBuffers(const std::vector<Tensor> &inputs, std::vector<T
       int64_t bytes = 0, end = 0;
       if (__builtin_mul_overflow(numel, int64_t(dtypeSize(buffer.dtype)), &bytes) ||
           __builtin_add_overflow(offset, bytes, &end))
-        return makeError(what, ": byte size overflows");
+        return makeError(what(), ": byte size overflows");
       if (offset < 0 || end > arenaBytes || offset % int64_t(dtypeSize(buffer.dtype)) != 0)
-        return makeError(what, ": bytes [", offset, ", ", end, ") do not fit an arena of ",
+        return makeError(what(), ": bytes [", offset, ", ", end, ") do not fit an arena of ",
                          arenaBytes, " bytes aligned for ", dtypeName(buffer.dtype));
       pointer = arenaBase + offset;
       break;

@@ -77,8 +77,18 @@ std::string formatBytes(int64_t bytes) {
   return text;
 }
 
+bool tensorBytesWithin(DType dtype, const std::vector<int64_t> &shape, int64_t limit) {
+  int64_t bytes = int64_t(dtypeSize(dtype));
+  for (int64_t dim : shape)
+    if (dim < 0 || __builtin_mul_overflow(bytes, dim, &bytes))
+      return false;
+  return bytes <= limit;
+}
+
 Status checkTensorBytes(DType dtype, const std::vector<int64_t> &shape, int64_t limit,
                         const std::string &what) {
+  if (tensorBytesWithin(dtype, shape, limit))
+    return Status::ok();
   std::string described = describeShape(dtype, shape);
   TC_ASSIGN_OR_RETURN(int64_t count, checkedNumel(shape, what + " " + described));
   int64_t bytes = 0;

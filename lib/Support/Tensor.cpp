@@ -2,6 +2,7 @@
 #include "tensorc/Support/Tensor.h"
 
 #include "tensorc/Support/DTypeDispatch.h"
+#include "tensorc/Support/Limits.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <cstdlib>
@@ -30,7 +31,8 @@ Expected<int64_t> checkedNumel(const std::vector<int64_t> &shape, const std::str
 }
 
 Expected<Tensor> Tensor::zeros(DType dtype, std::vector<int64_t> shape) {
-  TC_ASSIGN_OR_RETURN(int64_t count, checkedNumel(shape, describeShape(dtype, shape)));
+  TC_ASSIGN_OR_RETURN(int64_t count,
+                      checkedNumelLazily(shape, [&] { return describeShape(dtype, shape); }));
   if (uint64_t(count) > (uint64_t(1) << 46) / dtypeSize(dtype))
     return makeError("tensor ", describeShape(dtype, shape), " is too large to allocate");
   size_t bytes = size_t(count) * dtypeSize(dtype);

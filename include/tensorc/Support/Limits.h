@@ -3,6 +3,7 @@
 
 #include "tensorc/Support/DType.h"
 #include "tensorc/Support/Status.h"
+#include "tensorc/Support/Tensor.h"
 
 #include <cstdint>
 #include <string>
@@ -40,5 +41,30 @@ std::string formatBytes(int64_t bytes);
 /// (raise it with --max-tensor-bytes or TENSORC_MAX_TENSOR_BYTES)".
 Status checkTensorBytes(DType dtype, const std::vector<int64_t> &shape, int64_t limit,
                         const std::string &what);
+
+/// checkedNumel that builds the message's `what()` only when there is an error (hot paths: a
+/// model's every run checks its buffers).
+template <class What>
+Expected<int64_t> checkedNumelLazily(const std::vector<int64_t> &shape, What &&what) {
+  int64_t total = 1;
+  for (int64_t dim : shape) {
+    if (dim < 0 || (dim != 0 && total > INT64_MAX / dim))
+      return checkedNumel(shape, what());
+    total *= dim;
+  }
+  return total;
+}
+
+/// Whether that check passes (no message built).
+bool tensorBytesWithin(DType dtype, const std::vector<int64_t> &shape, int64_t limit);
+
+/// checkTensorBytes naming the tensor by `what()` only when it fails (hot paths).
+template <class What>
+Status checkTensorBytesLazily(DType dtype, const std::vector<int64_t> &shape, int64_t limit,
+                              What &&what) {
+  if (tensorBytesWithin(dtype, shape, limit))
+    return Status::ok();
+  return checkTensorBytes(dtype, shape, limit, what());
+}
 
 } // namespace tensorc
