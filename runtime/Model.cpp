@@ -446,6 +446,9 @@ Status Model::Impl::planBuffers(const std::vector<Tensor> &inputs, std::vector<T
   // would ask for more (a 150-byte model can declare a pad of 2^31 elements).
   std::vector<std::vector<int64_t>> outputShapes(m.outputs.size());
   // Messages name what they are about only when there is one to give: every run comes here.
+  auto bufferName = [](const BufferDesc &buffer) {
+    return strCat("buffers[", buffer.id, "] '", buffer.name, "'");
+  };
   for (size_t o = 0; o < m.outputs.size(); ++o) {
     auto what = [&] { return "output '" + m.outputs[o].name + "'"; };
     for (const bundle::SizeExpr &dim : m.outputs[o].shape) {
@@ -461,7 +464,7 @@ Status Model::Impl::planBuffers(const std::vector<Tensor> &inputs, std::vector<T
     // A buffer no launch touches (a GEMM result its epilogue replaced) gets no memory.
     if (!usedBuffers[size_t(buffer.id)])
       continue;
-    auto what = [&] { return strCat("buffers[", buffer.id, "] '", buffer.name, "'"); };
+    auto what = [&] { return bufferName(buffer); };
     std::vector<int64_t> &shape = bufferShapes[size_t(buffer.id)];
     shape.resize(buffer.shape.size());
     for (size_t d = 0; d < buffer.shape.size(); ++d) {
@@ -495,7 +498,7 @@ Status Model::Impl::planBuffers(const std::vector<Tensor> &inputs, std::vector<T
   for (const BufferDesc &buffer : m.buffers) {
     if (!usedBuffers[size_t(buffer.id)])
       continue;
-    auto what = [&] { return strCat("buffers[", buffer.id, "] '", buffer.name, "'"); };
+    auto what = [&] { return bufferName(buffer); };
     const std::vector<int64_t> &shape = bufferShapes[size_t(buffer.id)];
     TC_ASSIGN_OR_RETURN(int64_t numel, checkedNumelLazily(shape, what));
     const Tensor *user = buffer.kind == BufferKind::Input    ? &inputs[size_t(buffer.index)]

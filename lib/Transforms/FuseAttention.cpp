@@ -60,7 +60,7 @@ bool swapsLastTwo(const Node &node, size_t rank) {
   return false;
 }
 
-/// fuse-attention, for every match or only for heads of tensor-core shapes.
+/// fuse-attention, for every match or only for heads a tiled CUDA kernel runs.
 Status fuseAttentionWhere(Graph &graph, const PassContext &context, bool tiledOnly) {
   // Uses in the source graph, by value name (the rewriter keeps names of copied values).
   std::map<std::string, size_t> uses;
@@ -141,17 +141,26 @@ Status fuseAttentionWhere(Graph &graph, const PassContext &context, bool tiledOn
             }
       return nullptr;
     };
+    // scaled, or scaled + added (either side): the scaled matmul's value, `added` the other term.
+    auto matchMasked = [&](Value *candidate, Value *&added) -> Value * {
+      added = nullptr;
+      if (Value *found = matchScaled(candidate))
+        return found;
+      const Node *producer = candidate->producer();
+      if (!producer || producer->opId() != OpId::Add || !usedOnce(candidate))
+        return nullptr;
+      for (size_t side : {0, 1})
+        if (Value *found = matchScaled(producer->input(side))) {
+          added = producer->input(1 - side);
+          return found;
+        }
+      return nullptr;
+    };
     // A bool mask: where(keep, scaled, -inf), or where(drop, -inf, scaled) (ONNX's masked_fill).
-    Value *qk = matchScaled(scores);
+    Value *qk = matchMasked(scores, mask);
     const Node *combine = scores->producer();
     bool dropMask = false;
-    if (!qk && combine && combine->opId() == OpId::Add) {
-      for (size_t side : {0, 1})
-        if ((qk = matchScaled(combine->input(side)))) {
-          mask = combine->input(1 - side);
-          break;
-        }
-    } else if (!qk && combine && combine->opId() == OpId::Where &&
+    if (!qk && combine && combine->opId() == OpId::Where &&
                combine->input(0)->type().dtype == DType::Bool) {
       for (size_t side : {1, 2}) {
         std::optional<double> fill = scalarConstant(target, combine->input(3 - side));
@@ -182,14 +191,7 @@ Status fuseAttentionWhere(Graph &graph, const PassContext &context, bool tiledOn
         if (pre->type().shape != scores->type().shape)
           continue;
         Value *first = nullptr;
-        Value *found = matchScaled(pre);
-        if (const Node *preAdd = pre->producer();
-            !found && preAdd && preAdd->opId() == OpId::Add && usedOnce(pre))
-          for (size_t s2 : {0, 1})
-            if ((found = matchScaled(preAdd->input(s2)))) {
-              first = preAdd->input(1 - s2);
-              break;
-            }
+        Value *found = matchMasked(pre, first);
         if (!found)
           continue;
         qk = found;
