@@ -234,6 +234,49 @@ TEST(CpuCodegen, FusedReductionThenPointwise) {
   }
 }
 
+TEST(CpuCodegen, ColumnMeanIsTheSameForAnyChunking) {
+  // A squeeze-excite mean over an NHWC tensor: m[n, c] = sum(x[n, :, :, c]) / (H * W), the
+  // channels vectors wide (a column kernel). The thread pool may cut [0, N * C) anywhere; each
+  // call rounds its chunk to whole sweeps of its row, so every chunking must give the result of
+  // one call over the whole range, bit for bit, and that result the mean.
+  TestProgram p;
+  const int64_t N = 2, H = 5, W = 9, C = 70;
+  int xb = p.buffer("x", DType::F32, {N, H, W, C}), sum = p.buffer("sum", DType::F32, {N, C});
+  int mean = p.buffer("mean", DType::F32, {N, C});
+  int nsum = p.reduction(sum, {N, C}, {H, W}, ReduceOp::Sum,
+                         p.load(xb, ((x(0) * H + r(0)) * W + r(1)) * C + x(1)));
+  int nmean = p.pointwise(mean, {N, C},
+                          loop::makeBinary(BinaryOp::Div, p.load(sum, x(0) * C + x(1)),
+                                           f32(double(H * W))));
+  const auto &k =
+      p.kernel("per_fused_sum_div_channels_last_0", sched::Kernel::Kind::Loop, {N, C},
+               {nsum, nmean});
+  Library lib(p);
+  std::vector<float> X(size_t(N * H * W * C));
+  for (size_t i = 0; i < X.size(); ++i)
+    X[i] = std::sin(0.37f * float(i)) * 3.0f + 0.1f * float(i % 7);
+  auto runChunks = [&](int64_t chunk) {
+    std::vector<float> S(size_t(N * C), -1.0f), M(size_t(N * C), -1.0f);
+    std::map<int, void *> bufs{{xb, X.data()}, {sum, S.data()}, {mean, M.data()}};
+    for (int64_t begin = 0; begin < N * C; begin += chunk)
+      run(lib, k, bufs, {}, begin, std::min(N * C, begin + chunk));
+    return M;
+  };
+  std::vector<float> whole = runChunks(N * C);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c) {
+      double s = 0;
+      for (int64_t hw = 0; hw < H * W; ++hw)
+        s += X[size_t((n * H * W + hw) * C + c)];
+      EXPECT_NEAR(whole[size_t(n * C + c)], s / double(H * W), 1e-5) << n << "," << c;
+    }
+  for (int64_t chunk : {1, 3, 4, 7, 12, 31, 33, 64, 100}) {
+    std::vector<float> chunked = runChunks(chunk);
+    for (size_t i = 0; i < whole.size(); ++i)
+      ASSERT_EQ(chunked[i], whole[i]) << "chunks of " << chunk << ", element " << i;
+  }
+}
+
 TEST(CpuCodegen, MaxArgMaxWithNaNAndTies) {
   TestProgram p;
   const int64_t R = 4, C = 21;

@@ -211,7 +211,7 @@ Status KernelEmitter::loopKernel(const codegen::LoopKernel &loopKernel) {
   std::vector<bool> vectorize;
   for (const LoopNode *node : stages)
     vectorize.push_back(isVectorizable(node->body, last));
-  emitRowSegments([&](const EmitScope &scope, Value *lo, Value *hi, Value *rowBase) {
+  emitRowSegments(begin, end, [&](const EmitScope &scope, Value *lo, Value *hi, Value *rowBase) {
     for (size_t s = 0; s < stages.size(); ++s) {
       const LoopNode &node = *stages[s];
       emitVectorized(scope, last, lo, hi, vectorize[s], [&](const EmitScope &inner) {
@@ -224,14 +224,15 @@ Status KernelEmitter::loopKernel(const codegen::LoopKernel &loopKernel) {
 }
 
 void KernelEmitter::emitRowSegments(
+    Value *first, Value *last,
     llvm::function_ref<void(const EmitScope &, Value *, Value *, Value *)> body) {
   size_t k = kernel.outerRanges.size();
-  emitLoop(begin, end, "row", [&](Value *o) {
+  emitLoop(first, last, "row", [&](Value *o) {
     Value *rowLength = outerRanges[k - 1];
     Value *lo = b.CreateURem(o, rowLength);
     EmitScope scope = symbols;
     decompose(b.CreateUDiv(o, rowLength), outerRanges, k - 1, scope);
-    Value *count = smin(b.CreateSub(rowLength, lo), b.CreateSub(end, o));
+    Value *count = smin(b.CreateSub(rowLength, lo), b.CreateSub(last, o));
     body(scope, lo, b.CreateAdd(lo, count), b.CreateSub(o, lo));
     return b.CreateAdd(o, count);
   });
@@ -272,7 +273,20 @@ void KernelEmitter::emitColumnKernel(const codegen::LoopKernel &loopKernel) {
   std::vector<unsigned> widths = {4 * lanes, lanes, 1};
   if (hasArg)
     widths.erase(widths.begin());
-  emitRowSegments([&](const EmitScope &scope, Value *lo, Value *hi, Value *rowBase) {
+  // The thread pool cuts the range into chunks that need not be whole vectors (32 columns on 2
+  // threads: chunks of 4), which leaves a chunk's columns to the one-element sweep, a strided walk
+  // over all the rows it reduces; and a chunk of one vector still walks every row for a single
+  // cache line of it. Each chunk starts instead at its start rounded down to a multiple of the
+  // widest sweep within its row (and ends where the next chunk starts): the rounding is the same
+  // for every chunk and non-decreasing, and leaves 0 and the range's end (whole rows) in place, so
+  // the chunks still cover the range once. A chunk may come out empty; a neighbour takes its
+  // columns, and a range of one widest sweep runs on one thread.
+  Value *rowLength = outerRanges[k - 1];
+  auto alignDown = [&](Value *x) {
+    return b.CreateSub(x, b.CreateURem(b.CreateURem(x, rowLength), i64(widths.front())));
+  };
+  emitRowSegments(alignDown(begin), alignDown(end), [&](const EmitScope &scope, Value *lo,
+                                                        Value *hi, Value *rowBase) {
     for (const LoopNode *node : loopKernel.stages)
       emitWidths(scope, last, lo, hi, widths, [&](const EmitScope &inner) {
         Value *at = b.CreateAdd(rowBase, inner.vars.at(last));
@@ -368,6 +382,16 @@ void KernelEmitter::emitReductionStage(const LoopNode &node, const EmitScope &ou
   llvm::Type *indexVecType = llvm::FixedVectorType::get(b.getInt64Ty(), lanes);
   b.CreateStore(identity(op, dtype, columns), scalarAcc);
   b.CreateStore(llvm::Constant::getNullValue(accIndexType), scalarIndex);
+  // A column kernel's vector narrower than four registers' worth (one vector of lanes) adds
+  // into its accumulator once per reduced element, a chain of dependent adds that bounds the
+  // sweep at the add's latency: its innermost reduced dim then runs in steps of several
+  // elements, each into its own accumulator, combined at the end.
+  std::vector<llvm::AllocaInst *> partials = {scalarAcc};
+  if (!isArg && columns > 1)
+    for (unsigned p = 1; p < std::min(4u, 4 * lanes / columns); ++p) {
+      partials.push_back(entryAlloca(scalarAcc->getAllocatedType(), "acc.part"));
+      b.CreateStore(identity(op, dtype, columns), partials.back());
+    }
   if (vectorize) {
     vectorAcc = entryAlloca(ex->registerType(dtype, lanes), "acc.vec");
     vectorIndex = entryAlloca(indexVecType, "acc.vec.index");
@@ -375,9 +399,9 @@ void KernelEmitter::emitReductionStage(const LoopNode &node, const EmitScope &ou
     b.CreateStore(llvm::Constant::getNullValue(indexVecType), vectorIndex);
   }
 
-  auto update = [&](const EmitScope &scope, Value *flatIndex) {
+  auto update = [&](const EmitScope &scope, Value *flatIndex, llvm::AllocaInst *slot) {
     bool wide = vectorize && scope.lanes > 1;
-    llvm::AllocaInst *accSlot = wide ? vectorAcc : scalarAcc;
+    llvm::AllocaInst *accSlot = wide ? vectorAcc : slot;
     llvm::AllocaInst *indexSlot = wide ? vectorIndex : scalarIndex;
     Value *value = ex->emitBody(node.body, scope);
     Value *acc = b.CreateLoad(accSlot->getAllocatedType(), accSlot);
@@ -405,8 +429,20 @@ void KernelEmitter::emitReductionStage(const LoopNode &node, const EmitScope &ou
       [&](size_t d, const EmitScope &scope, Value *prefix) {
         std::string var = loop::reductionVar(d);
         if (d + 1 == q) {
-          emitVectorized(scope, var, i64(0), ranges[d], vectorize, [&](const EmitScope &inner) {
-            update(inner, b.CreateAdd(prefix, inner.vars.at(var)));
+          Value *first = i64(0);
+          if (partials.size() > 1) {
+            auto step = int64_t(partials.size());
+            first = b.CreateMul(b.CreateUDiv(ranges[d], i64(step)), i64(step));
+            emitFor(i64(0), first, step, var + ".parts", [&](Value *r) {
+              for (size_t p = 0; p < partials.size(); ++p) {
+                EmitScope inner = scope;
+                inner.vars[var] = b.CreateAdd(r, i64(int64_t(p)));
+                update(inner, b.CreateAdd(prefix, inner.vars.at(var)), partials[p]);
+              }
+            });
+          }
+          emitVectorized(scope, var, first, ranges[d], vectorize, [&](const EmitScope &inner) {
+            update(inner, b.CreateAdd(prefix, inner.vars.at(var)), scalarAcc);
           });
           return;
         }
@@ -418,7 +454,14 @@ void KernelEmitter::emitReductionStage(const LoopNode &node, const EmitScope &ou
       };
   nest(0, outer, i64(0));
 
-  Value *result = b.CreateLoad(scalarAcc->getAllocatedType(), scalarAcc);
+  // The partial accumulators pairwise: (0 + 1) + (2 + 3).
+  std::vector<Value *> parts;
+  for (llvm::AllocaInst *slot : partials)
+    parts.push_back(b.CreateLoad(slot->getAllocatedType(), slot));
+  for (size_t stride = 1; stride < parts.size(); stride *= 2)
+    for (size_t p = 0; p + stride < parts.size(); p += 2 * stride)
+      parts[p] = combine(op, dtype, parts[p], parts[p + stride]);
+  Value *result = parts[0];
   Value *resultIndex = b.CreateLoad(accIndexType, scalarIndex);
   if (vectorize) {
     Value *vec = b.CreateLoad(vectorAcc->getAllocatedType(), vectorAcc);

@@ -76,10 +76,11 @@ private:
   void emitWidths(const EmitScope &scope, const std::string &var, llvm::Value *lo, llvm::Value *hi,
                   llvm::ArrayRef<unsigned> widths,
                   llvm::function_ref<void(const EmitScope &)> body);
-  /// Walks [begin, end) of the outer elements a segment of one row of the last outer dim at a
+  /// Walks [first, last) of the outer elements a segment of one row of the last outer dim at a
   /// time: `body(scope, lo, hi, rowBase)` with the other outer dims bound in `scope`, the last one
   /// to run over [lo, hi) and rowBase the flat index of the row's first element.
   void emitRowSegments(
+      llvm::Value *first, llvm::Value *last,
       llvm::function_ref<void(const EmitScope &, llvm::Value *, llvm::Value *, llvm::Value *)>
           body);
   /// A kernel of reductions over dims that are not the innermost (an NHWC tensor's H and W): the
