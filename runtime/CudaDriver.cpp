@@ -59,6 +59,7 @@ Expected<const Driver *> loadDriver() {
   resolve(driver.streamDestroy, "cuStreamDestroy_v2");
   resolve(driver.streamSynchronize, "cuStreamSynchronize");
   resolve(driver.launchKernel, "cuLaunchKernel");
+  resolve(driver.launchKernelEx, "cuLaunchKernelEx");
   resolve(driver.streamBeginCapture, "cuStreamBeginCapture_v2");
   resolve(driver.streamEndCapture, "cuStreamEndCapture");
   resolve(driver.graphInstantiate, "cuGraphInstantiateWithFlags");

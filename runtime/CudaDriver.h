@@ -31,7 +31,32 @@ constexpr int kAttrMemoryBusWidth = 37;  // bits
 constexpr int kAttrComputeCapabilityMajor = 75;
 constexpr int kAttrComputeCapabilityMinor = 76;
 constexpr unsigned kStreamNonBlocking = 1;
+// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: the launch may begin while the kernel
+// before it in the stream still runs (its own griddepcontrol.wait orders its memory accesses).
+constexpr int kLaunchAttributeProgrammaticStreamSerialization = 6;
 constexpr int kCaptureModeThreadLocal = 1;
+
+/// CUlaunchAttribute: an id, padding to 8 bytes, and a 64-byte union of values.
+struct LaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    int programmaticStreamSerializationAllowed;
+  } value;
+};
+static_assert(sizeof(LaunchAttribute) == 72, "CUlaunchAttribute's layout");
+
+/// CUlaunchConfig.
+struct LaunchConfig {
+  unsigned gridDimX, gridDimY, gridDimZ;
+  unsigned blockDimX, blockDimY, blockDimZ;
+  unsigned sharedMemBytes;
+  Stream stream;
+  LaunchAttribute *attrs;
+  unsigned numAttrs;
+};
+static_assert(sizeof(LaunchConfig) == 56, "CUlaunchConfig's layout");
 
 /// The entry points tensorc uses, resolved once per process.
 struct Driver {
@@ -58,6 +83,7 @@ struct Driver {
   Result (*streamSynchronize)(Stream);
   Result (*launchKernel)(Function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                          unsigned, Stream, void **, void **);
+  Result (*launchKernelEx)(const LaunchConfig *, Function, void **, void **);
   Result (*streamBeginCapture)(Stream, int);
   Result (*streamEndCapture)(Stream, Graph *);
   Result (*graphInstantiate)(GraphExec *, Graph, unsigned long long);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 namespace tensorc::rt {
@@ -105,8 +106,20 @@ CudaExecutor::create(const Manifest &manifest, const FileReader &readFile,
   table.resize(std::strlen(table.c_str()));
   TC_RETURN_IF_ERROR(bundle::checkKernelSignatures(manifest, table, chosen->file, /*cuda=*/true));
 
+  // Modules whose kernels order themselves after the previous kernel (griddepcontrol.wait).
+  std::vector<bool> waits(images.size(), false);
+  const char *pdl = std::getenv("TENSORC_CUDA_PDL");
+  if (!(pdl && std::string(pdl) == "0"))
+    for (size_t m = 0; m < images.size(); ++m) {
+      cu::DevicePtr address = 0;
+      size_t bytes = 0;
+      waits[m] = d.moduleGetGlobal(&address, &bytes, self->modules_[m],
+                                   bundle::kGridDependencySymbol) == cu::kSuccess;
+    }
+
   // Each kernel from its own module (manifest validation keeps cudaModule in range).
   self->functions_.assign(manifest.launches.size(), nullptr);
+  self->dependentLaunch_.assign(manifest.launches.size(), false);
   for (size_t i = 0; i < manifest.launches.size(); ++i) {
     const Launch &launch = manifest.launches[i];
     if (launch.kind != LaunchKind::Kernel)
@@ -118,6 +131,7 @@ CudaExecutor::create(const Manifest &manifest, const FileReader &readFile,
         d.moduleGetFunction(&self->functions_[i], self->modules_[module],
                             (launch.cudaSymbol.empty() ? launch.name : launch.cudaSymbol).c_str()),
         label(manifest, i) + ": kernel not in " + images[module]->file));
+    self->dependentLaunch_[i] = waits[module];
     // Dynamic shared memory is opted into once per function: the default limit of 48 KB counts
     // static and dynamic shared memory together, so a kernel with 48 KB of dynamic shared memory
     // and a static word (the split-K kernels' tk_last) fails to launch without it.
@@ -364,10 +378,21 @@ Status CudaExecutor::enqueue(const std::map<std::string, int64_t> &bindings,
       params.clear();
       for (unsigned long long &value : values)
         params.push_back(&value);
+      if (!dependentLaunch_[i]) {
+        TC_RETURN_IF_ERROR(d.check(
+            d.launchKernel(functions_[i], unsigned(grid), 1, 1, unsigned(launch.cudaBlock), 1, 1,
+                           unsigned(launch.cudaSharedBytes), stream_, params.data(), nullptr),
+            label(m, i)));
+        break;
+      }
+      cu::LaunchAttribute dependent = {};
+      dependent.id = cu::kLaunchAttributeProgrammaticStreamSerialization;
+      dependent.value.programmaticStreamSerializationAllowed = 1;
+      cu::LaunchConfig config = {unsigned(grid), 1,      1, unsigned(launch.cudaBlock),
+                                 1,              1,      unsigned(launch.cudaSharedBytes),
+                                 stream_,        &dependent, 1};
       TC_RETURN_IF_ERROR(d.check(
-          d.launchKernel(functions_[i], unsigned(grid), 1, 1, unsigned(launch.cudaBlock), 1, 1,
-                         unsigned(launch.cudaSharedBytes), stream_, params.data(), nullptr),
-          label(m, i)));
+          d.launchKernelEx(&config, functions_[i], params.data(), nullptr), label(m, i)));
       break;
     }
     case LaunchKind::Extern:

@@ -123,6 +123,9 @@ private:
   cu::Stream stream_ = nullptr;         // where the current run queues: ownStream_ or the caller's
   std::vector<cu::Module> modules_;     // per bundle CUDA module (manifest CudaImage::module)
   std::vector<cu::Function> functions_; // per launch (Kernel launches only)
+  // Per launch: its kernel waits for the one before it (bundle::kGridDependencySymbol), so it is
+  // launched as a programmatic dependent. TENSORC_CUDA_PDL=0 launches every kernel plainly.
+  std::vector<bool> dependentLaunch_;
   std::vector<cu::DevicePtr> pointers_; // per buffer
   std::vector<size_t> capacities_;      // per buffer: bytes held (inputs, outputs, weights)
   cu::DevicePtr arena_ = 0;

@@ -2,6 +2,7 @@
 // IR's indices and chains are, NVRTC errors name the kernel (and its fused nodes), and source
 // nested too deeply for NVRTC is refused naming the kernel instead of crashing it; several
 // programs compile apart, each cached on its own.
+#include "tensorc/Bundle/Manifest.h"
 #include "tensorc/Codegen/CUDA/CudaCodegen.h"
 #include "tensorc/Lowering/LoopParser.h"
 #include "tensorc/Scheduler/Schedule.h"
@@ -138,6 +139,38 @@ TEST(CudaSource, TooDeepSourceIsRefusedNamingTheKernel) {
                                            "nest 250 levels deep"),
             std::string::npos)
       << module->error().message();
+}
+
+TEST(CudaSource, KernelsWaitForTheKernelBeforeThemOnHopper) {
+  // Every kernel's first statement is TC_GRID_DEPENDENCY_WAIT() (so the runtime may launch it as
+  // a programmatic dependent of the kernel before it), and a module built for sm_90 says so
+  // through the symbol the runtime looks up; one whose PTX is for an older arch (where the wait
+  // compiles to nothing) must not, or its kernels would race the kernel before them.
+  Expected<cuda::RenderedKernels> rendered = render(deepProgram(2, 3));
+  ASSERT_TRUE(rendered) << rendered.error().message();
+  std::vector<cuda::SourceKernel> kernels = cuda::sourceKernels(rendered->source);
+  ASSERT_FALSE(kernels.empty());
+  for (const cuda::SourceKernel &kernel : kernels) {
+    size_t body = rendered->source.find('{', kernel.begin);
+    ASSERT_LT(body, kernel.end) << kernel.name;
+    const std::string first = "{\n  TC_GRID_DEPENDENCY_WAIT();\n";
+    EXPECT_EQ(rendered->source.compare(body, first.size(), first), 0)
+        << kernel.name << ": " << rendered->source.substr(body, 60);
+  }
+  cuda::CompileOptions options;
+  options.cacheDir = "-";
+  for (const char *arch : {"sm_90", "sm_80"}) {
+    options.archs = {arch};
+    Expected<cuda::CompiledModule> module =
+        cuda::compileSource(rendered->source, "kernels", options);
+    if (!module && module.error().message().find("without the CUDA toolkit") != std::string::npos)
+      GTEST_SKIP() << "built without NVRTC";
+    ASSERT_TRUE(module) << module.error().message();
+    bool hopper = std::string(arch) == "sm_90";
+    EXPECT_EQ(module->ptx.find("griddepcontrol.wait") != std::string::npos, hopper) << arch;
+    EXPECT_EQ(module->ptx.find(bundle::kGridDependencySymbol) != std::string::npos, hopper)
+        << arch;
+  }
 }
 
 /// A one-kernel program storing `value`.

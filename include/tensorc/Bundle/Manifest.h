@@ -217,6 +217,10 @@ Expected<std::vector<const CudaImage *>> chooseCudaImages(const Manifest &manife
 
 /// The name of the signature table in kernel images (module 0's, for CUDA).
 inline constexpr const char *kKernelSignatureSymbol = "tensorc_kernel_signatures";
+/// A CUDA module that defines this __device__ int (images for sm_90 and newer) has kernels that
+/// begin with griddepcontrol.wait: they may be launched as programmatic dependents of the kernel
+/// before them (and let the next launch early), which hides most of the gap between kernels.
+inline constexpr const char *kGridDependencySymbol = "tensorc_grid_dependency_wait";
 
 /// Names used in manifest.json for the enums ("arena", "kernel").
 const char *bufferKindName(BufferKind kind);

@@ -2,6 +2,8 @@
 // shift rules (the same as lib/Codegen/CPU/ExprEmitter.cpp), loads and stores in memory form.
 #include "ExprRenderer.h"
 
+#include "Kernels/KernelLibrary.h"
+#include "tensorc/Bundle/Manifest.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <algorithm>
@@ -118,7 +120,12 @@ TC_DEVICE unsigned short tc_shfl_down(unsigned short v, int d) { return (unsigne
 TC_DEVICE signed char tc_shfl_down(signed char v, int d) { return (signed char)__shfl_down_sync(0xffffffffu, (int)v, d); }
 TC_DEVICE unsigned char tc_shfl_down(unsigned char v, int d) { return (unsigned char)__shfl_down_sync(0xffffffffu, (int)v, d); }
 TC_DEVICE bool tc_shfl_down(bool v, int d) { return __shfl_down_sync(0xffffffffu, (int)v, d) != 0; }
-)";
+)" + std::string(kernels::gridDependencyWaitSource()) +
+                                  strCat("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900\n"
+                                         "// Read back by the runtime: these kernels begin with "
+                                         "TC_GRID_DEPENDENCY_WAIT().\n"
+                                         "extern \"C\" __device__ const int ",
+                                         bundle::kGridDependencySymbol, " = 1;\n#endif\n");
   return text;
 }
 

@@ -59,7 +59,8 @@ public:
       return config;
     }
     source += strCat("extern \"C\" __global__ void __launch_bounds__(", config.block, ") ",
-                     kernel.name, "(", join(params, ", "), ") {\n", text, "}\n\n");
+                     kernel.name, "(", join(params, ", "), ") {\n",
+                     kernels::kGridDependencyWaitCall, text, "}\n\n");
     return config;
   }
 

@@ -30,8 +30,22 @@ const char *mathModeName(MathMode mode) {
   return "?";
 }
 
+const char *gridDependencyWaitSource() {
+  // Outside the inline-PTX sections: the CPU emulation (no __CUDA_ARCH__) gets the no-op.
+  return R"(#ifndef TC_GRID_DEPENDENCY_WAIT
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define TC_GRID_DEPENDENCY_WAIT() \
+  asm volatile("griddepcontrol.wait;" ::: "memory")
+#else
+#define TC_GRID_DEPENDENCY_WAIT() ((void)0)
+#endif
+#endif
+)";
+}
+
 const std::string &kernelLibrarySource() {
-  static const std::string text = std::string(detail::devicePrimitives()) +
+  static const std::string text = std::string(gridDependencyWaitSource()) +
+                                  detail::devicePrimitives() +
                                   detail::hopperPrimitives() + detail::tensorCoreDevice() +
                                   detail::wgmmaDevice() + detail::simtDevice() +
                                   detail::depthwiseDevice();
@@ -76,7 +90,8 @@ std::string wrapKernel(const KernelSource &kernel, const std::string &body) {
   std::string cluster =
       kernel.clusterSize > 1 ? strCat("__cluster_dims__(", kernel.clusterSize, ", 1, 1) ") : "";
   return strCat("extern \"C\" __global__ void ", cluster, "__launch_bounds__(", bounds, ")\n",
-                kernel.name, "(", join(kernel.params, ", "), ") {\n", body, "}\n");
+                kernel.name, "(", join(kernel.params, ", "), ") {\n", kGridDependencyWaitCall,
+                body, "}\n");
 }
 
 std::string gemmLaunch(KernelSource &kernel, const GemmConfig &c, ElemType type, MathMode math,

@@ -207,6 +207,14 @@ struct KernelSource {
   std::vector<TensorMapSpec> tensorMaps; // TMA maps the host encodes (Hopper kernels)
 };
 
+/// TC_GRID_DEPENDENCY_WAIT(), which every kernel calls before anything else (the call is
+/// kGridDependencyWaitCall): on sm_90 and newer it waits until the kernel before it in the stream
+/// has finished and its writes are visible, then lets the next kernel launch (programmatic
+/// dependent launch: the next kernel's launch and block start-up overlap this one's tail);
+/// elsewhere it does nothing. Defined by the prelude and the library, whichever comes first.
+const char *gridDependencyWaitSource();
+inline constexpr const char *kGridDependencyWaitCall = "  TC_GRID_DEPENDENCY_WAIT();\n";
+
 /// Device templates every generated kernel calls (tk_ names), with the inline PTX between
 /// `// ---- inline PTX` and `// ---- end of inline PTX` markers so that test/e2e/cuda_emu.h can
 /// replace it. Defines TC_DEVICE if the module's prelude did not.
