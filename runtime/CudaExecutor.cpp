@@ -388,11 +388,14 @@ Status CudaExecutor::enqueue(const std::map<std::string, int64_t> &bindings,
       cu::LaunchAttribute dependent = {};
       dependent.id = cu::kLaunchAttributeProgrammaticStreamSerialization;
       dependent.value.programmaticStreamSerializationAllowed = 1;
-      cu::LaunchConfig config = {unsigned(grid), 1,      1, unsigned(launch.cudaBlock),
-                                 1,              1,      unsigned(launch.cudaSharedBytes),
-                                 stream_,        &dependent, 1};
-      TC_RETURN_IF_ERROR(d.check(
-          d.launchKernelEx(&config, functions_[i], params.data(), nullptr), label(m, i)));
+      cu::LaunchConfig config = {};
+      config.gridDimX = unsigned(grid), config.gridDimY = 1, config.gridDimZ = 1;
+      config.blockDimX = unsigned(launch.cudaBlock), config.blockDimY = 1, config.blockDimZ = 1;
+      config.sharedMemBytes = unsigned(launch.cudaSharedBytes);
+      config.stream = stream_;
+      config.attrs = &dependent, config.numAttrs = 1;
+      TC_RETURN_IF_ERROR(
+          d.check(d.launchKernelEx(&config, functions_[i], params.data(), nullptr), label(m, i)));
       break;
     }
     case LaunchKind::Extern:

@@ -245,12 +245,11 @@ TEST(CpuCodegen, ColumnMeanIsTheSameForAnyChunking) {
   int mean = p.buffer("mean", DType::F32, {N, C});
   int nsum = p.reduction(sum, {N, C}, {H, W}, ReduceOp::Sum,
                          p.load(xb, ((x(0) * H + r(0)) * W + r(1)) * C + x(1)));
-  int nmean = p.pointwise(mean, {N, C},
-                          loop::makeBinary(BinaryOp::Div, p.load(sum, x(0) * C + x(1)),
-                                           f32(double(H * W))));
-  const auto &k =
-      p.kernel("per_fused_sum_div_channels_last_0", sched::Kernel::Kind::Loop, {N, C},
-               {nsum, nmean});
+  int nmean = p.pointwise(
+      mean, {N, C},
+      loop::makeBinary(BinaryOp::Div, p.load(sum, x(0) * C + x(1)), f32(double(H * W))));
+  const auto &k = p.kernel("per_fused_sum_div_channels_last_0", sched::Kernel::Kind::Loop, {N, C},
+                           {nsum, nmean});
   Library lib(p);
   std::vector<float> X(size_t(N * H * W * C));
   for (size_t i = 0; i < X.size(); ++i)

@@ -168,8 +168,7 @@ TEST(CudaSource, KernelsWaitForTheKernelBeforeThemOnHopper) {
     ASSERT_TRUE(module) << module.error().message();
     bool hopper = std::string(arch) == "sm_90";
     EXPECT_EQ(module->ptx.find("griddepcontrol.wait") != std::string::npos, hopper) << arch;
-    EXPECT_EQ(module->ptx.find(bundle::kGridDependencySymbol) != std::string::npos, hopper)
-        << arch;
+    EXPECT_EQ(module->ptx.find(bundle::kGridDependencySymbol) != std::string::npos, hopper) << arch;
   }
 }
 

@@ -219,7 +219,7 @@ Expected<std::vector<const CudaImage *>> chooseCudaImages(const Manifest &manife
 inline constexpr const char *kKernelSignatureSymbol = "tensorc_kernel_signatures";
 /// A CUDA module that defines this __device__ int (images for sm_90 and newer) has kernels that
 /// begin with griddepcontrol.wait: they may be launched as programmatic dependents of the kernel
-/// before them (and let the next launch early), which hides most of the gap between kernels.
+/// before them, so that their launch overlaps that kernel's end.
 inline constexpr const char *kGridDependencySymbol = "tensorc_grid_dependency_wait";
 
 /// Names used in manifest.json for the enums ("arena", "kernel").

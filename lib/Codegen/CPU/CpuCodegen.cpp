@@ -285,17 +285,18 @@ void KernelEmitter::emitColumnKernel(const codegen::LoopKernel &loopKernel) {
   auto alignDown = [&](Value *x) {
     return b.CreateSub(x, b.CreateURem(b.CreateURem(x, rowLength), i64(widths.front())));
   };
-  emitRowSegments(alignDown(begin), alignDown(end), [&](const EmitScope &scope, Value *lo,
-                                                        Value *hi, Value *rowBase) {
-    for (const LoopNode *node : loopKernel.stages)
-      emitWidths(scope, last, lo, hi, widths, [&](const EmitScope &inner) {
-        Value *at = b.CreateAdd(rowBase, inner.vars.at(last));
-        if (node->kind == LoopNode::Kind::Reduction)
-          emitReductionStage(*node, inner, at);
-        else
-          ex->store(node->output, node->body->dtype, ex->emitBody(node->body, inner), at);
+  Value *chunkBegin = alignDown(begin), *chunkEnd = alignDown(end);
+  emitRowSegments(
+      chunkBegin, chunkEnd, [&](const EmitScope &scope, Value *lo, Value *hi, Value *rowBase) {
+        for (const LoopNode *node : loopKernel.stages)
+          emitWidths(scope, last, lo, hi, widths, [&](const EmitScope &inner) {
+            Value *at = b.CreateAdd(rowBase, inner.vars.at(last));
+            if (node->kind == LoopNode::Kind::Reduction)
+              emitReductionStage(*node, inner, at);
+            else
+              ex->store(node->output, node->body->dtype, ex->emitBody(node->body, inner), at);
+          });
       });
-  });
 }
 
 void KernelEmitter::emitPointwiseStage(const LoopNode &node, const EmitScope &outer, Value *o) {

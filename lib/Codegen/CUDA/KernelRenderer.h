@@ -58,9 +58,9 @@ public:
       source += librarySource + "\n";
       return config;
     }
-    source += strCat("extern \"C\" __global__ void __launch_bounds__(", config.block, ") ",
-                     kernel.name, "(", join(params, ", "), ") {\n",
-                     kernels::kGridDependencyWaitCall, text, "}\n\n");
+    source +=
+        strCat("extern \"C\" __global__ void __launch_bounds__(", config.block, ") ", kernel.name,
+               "(", join(params, ", "), ") {\n", kernels::kGridDependencyWaitCall, text, "}\n\n");
     return config;
   }
 

@@ -45,10 +45,9 @@ const char *gridDependencyWaitSource() {
 
 const std::string &kernelLibrarySource() {
   static const std::string text = std::string(gridDependencyWaitSource()) +
-                                  detail::devicePrimitives() +
-                                  detail::hopperPrimitives() + detail::tensorCoreDevice() +
-                                  detail::wgmmaDevice() + detail::simtDevice() +
-                                  detail::depthwiseDevice();
+                                  detail::devicePrimitives() + detail::hopperPrimitives() +
+                                  detail::tensorCoreDevice() + detail::wgmmaDevice() +
+                                  detail::simtDevice() + detail::depthwiseDevice();
   return text;
 }
 
@@ -90,8 +89,8 @@ std::string wrapKernel(const KernelSource &kernel, const std::string &body) {
   std::string cluster =
       kernel.clusterSize > 1 ? strCat("__cluster_dims__(", kernel.clusterSize, ", 1, 1) ") : "";
   return strCat("extern \"C\" __global__ void ", cluster, "__launch_bounds__(", bounds, ")\n",
-                kernel.name, "(", join(kernel.params, ", "), ") {\n", kGridDependencyWaitCall,
-                body, "}\n");
+                kernel.name, "(", join(kernel.params, ", "), ") {\n", kGridDependencyWaitCall, body,
+                "}\n");
 }
 
 std::string gemmLaunch(KernelSource &kernel, const GemmConfig &c, ElemType type, MathMode math,

@@ -209,9 +209,11 @@ struct KernelSource {
 
 /// TC_GRID_DEPENDENCY_WAIT(), which every kernel calls before anything else (the call is
 /// kGridDependencyWaitCall): on sm_90 and newer it waits until the kernel before it in the stream
-/// has finished and its writes are visible, then lets the next kernel launch (programmatic
-/// dependent launch: the next kernel's launch and block start-up overlap this one's tail);
-/// elsewhere it does nothing. Defined by the prelude and the library, whichever comes first.
+/// has finished and its writes are visible (programmatic dependent launch: the runtime may launch
+/// a kernel before the one ahead of it ends); elsewhere it does nothing. The next kernel may
+/// launch when this one's blocks exit: triggering it earlier (launch_dependents after the wait)
+/// made most models slower (bench/cuda_kernels/NOTES.md). Defined by the prelude and the
+/// library, whichever comes first.
 const char *gridDependencyWaitSource();
 inline constexpr const char *kGridDependencyWaitCall = "  TC_GRID_DEPENDENCY_WAIT();\n";
 
