@@ -44,8 +44,9 @@ public:
   int numThreads() const { return int(workers_.size()) + 1; }
 
   /// Calls fn(begin, end) over disjoint chunks covering [0, range), each at least `grain` long
-  /// (but the last), on the workers and the calling thread; returns when all are done. Calls from
-  /// several threads are serialized; `fn` must not call parallelFor itself.
+  /// (or the whole range) and differing in length by at most one, on the workers and the calling
+  /// thread; returns when all are done. Calls from several threads are serialized; `fn` must not
+  /// call parallelFor itself.
   void parallelFor(int64_t range, int64_t grain, RangeFn fn);
 
 private:
@@ -69,7 +70,7 @@ private:
   std::atomic<int> inJob_{0};
   std::atomic<int64_t> doneChunks_{0};
   RangeFn *fn_ = nullptr;
-  int64_t range_ = 0, chunk_ = 1, numChunks_ = 0;
+  int64_t chunk_ = 1, longer_ = 0, numChunks_ = 0; // the first longer_ chunks are chunk_ + 1 long
 
   // Sleeping workers, woken by the caller only when some are asleep.
   std::mutex sleepMutex_;

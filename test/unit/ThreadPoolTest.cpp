@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <algorithm>
 #include <chrono>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -41,6 +43,37 @@ TEST(ThreadPool, EveryIndexOnceBackToBack) {
     EXPECT_EQ(pool.numThreads(), threads);
     checkJobs(pool, 2000, 1);
     checkJobs(pool, 200, 7);
+  }
+}
+
+TEST(ThreadPool, ChunksAreNearEqual) {
+  // About four chunks per participant, none under the grain, lengths within one of each other:
+  // a range that is not a multiple of the chunk count must not hand one thread a whole chunk more
+  // than another (49 tiles on 2 threads: 8 chunks of 6 or 7, not 7 of 7).
+  for (int threads : {2, 3, 8}) {
+    ThreadPool pool(threads);
+    for (int64_t grain : {1, 3})
+      for (int64_t range : {5, 8, 49, 50, 97, 1000, 4097}) {
+        SCOPED_TRACE(testing::Message() << threads << " threads, grain " << grain << ", range "
+                                        << range);
+        std::mutex mutex;
+        std::vector<int64_t> lengths;
+        int64_t covered = 0;
+        auto fn = [&](int64_t begin, int64_t end) {
+          std::lock_guard<std::mutex> lock(mutex);
+          lengths.push_back(end - begin);
+          covered += end - begin;
+        };
+        pool.parallelFor(range, grain, fn);
+        EXPECT_EQ(covered, range);
+        int64_t expected = range <= grain ? 1 : std::min<int64_t>(4 * threads, range / grain);
+        EXPECT_EQ(int64_t(lengths.size()), expected);
+        auto [shortest, longest] = std::minmax_element(lengths.begin(), lengths.end());
+        EXPECT_LE(*longest - *shortest, 1);
+        if (range > grain) {
+          EXPECT_GE(*shortest, grain);
+        }
+      }
   }
 }
 
