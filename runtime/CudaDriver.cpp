@@ -58,7 +58,6 @@ Expected<const Driver *> loadDriver() {
   resolve(driver.streamCreate, "cuStreamCreate");
   resolve(driver.streamDestroy, "cuStreamDestroy_v2");
   resolve(driver.streamSynchronize, "cuStreamSynchronize");
-  resolve(driver.launchKernel, "cuLaunchKernel");
   resolve(driver.launchKernelEx, "cuLaunchKernelEx");
   resolve(driver.streamBeginCapture, "cuStreamBeginCapture_v2");
   resolve(driver.streamEndCapture, "cuStreamEndCapture");

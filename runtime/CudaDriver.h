@@ -81,8 +81,6 @@ struct Driver {
   Result (*streamCreate)(Stream *, unsigned);
   Result (*streamDestroy)(Stream);
   Result (*streamSynchronize)(Stream);
-  Result (*launchKernel)(Function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                         unsigned, Stream, void **, void **);
   Result (*launchKernelEx)(const LaunchConfig *, Function, void **, void **);
   Result (*streamBeginCapture)(Stream, int);
   Result (*streamEndCapture)(Stream, Graph *);

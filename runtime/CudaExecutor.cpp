@@ -378,13 +378,7 @@ Status CudaExecutor::enqueue(const std::map<std::string, int64_t> &bindings,
       params.clear();
       for (unsigned long long &value : values)
         params.push_back(&value);
-      if (!dependentLaunch_[i]) {
-        TC_RETURN_IF_ERROR(d.check(
-            d.launchKernel(functions_[i], unsigned(grid), 1, 1, unsigned(launch.cudaBlock), 1, 1,
-                           unsigned(launch.cudaSharedBytes), stream_, params.data(), nullptr),
-            label(m, i)));
-        break;
-      }
+      // One launch call for both kinds: a plain launch is the same config without the attribute.
       cu::LaunchAttribute dependent = {};
       dependent.id = cu::kLaunchAttributeProgrammaticStreamSerialization;
       dependent.value.programmaticStreamSerializationAllowed = 1;
@@ -393,7 +387,7 @@ Status CudaExecutor::enqueue(const std::map<std::string, int64_t> &bindings,
       config.blockDimX = unsigned(launch.cudaBlock), config.blockDimY = 1, config.blockDimZ = 1;
       config.sharedMemBytes = unsigned(launch.cudaSharedBytes);
       config.stream = stream_;
-      config.attrs = &dependent, config.numAttrs = 1;
+      config.attrs = &dependent, config.numAttrs = dependentLaunch_[i] ? 1 : 0;
       TC_RETURN_IF_ERROR(
           d.check(d.launchKernelEx(&config, functions_[i], params.data(), nullptr), label(m, i)));
       break;

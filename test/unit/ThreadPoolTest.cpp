@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <thread>
@@ -54,8 +54,8 @@ TEST(ThreadPool, ChunksAreNearEqual) {
     ThreadPool pool(threads);
     for (int64_t grain : {1, 3})
       for (int64_t range : {5, 8, 49, 50, 97, 1000, 4097}) {
-        SCOPED_TRACE(testing::Message() << threads << " threads, grain " << grain << ", range "
-                                        << range);
+        SCOPED_TRACE(testing::Message()
+                     << threads << " threads, grain " << grain << ", range " << range);
         std::mutex mutex;
         std::vector<int64_t> lengths;
         int64_t covered = 0;
