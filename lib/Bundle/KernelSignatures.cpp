@@ -23,6 +23,7 @@ struct Signature {
   int64_t cudaBlock = 0;
   int64_t cudaSharedBytes = 0;
   std::string cudaPartials, cudaCounters; // split-K workspaces' sizes ("" without)
+  std::string cudaGemm;                   // the GEMM call's JSON text ("" without one)
 };
 
 Expected<Signature> readSignature(const ObjectReader &reader) {
@@ -52,6 +53,9 @@ Expected<Signature> readSignature(const ObjectReader &reader) {
   TC_ASSIGN_OR_RETURN(SizeExpr counters, reader.expr("cuda_counters", false));
   signature.cudaPartials = partials.text();
   signature.cudaCounters = counters.text();
+  TC_ASSIGN_OR_RETURN(const Json *gemm, reader.get("cuda_gemm", Json::Kind::Object, false));
+  if (gemm)
+    signature.cudaGemm = gemm->dump();
   return signature;
 }
 
@@ -80,6 +84,10 @@ std::string kernelSignatureTable(const Manifest &manifest) {
     entry["args"] = std::move(args);
     entry["range"] = exprJson(launch.range);
     writeCudaLaunchShape(entry, launch);
+    // The GEMM call as compiled: its operand views and sizes bound what a library may touch, and
+    // its epilogue function reads a product of exactly these sizes.
+    if (launch.gemm)
+      entry["cuda_gemm"] = gemmCallJson(*launch.gemm, /*choice=*/false);
     kernels[launch.name] = std::move(entry);
   }
   json["kernels"] = std::move(kernels);
@@ -161,6 +169,11 @@ Status checkKernelSignatures(const Manifest &manifest, std::string_view table,
                        launch.cudaCounters.text(), "], but the kernel in ", origin,
                        " was compiled for [", signature->cudaPartials, ", ",
                        signature->cudaCounters, "]");
+    std::string gemm = launch.gemm ? gemmCallJson(*launch.gemm, false).dump() : std::string();
+    if (cuda && signature->cudaGemm != gemm)
+      return makeError(label, ": its GEMM call ", gemm.empty() ? "(none)" : gemm,
+                       " is not the one the kernel in ", origin, " was compiled for (",
+                       signature->cudaGemm.empty() ? "none" : signature->cudaGemm, ")");
   }
   return Status::ok();
 }

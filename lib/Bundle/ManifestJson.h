@@ -56,6 +56,38 @@ inline void writeCudaLaunchShape(Json &item, const Launch &launch) {
   }
 }
 
+/// A GEMM call as JSON; `choice` adds what tuning chose (the kernel signature table leaves it out).
+inline Json gemmCallJson(const GemmCall &gemm, bool choice) {
+  auto operand = [](const GemmCall::Operand &o) {
+    Json item = Json::object();
+    item["arg"] = o.arg;
+    item["offset"] = exprJson(o.offset);
+    item["ld"] = exprJson(o.ld);
+    item["batch_stride"] = exprJson(o.batchStride);
+    item["k_contiguous"] = o.kContiguous;
+    return item;
+  };
+  Json item = Json::object();
+  item["dtype"] = std::string(dtypeName(gemm.dtype));
+  if (gemm.tf32)
+    item["tf32"] = true;
+  item["a"] = operand(gemm.a);
+  item["b"] = operand(gemm.b);
+  item["output"] = gemm.output;
+  if (gemm.direct)
+    item["direct"] = true;
+  item["m"] = exprJson(gemm.m);
+  item["n"] = exprJson(gemm.n);
+  item["k"] = exprJson(gemm.k);
+  item["batch"] = exprJson(gemm.batch);
+  item["epilogue_grid"] = exprJson(gemm.epilogueGrid);
+  if (choice && !gemm.library.empty()) {
+    item["library"] = gemm.library;
+    item["algo"] = gemm.algo;
+  }
+  return item;
+}
+
 /// "an integer" for messages.
 inline const char *kindName(Json::Kind kind) {
   static constexpr EnumName<Json::Kind> kNames[] = {

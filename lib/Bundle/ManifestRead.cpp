@@ -38,6 +38,45 @@ Expected<BufferDesc> readBuffer(const ObjectReader &reader) {
   return buffer;
 }
 
+Expected<GemmCall::Operand> readGemmOperand(const ObjectReader &reader) {
+  GemmCall::Operand o;
+  TC_ASSIGN_OR_RETURN(o.arg, reader.integer("arg"));
+  TC_ASSIGN_OR_RETURN(o.offset, reader.expr("offset"));
+  TC_ASSIGN_OR_RETURN(o.ld, reader.expr("ld"));
+  TC_ASSIGN_OR_RETURN(o.batchStride, reader.expr("batch_stride"));
+  TC_ASSIGN_OR_RETURN(o.kContiguous, reader.boolean("k_contiguous"));
+  return o;
+}
+
+Expected<GemmCall> readGemmCall(const ObjectReader &reader) {
+  GemmCall gemm;
+  TC_ASSIGN_OR_RETURN(gemm.dtype, reader.dtype("dtype"));
+  if (gemm.dtype != DType::F32 && gemm.dtype != DType::F16 && gemm.dtype != DType::BF16)
+    return makeError(reader.path("dtype"), ": GEMM calls take f32, f16 or bf16, not ",
+                     dtypeName(gemm.dtype));
+  TC_ASSIGN_OR_RETURN(gemm.tf32, reader.boolean("tf32", false, false));
+  for (auto [key, operand] : {std::pair{"a", &gemm.a}, std::pair{"b", &gemm.b}}) {
+    TC_ASSIGN_OR_RETURN(const Json *json, reader.get(key, Json::Kind::Object));
+    TC_ASSIGN_OR_RETURN(ObjectReader item, ObjectReader::open(*json, reader.path(key)));
+    TC_ASSIGN_OR_RETURN(*operand, readGemmOperand(item));
+  }
+  TC_ASSIGN_OR_RETURN(gemm.output, reader.integer("output"));
+  TC_ASSIGN_OR_RETURN(gemm.direct, reader.boolean("direct", false, false));
+  TC_ASSIGN_OR_RETURN(gemm.m, reader.expr("m"));
+  TC_ASSIGN_OR_RETURN(gemm.n, reader.expr("n"));
+  TC_ASSIGN_OR_RETURN(gemm.k, reader.expr("k"));
+  TC_ASSIGN_OR_RETURN(gemm.batch, reader.expr("batch"));
+  TC_ASSIGN_OR_RETURN(gemm.epilogueGrid, reader.expr("epilogue_grid"));
+  TC_ASSIGN_OR_RETURN(gemm.library, reader.string("library", false));
+  if (!gemm.library.empty() && gemm.library != kCublasLt)
+    return makeError(reader.path("library"), ": unknown GEMM library '", gemm.library,
+                     "' (expected ", kCublasLt, ")");
+  TC_ASSIGN_OR_RETURN(gemm.algo, reader.integer("algo", false, 0));
+  if (gemm.algo < 0 || gemm.algo > 1000)
+    return makeError(reader.path("algo"), ": must be 0 to 1000, got ", gemm.algo);
+  return gemm;
+}
+
 Expected<Launch> readLaunch(const ObjectReader &reader) {
   Launch launch;
   TC_ASSIGN_OR_RETURN(launch.kind, reader.choice("kind", kLaunchKindNames, "launch kind"));
@@ -75,6 +114,11 @@ Expected<Launch> readLaunch(const ObjectReader &reader) {
         return makeError(reader.path(launch.splitK() ? "cuda_partials" : "cuda_counters"),
                          ": missing (split-K kernels take both workspaces)");
       TC_ASSIGN_OR_RETURN(launch.cudaModule, reader.integer("cuda_module", false, 0));
+      TC_ASSIGN_OR_RETURN(const Json *gemm, reader.get("cuda_gemm", Json::Kind::Object, false));
+      if (gemm) {
+        TC_ASSIGN_OR_RETURN(ObjectReader item, ObjectReader::open(*gemm, reader.path("cuda_gemm")));
+        TC_ASSIGN_OR_RETURN(launch.gemm, readGemmCall(item));
+      }
     } else {
       launch.cudaGrid = SizeExpr::constant(0);
     }

@@ -178,6 +178,32 @@ Status validateManifest(const Manifest &manifest) {
       if (launch.cudaModule < 0 || launch.cudaModule >= std::max<int64_t>(cudaModules, 1))
         return makeError(path, ".cuda_module: no CUDA module ", launch.cudaModule,
                          " (the bundle has ", cudaModules, ")");
+      if (const std::optional<GemmCall> &gemm = launch.gemm) {
+        std::string at = path + ".cuda_gemm";
+        for (auto [key, o] : {std::pair{"a", &gemm->a}, std::pair{"b", &gemm->b}}) {
+          std::string field = strCat(at, ".", key);
+          if (o->arg < 0 || o->arg >= int64_t(launch.args.size()))
+            return makeError(field, ".arg: the launch has no argument ", o->arg, " (it has ",
+                             launch.args.size(), ")");
+          const BufferDesc &buffer = manifest.buffers[size_t(launch.args[size_t(o->arg)])];
+          if (buffer.dtype != gemm->dtype)
+            return makeError(field, ".arg: buffer '", buffer.name, "' is ", dtypeName(buffer.dtype),
+                             ", the GEMM's operands ", dtypeName(gemm->dtype));
+          TC_RETURN_IF_ERROR(checkExpr(o->offset, field + ".offset"));
+          TC_RETURN_IF_ERROR(checkExpr(o->ld, field + ".ld"));
+          TC_RETURN_IF_ERROR(checkExpr(o->batchStride, field + ".batch_stride"));
+        }
+        if (gemm->output < 0 || gemm->output >= int64_t(launch.args.size()))
+          return makeError(at, ".output: the launch has no argument ", gemm->output, " (it has ",
+                           launch.args.size(), ")");
+        DType out = manifest.buffers[size_t(launch.args[size_t(gemm->output)])].dtype;
+        if (gemm->direct && out != DType::F32 && out != DType::F16 && out != DType::BF16)
+          return makeError(at, ".direct: a library cannot write a ", dtypeName(out), " output");
+        for (auto [key, expr] :
+             {std::pair{"m", &gemm->m}, std::pair{"n", &gemm->n}, std::pair{"k", &gemm->k},
+              std::pair{"batch", &gemm->batch}, std::pair{"epilogue_grid", &gemm->epilogueGrid}})
+          TC_RETURN_IF_ERROR(checkExpr(*expr, strCat(at, ".", key)));
+      }
     }
     if (launch.kind == LaunchKind::Copy) {
       const BufferDesc &from = manifest.buffers[size_t(launch.args[0])];

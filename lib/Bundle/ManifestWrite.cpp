@@ -65,6 +65,8 @@ Json Manifest::toJson() const {
           item["cuda_symbol"] = launch.cudaSymbol;
         if (launch.cudaModule != 0)
           item["cuda_module"] = launch.cudaModule;
+        if (launch.gemm)
+          item["cuda_gemm"] = gemmCallJson(*launch.gemm, /*choice=*/true);
       }
       break;
     case LaunchKind::Extern:

@@ -1,8 +1,10 @@
 // Tests of the bundle manifest: SizeExpr parsing and evaluation, JSON round trip, validation.
 #include "tensorc/Bundle/Manifest.h"
+#include "tensorc/Bundle/TuningCache.h"
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <functional>
 
 using namespace tensorc;
@@ -338,6 +340,143 @@ TEST(ManifestJson, RejectsBadCudaFields) {
             "matmul_precision: 'medium' is not highest or high");
 }
 
+/// cudaManifest whose kernel is a GEMM with a library call: x[batch, 4] . w viewed as [4, 1]
+/// (one column) into t, chosen for cuBLASLt's algorithm 3.
+Manifest gemmManifest() {
+  Manifest m = cudaManifest();
+  GemmCall g;
+  g.dtype = DType::F32;
+  g.a = {0, SizeExpr::constant(0), SizeExpr::constant(4), SizeExpr::constant(0), true};
+  g.b = {1, SizeExpr::constant(0), SizeExpr::constant(4), SizeExpr::constant(0), true};
+  g.output = 2;
+  g.m = expr("batch"), g.n = SizeExpr::constant(1), g.k = SizeExpr::constant(4);
+  g.batch = SizeExpr::constant(1);
+  g.epilogueGrid = expr("(batch + 255)//256");
+  g.library = kCublasLt;
+  g.algo = 3;
+  m.launches[0].gemm = g;
+  return m;
+}
+
+std::string gemmErrorAfter(const std::function<void(Json &)> &edit) {
+  Json json = gemmManifest().toJson();
+  edit(json);
+  Expected<Manifest> manifest = Manifest::fromJson(json);
+  return manifest ? "(valid)" : manifest.error().message();
+}
+
+TEST(ManifestJson, RoundTripsGemmCalls) {
+  std::string text = gemmManifest().toJson().dump(2);
+  Expected<Json> json = Json::parse(text);
+  ASSERT_TRUE(json) << json.error().message();
+  Expected<Manifest> parsed = Manifest::fromJson(*json);
+  ASSERT_TRUE(parsed) << parsed.error().message();
+  EXPECT_EQ(parsed->toJson().dump(2), text);
+  const std::optional<GemmCall> &g = parsed->launches[0].gemm;
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->m.text(), "batch");
+  EXPECT_EQ(g->b.arg, 1);
+  EXPECT_TRUE(g->a.kContiguous);
+  EXPECT_EQ(g->output, 2);
+  EXPECT_EQ(g->epilogueGrid.text(), "(batch + 255)//256");
+  EXPECT_EQ(g->library, "cublaslt");
+  EXPECT_EQ(g->algo, 3);
+  // Untuned: no choice is written, and none is read back.
+  Manifest untuned = gemmManifest();
+  untuned.launches[0].gemm->library.clear();
+  Json plain = untuned.toJson();
+  const Json *call = item(plain, "launches", 0).find("cuda_gemm");
+  ASSERT_NE(call, nullptr);
+  EXPECT_EQ(call->find("library"), nullptr);
+  EXPECT_EQ(call->find("algo"), nullptr);
+  // Kernels without a library call have no cuda_gemm.
+  EXPECT_EQ(item(*json, "launches", 1).find("cuda_gemm"), nullptr);
+  EXPECT_EQ(cudaManifest().toJson()["launches"].items()[0].find("cuda_gemm"), nullptr);
+}
+
+TEST(ManifestJson, RejectsBadGemmCalls) {
+  auto gemm = [](Json &j) -> Json & {
+    return const_cast<Json &>(item(j, "launches", 0)["cuda_gemm"]);
+  };
+  EXPECT_EQ(gemmErrorAfter([&](Json &j) { gemm(j)["library"] = "cudnn"; }),
+            "launches[0].cuda_gemm.library: unknown GEMM library 'cudnn' (expected cublaslt)");
+  EXPECT_EQ(gemmErrorAfter([&](Json &j) { gemm(j)["dtype"] = "i64"; }),
+            "launches[0].cuda_gemm.dtype: GEMM calls take f32, f16 or bf16, not i64");
+  EXPECT_EQ(gemmErrorAfter([&](Json &j) { gemm(j)["dtype"] = "f16"; }),
+            "launches[0].cuda_gemm.a.arg: buffer 'x' is f32, the GEMM's operands f16");
+  EXPECT_EQ(gemmErrorAfter([&](Json &j) { const_cast<Json &>(gemm(j)["b"])["arg"] = 7; }),
+            "launches[0].cuda_gemm.b.arg: the launch has no argument 7 (it has 3)");
+  EXPECT_EQ(gemmErrorAfter([&](Json &j) { gemm(j)["output"] = -1; }),
+            "launches[0].cuda_gemm.output: the launch has no argument -1 (it has 3)");
+  EXPECT_EQ(gemmErrorAfter([&](Json &j) { gemm(j)["m"] = "rows"; }),
+            "launches[0].cuda_gemm.m: 'rows' uses undeclared symbol 'rows'");
+  EXPECT_EQ(gemmErrorAfter([&](Json &j) { const_cast<Json &>(gemm(j)["a"])["ld"] = "n"; }),
+            "launches[0].cuda_gemm.a.ld: 'n' uses undeclared symbol 'n'");
+  EXPECT_EQ(gemmErrorAfter([&](Json &j) {
+              gemm(j)["direct"] = true;
+              item(j, "buffers", 2)["dtype"] = "i32";
+            }),
+            "launches[0].cuda_gemm.direct: a library cannot write a i32 output");
+  EXPECT_EQ(gemmErrorAfter([&](Json &j) { gemm(j)["algo"] = 5000; }),
+            "launches[0].cuda_gemm.algo: must be 0 to 1000, got 5000");
+  EXPECT_EQ(gemmErrorAfter([&](Json &j) { gemm(j)["epilogue_grid"] = true; }),
+            "launches[0].cuda_gemm.epilogue_grid: expected an integer or a size expression "
+            "string, got a boolean");
+}
+
+TEST(TuningCache, KeysSavesAndAppliesChoices) {
+  Manifest manifest = gemmManifest();
+  std::map<std::string, int64_t> bindings = {{"batch", 128}};
+  std::optional<std::string> key =
+      TuningCache::key(manifest, manifest.launches[0], bindings, "sm_90");
+  ASSERT_TRUE(key);
+  EXPECT_EQ(*key, "sm_90|f32->f32|1x128x1x4|A:k,ld4,bs0,a16|B:k,ld4,bs0,a16|epilogue|"
+                  "poi_fused_add");
+  // Without a binding for `batch` there is no key; launches without a GEMM call have none.
+  EXPECT_FALSE(TuningCache::key(manifest, manifest.launches[0], {}, "sm_90"));
+  EXPECT_FALSE(TuningCache::key(manifest, manifest.launches[1], bindings, "sm_90"));
+
+  std::string path = ::testing::TempDir() + "/tuning-cache-test.json";
+  std::remove(path.c_str());
+  Expected<TuningCache> empty = TuningCache::load(path); // a missing file: an empty cache
+  ASSERT_TRUE(empty) << empty.error().message();
+  EXPECT_EQ(empty->size(), 0u);
+  TuningCache cache;
+  cache.put(*key, {kCublasLt, 5, 41.5, 25.25});
+  ASSERT_TRUE(cache.save(path).isOk());
+  Expected<TuningCache> loaded = TuningCache::load(path);
+  ASSERT_TRUE(loaded) << loaded.error().message();
+  const TuningEntry *entry = loaded->find(*key);
+  ASSERT_NE(entry, nullptr);
+  EXPECT_EQ(entry->library, "cublaslt");
+  EXPECT_EQ(entry->algo, 5);
+  EXPECT_DOUBLE_EQ(entry->kernelUs, 41.5);
+  EXPECT_DOUBLE_EQ(entry->libraryUs, 25.25);
+
+  manifest.launches[0].gemm->library.clear();
+  EXPECT_EQ(loaded->apply(manifest, "sm_80", bindings), 0); // another arch: nothing applies
+  EXPECT_EQ(manifest.launches[0].gemm->library, "");
+  EXPECT_EQ(loaded->apply(manifest, "sm_90", bindings), 1);
+  EXPECT_EQ(manifest.launches[0].gemm->library, "cublaslt");
+  EXPECT_EQ(manifest.launches[0].gemm->algo, 5);
+
+  auto errorIn = [&](const std::string &text) {
+    std::FILE *f = std::fopen(path.c_str(), "w");
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+    Expected<TuningCache> bad = TuningCache::load(path);
+    return bad ? std::string("(valid)") : bad.error().message();
+  };
+  EXPECT_EQ(errorIn(R"({"format": 2, "entries": {}})"),
+            path + ": tuning cache format 2, this tensorc reads 1");
+  EXPECT_EQ(errorIn(R"({"format": 1, "entries": {"k": {"library": "cudnn"}}})"),
+            path + ": entries.k.library: unknown GEMM library 'cudnn'");
+  EXPECT_EQ(errorIn(R"({"format": 1, "entries": {"k": {"algo": -3}}})"),
+            path + ": entries.k.algo: must be 0 to 1000, got -3");
+  EXPECT_NE(errorIn("{").find(path + ": "), std::string::npos);
+  std::remove(path.c_str());
+}
+
 TEST(ManifestJson, RequiresADigestForEveryFileTheRuntimeReads) {
   EXPECT_EQ(errorAfter([](Json &j) { item(j, "files", 1)["path"] = "cpu/other.so"; }),
             "cpu[0].file: 'cpu/x86_64.so' has no sha256 in files");
@@ -525,6 +664,30 @@ TEST(KernelSignatures, RejectEveryChangeAKernelCouldOverrunOn) {
                 true),
             "launches[0] (kernel poi_fused_add_0): split-K workspaces [, ], but the kernel in "
             "cpu/x86_64.so was compiled for [8192*((batch + 63)//64), (batch + 63)//64]");
+  // A GEMM call bounds what a library reads and the product its epilogue function reads: one
+  // that differs from the compiled call (or is missing, or added) is refused; tuning's choice is
+  // not part of it.
+  auto gemmErrorWith = [&](const std::function<void(Manifest &)> &edit) {
+    Manifest manifest = gemmManifest();
+    std::string source = kernelSignatureTable(manifest);
+    edit(manifest);
+    Status status = checkKernelSignatures(manifest, source, "cuda/sm_90.0.cubin", true);
+    return status ? std::string("(matches)") : status.message();
+  };
+  EXPECT_EQ(gemmErrorWith([](Manifest &m) { m.launches[0].gemm->library.clear(); }), "(matches)");
+  EXPECT_EQ(gemmErrorWith([](Manifest &m) { m.launches[0].gemm->algo = 0; }), "(matches)");
+  std::string grown = gemmErrorWith([](Manifest &m) { m.launches[0].gemm->k = expr("64"); });
+  EXPECT_NE(grown.find("launches[0] (kernel poi_fused_add_0): its GEMM call {"), std::string::npos)
+      << grown;
+  EXPECT_NE(grown.find("is not the one the kernel in cuda/sm_90.0.cubin was compiled for"),
+            std::string::npos)
+      << grown;
+  EXPECT_NE(
+      gemmErrorWith([](Manifest &m) { m.launches[0].gemm.reset(); }).find("its GEMM call (none)"),
+      std::string::npos);
+  std::string added =
+      errorWith([](Manifest &m) { m.launches[0].gemm = gemmManifest().launches[0].gemm; }, true);
+  EXPECT_NE(added.find("was compiled for (none)"), std::string::npos) << added;
   Status garbage = checkKernelSignatures(compiled, "{", "k.so", false);
   ASSERT_FALSE(garbage.isOk());
   EXPECT_EQ(garbage.message().rfind("k.so: its kernel signature table is not valid JSON", 0), 0u)

@@ -71,6 +71,39 @@ struct BufferDesc {
   SizeExpr offset;    // Arena: byte offset, 64-byte aligned
 };
 
+/// A GEMM kernel's problem as a library call (bundles compiled with -O max-autotune): the product
+/// of strided views of two of the launch's arguments, computed by a GEMM library into an f32
+/// scratch of batch x M x N, then the function `<symbol>` + kGemmEpilogueSuffix (same module,
+/// the launch's arguments and symbols, then that scratch) applies the kernel's fused epilogue.
+/// A kernel without an epilogue (`direct`) has no such function: the library writes the dense
+/// [batch][M][N] output argument itself, in its dtype. `tensorc tune` times both ways and records
+/// the winner in `library`.
+struct GemmCall {
+  struct Operand {
+    int64_t arg = 0; // position in Launch::args
+    /// Elements: where the view starts, between its lines, between batch entries (0: shared).
+    SizeExpr offset, ld, batchStride;
+    /// K is the unit-stride dim (A row-major, B column-major); otherwise M (A) or N (B) is.
+    bool kContiguous = true;
+  };
+  DType dtype = DType::F32; // A's and B's
+  bool tf32 = false;        // f32 operands multiply as TF32 (--matmul-precision high)
+  Operand a, b;             // A is M x K, B is K x N, per batch entry
+  int64_t output = 0;       // the argument (position in Launch::args) the epilogue writes
+  bool direct = false;      // no epilogue: the library writes `output` (dense, f32/f16/bf16)
+  SizeExpr m, n, k, batch;
+  SizeExpr epilogueGrid; // blocks of kGemmEpilogueBlock threads for the epilogue function
+  /// Chosen by tuning (not part of the compiled kernel's signature): "" runs the generated
+  /// kernel, "cublaslt" the library (loaded with dlopen; the generated kernel where it is
+  /// missing), with `algo` the index in cuBLASLt's heuristic list for the problem.
+  std::string library;
+  int64_t algo = 0;
+};
+inline constexpr const char *kGemmEpilogueSuffix = "_product_epilogue";
+inline constexpr int64_t kGemmEpilogueBlock = 256;
+/// The GEMM libraries a bundle may choose.
+inline constexpr const char *kCublasLt = "cublaslt";
+
 /// One step of the launch list, run in order.
 enum class LaunchKind {
   Kernel, // a generated CPU kernel `name` in the target's .so, called as TensorcKernelFn
@@ -105,6 +138,8 @@ struct Launch {
   std::string cudaSymbol;
   /// Kernel, CUDA: the module (CudaImage::module) whose image holds that function.
   int64_t cudaModule = 0;
+  /// Kernel, CUDA: a GEMM that a library may compute instead (-O max-autotune).
+  std::optional<GemmCall> gemm;
 };
 
 /// One CUDA module image: a cubin for one architecture, or PTX the driver compiles for newer ones.
