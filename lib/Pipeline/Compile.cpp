@@ -6,6 +6,7 @@
 #include "tensorc/Bundle/BundleWriter.h"
 #include "tensorc/Bundle/LaunchCosts.h"
 #include "tensorc/Bundle/Manifest.h"
+#include "tensorc/Bundle/TuningCache.h"
 #include "tensorc/Codegen/Backend.h"
 #include "tensorc/Codegen/CPU/PackGemmWeights.h"
 #include "tensorc/Pipeline/CompileCache.h"
@@ -231,6 +232,28 @@ Status writeModelLibrary(bundle::StagingArea &staging, std::string_view manifest
   return staging.commit("model.so");
 }
 
+/// The manifest's form of a GEMM template's library call.
+Expected<bundle::GemmCall> gemmCall(const cuda::GemmCall &gemm) {
+  bundle::GemmCall call;
+  call.dtype = gemm.dtype;
+  call.tf32 = gemm.tf32;
+  call.output = gemm.output;
+  call.direct = gemm.direct;
+  for (auto [from, to] : {std::pair{&gemm.a, &call.a}, std::pair{&gemm.b, &call.b}}) {
+    to->arg = from->arg;
+    to->kContiguous = from->kContiguous;
+    TC_ASSIGN_OR_RETURN(to->offset, sizeExpr(from->offset));
+    TC_ASSIGN_OR_RETURN(to->ld, sizeExpr(from->ld));
+    TC_ASSIGN_OR_RETURN(to->batchStride, sizeExpr(from->batchStride));
+  }
+  TC_ASSIGN_OR_RETURN(call.m, sizeExpr(gemm.m));
+  TC_ASSIGN_OR_RETURN(call.n, sizeExpr(gemm.n));
+  TC_ASSIGN_OR_RETURN(call.k, sizeExpr(gemm.k));
+  TC_ASSIGN_OR_RETURN(call.batch, sizeExpr(gemm.batch));
+  TC_ASSIGN_OR_RETURN(call.epilogueGrid, sizeExpr(gemm.epilogueGrid));
+  return call;
+}
+
 /// The manifest entries for what a backend made: its kernel images and launch shapes.
 Status describeOutput(const codegen::BackendOutput &output, Manifest &manifest) {
   for (const codegen::KernelImage &image : output.images) {
@@ -277,6 +300,12 @@ Status describeOutput(const codegen::BackendOutput &output, Manifest &manifest) 
     }
     launch.cudaSymbol = it->second.symbol;
     launch.cudaModule = it->second.module;
+    if (const std::optional<cuda::GemmCall> &gemm = it->second.gemm) {
+      Expected<bundle::GemmCall> call = gemmCall(*gemm);
+      if (!call)
+        return makeError("CUDA: kernel ", launch.name, ": GEMM call: ", call.error().message());
+      launch.gemm = std::move(*call);
+    }
   }
   return Status::ok();
 }
@@ -301,6 +330,7 @@ createBackends(const TargetSet &targets, const CompileOptions &options) {
     cuda.quiet = options.quiet;
     cuda.jobs = options.jobs;
     cuda.tf32 = options.tf32;
+    cuda.gemmCalls = options.gemmCalls;
     cuda.programCost = options.cudaProgramCost;
     TC_ASSIGN_OR_RETURN(backends.emplace_back(), codegen::createCudaBackend(cuda));
   }
@@ -421,6 +451,30 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
       if (image.kind == codegen::KernelImage::Kind::CpuLibrary)
         summary.variants.push_back(image.name);
     std::move(output->files.begin(), output->files.end(), std::back_inserter(files));
+  }
+
+  // GEMM choices from a tuning cache made on the GPU machine, for the newest arch compiled for.
+  if (!options.tuningCache.empty()) {
+    if (!options.gemmCalls || !targets.cuda)
+      return makeError(options.tuningCache,
+                       ": a tuning cache needs GEMM library calls (--target cuda -O max-autotune)");
+    Expected<bundle::TuningCache> cache = bundle::TuningCache::load(options.tuningCache);
+    if (!cache)
+      return cache.takeError();
+    std::string arch = *std::max_element(options.cudaArchs.begin(), options.cudaArchs.end(),
+                                         [](const std::string &a, const std::string &b) {
+                                           return std::stoi(a.substr(3)) < std::stoi(b.substr(3));
+                                         });
+    int64_t calls = 0;
+    for (const Launch &launch : manifest.launches)
+      calls += launch.gemm.has_value();
+    int64_t found = cache->apply(manifest, arch, {});
+    int64_t library = 0;
+    for (const Launch &launch : manifest.launches)
+      library += launch.gemm && !launch.gemm->library.empty();
+    if (!options.quiet)
+      log::info(strCat("tuning cache ", options.tuningCache, ": ", found, " of ", calls,
+                       " GEMMs found for ", arch, ", ", library, " of them on cuBLASLt"));
   }
 
   if (options.progress)

@@ -93,7 +93,8 @@ std::string describeOptions(const CompileOptions &options) {
   std::ostringstream out;
   out << "emit " << int(options.emit) << "\ntarget " << options.target << "\ncuda-arch "
       << joinList(options.cudaArchs) << "\ncuda-graphs " << options.cudaGraphs
-      << "\nmatmul-precision " << (options.tf32 ? "high" : "highest") << "\nfuse-attention "
+      << "\nmatmul-precision " << (options.tf32 ? "high" : "highest") << "\ngemm-calls "
+      << options.gemmCalls << "\nfuse-attention "
       << (options.fuseAttention ? int(*options.fuseAttention) : -1) << "\ncpu-arch "
       << joinList(options.cpuArchs) << "\nvariants " << joinList(options.variants) << "\nlinker "
       << options.linker << "\nfallback " << (options.fallback ? int(*options.fallback) : -1)
@@ -259,6 +260,15 @@ Expected<CompileCacheKey> compileCacheKey(const std::string &modelPath,
     key.field(contentHashHex(file->bytes()));
   }
   key.field(describeOptions(options));
+  // The tuning cache the GEMM choices come from, by content.
+  if (!options.tuningCache.empty()) {
+    std::error_code missing;
+    key.field("tuning cache");
+    if (fs::is_regular_file(options.tuningCache, missing)) {
+      TC_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file, MappedFile::open(options.tuningCache));
+      key.field(contentHashHex(file->bytes()));
+    }
+  }
   result.key = buildIdentity().empty() ? "" : key.hex();
   return result;
 }

@@ -125,10 +125,14 @@ def run_model_case(args, work, name, dtype, path, input_shapes, symbols, want_ke
 
 def check_bundle(args, folder, dtype, text, reference_text, weights, inputs, want_kernels,
                  symbols, blocks, compile_args=("--cuda-arch", "sm_80"), tol=None,
-                 want_split=False):
+                 want_split=False, library=False):
     """Compiles `text` (weights in `dtype`) for CUDA, runs its kernels.cu on the emulation and
     compares its output with the interpreter on `reference_text` (f32, the same values). With
-    `want_split`, some kernel must split K (its workspaces in the manifest)."""
+    `want_split`, some kernel must split K (its workspaces in the manifest). With `library`, it
+    compiles with -O max-autotune and runs every GEMM as cuBLASLt would in a tuned bundle: its
+    product from the GEMM call's operand views, then its epilogue function."""
+    if library:
+        compile_args = [*compile_args, "-O", "max-autotune", "--no-tune"]
     for stem, body, wdtype in (("model", text, dtype), ("reference", reference_text, "f32")):
         with open(os.path.join(folder, stem + ".fx"), "w") as f:
             f.write(body)
@@ -146,9 +150,11 @@ def check_bundle(args, folder, dtype, text, reference_text, weights, inputs, wan
             return f"the kernel library's {want_kernel[:-1]} was not used"
     if want_split and not any("cuda_counters" in launch for launch in manifest["launches"]):
         return "no kernel splits K"
+    if library and not any("cuda_gemm" in launch for launch in manifest["launches"]):
+        return "no launch has a GEMM call"
     source = os.path.join(folder, "emulated.cpp")
     with open(source, "w") as f:
-        f.write(emu.emulation_source(kernels, manifest, symbols))
+        f.write(emu.emulation_source(kernels, manifest, symbols, library_gemms=library))
     binary = os.path.join(folder, "emulated")
     built = subprocess.run([args.cxx, "-std=c++17", "-O1", "-w", "-fno-pie", "-no-pie",
                             "-I", HERE, source, "-o", binary], capture_output=True, text=True)

@@ -171,8 +171,11 @@ def evaluate(dim, symbols):
     return dim if isinstance(dim, int) else int(eval(str(dim), {}, dict(symbols)))
 
 
-def emulation_source(kernels_cu, manifest, symbols):
-    """kernels.cu without inline PTX, plus a main() that runs the launch list on buffer files."""
+def emulation_source(kernels_cu, manifest, symbols, library_gemms=False):
+    """kernels.cu without inline PTX, plus a main() that runs the launch list on buffer files.
+    With `library_gemms`, every launch with a GEMM call (-O max-autotune) runs as a tuned
+    bundle's would on cuBLASLt: the product of the call's operand views computed on the host
+    (in double, as a library would in its own order), then the kernel's epilogue function."""
     lines = kernels_cu.splitlines(keepends=True)
     kept, skipping = [], False
     for line in lines:
@@ -207,11 +210,38 @@ def emulation_source(kernels_cu, manifest, symbols):
         main.append(f"  float *tk_partials = (float *)std::malloc({partials} * 4 + 4);")
         main.append(f"  std::memset(tk_partials, 0xff, {partials} * 4 + 4);")
         main.append(f"  unsigned *tk_counters = (unsigned *)std::calloc({counters} + 1, 4);")
+    products = [evaluate(g["batch"], symbols) * evaluate(g["m"], symbols) * evaluate(g["n"], symbols)
+                for g in (launch.get("cuda_gemm") for launch in manifest["launches"]) if g]
+    if library_gemms and products:
+        main.append(f"  float *tk_product = (float *)std::aligned_alloc(256, {max(products)} * 4 "
+                    "/ 256 * 256 + 256);")
     for launch in manifest["launches"]:
         if launch["kind"] != "kernel":
             raise RuntimeError(f"launch {launch['name']} is a {launch['kind']}, not a kernel")
         args = [f"({MEMORY_TYPES[buffers[a]['dtype']]} *)buffers[{a}]" for a in launch["args"]]
         args += [f"{symbols[name]}ll" for name in manifest["symbols"]]
+        gemm = launch.get("cuda_gemm")
+        if library_gemms and gemm:
+            kind = {"f32": 0, "f16": 1, "bf16": 2}[gemm["dtype"]]
+            views = []
+            for o in (gemm["a"], gemm["b"]):
+                views.append(f"{args[o['arg']]}, {evaluate(o['offset'], symbols)}ll, "
+                             f"{evaluate(o['ld'], symbols)}ll, "
+                             f"{evaluate(o['batch_stride'], symbols)}ll, "
+                             f"{'true' if o['k_contiguous'] else 'false'}")
+            sizes = ", ".join(f"{evaluate(gemm[d], symbols)}ll" for d in ("m", "n", "k", "batch"))
+            main.append(f"  tc_emu_product({views[0]}, {views[1]}, {kind}, {sizes}, tk_product);")
+            if gemm.get("direct"):  # no epilogue function: the library writes the output
+                out = buffers[launch["args"][gemm["output"]]]
+                count = "*".join(f"{evaluate(gemm[d], symbols)}ll" for d in ("m", "n", "batch"))
+                main.append(f"  tc_emu_store(tk_product, {count}, {args[gemm['output']]}, "
+                            f"{ {'f32': 0, 'f16': 1, 'bf16': 2}[out['dtype']] });")
+                continue
+            function = launch.get("cuda_symbol", launch["name"]) + "_product_epilogue"
+            grid = evaluate(gemm["epilogue_grid"], symbols)
+            main.append(f"  tc_emu::launch(std::min<unsigned>({grid}, std::atoi(argv[2])), 256, "
+                        f"[&] {{ {function}({', '.join(args + ['tk_product'])}); }});")
+            continue
         if "cuda_counters" in launch:
             args += ["tk_partials", "tk_counters"]
         grid = evaluate(launch["cuda_grid"], symbols)
@@ -235,6 +265,36 @@ static void tc_emu_read(const char *dir, int id, void *data, size_t size) {
   FILE *f = std::fopen(path.c_str(), "rb");
   if (!f || std::fread(data, 1, size, f) != size) { std::fprintf(stderr, "cannot read %s\\n", path.c_str()); std::exit(2); }
   std::fclose(f);
+}
+static float tc_emu_value(float v, int) { return v; }
+static float tc_emu_value(unsigned short v, int kind) {
+  return kind == 2 ? tc_emu::bf16ToFloat(v) : tc_emu::halfToFloat(v);
+}
+// A GEMM library's product: A [batch][m][k] and B [batch][k][n] as strided views (the GEMM
+// call's), out the dense f32 [batch][m][n].
+template <class T>
+static void tc_emu_product(const T *a, long long aOffset, long long aLd, long long aBatch,
+                           bool aK, const T *b, long long bOffset, long long bLd, long long bBatch,
+                           bool bK, int kind, long long m, long long n, long long k,
+                           long long batch, float *out) {
+  for (long long e = 0; e < batch; ++e)
+    for (long long i = 0; i < m; ++i)
+      for (long long j = 0; j < n; ++j) {
+        double sum = 0;
+        for (long long l = 0; l < k; ++l) {
+          const T x = a[aOffset + e * aBatch + (aK ? i * aLd + l : l * aLd + i)];
+          const T y = b[bOffset + e * bBatch + (bK ? j * bLd + l : l * bLd + j)];
+          sum += double(tc_emu_value(x, kind)) * double(tc_emu_value(y, kind));
+        }
+        out[(e * m + i) * n + j] = float(sum);
+      }
+}
+static void tc_emu_store(const float *p, long long n, float *out, int) {
+  std::copy(p, p + n, out);
+}
+static void tc_emu_store(const float *p, long long n, unsigned short *out, int kind) {
+  for (long long i = 0; i < n; ++i)
+    out[i] = kind == 2 ? tc_emu::floatToBf16(p[i]) : tc_emu::floatToHalf(p[i]);
 }
 static void tc_emu_write(const char *dir, int id, const void *data, size_t size) {
   std::string path = std::string(dir) + "/out" + std::to_string(id) + ".bin";

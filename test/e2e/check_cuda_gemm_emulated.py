@@ -219,9 +219,10 @@ def run_case(args, work, name, dtype, case):
         want = [want, "TkMatrix<unsigned short, true, true> tk_a", "true> tk_b"]
     else:
         want = [want]
+    library = case.get("library", False)
     why = conv.check_bundle(args, folder, dtype, text, reference_text, weights, inputs, want,
                             symbols, case.get("blocks", 1 << 30), compile_args, tol,
-                            want_split=case.get("split", False))
+                            want_split=case.get("split", False) and not library, library=library)
     if why or not case.get("want_launches"):
         return why
     with open(os.path.join(folder, "bundle", "manifest.json")) as f:
@@ -308,6 +309,18 @@ CASES = {
     "f32_qkv_merged": ("f32", dict(kind="qkv", m=24, k=32, heads=3, d=8,
                                    want_launches=["tem_mm_add_0", "poi_fused_add_1"])),
 }
+
+# The same problems compiled with -O max-autotune and run as a bundle tuned for cuBLASLt would
+# run them (library: each GEMM's product from its call's operand views, then the kernel's
+# epilogue function): f16 / f32 outputs in 16-byte groups, an N that is not (element stores), a
+# batched product with a transposed B, an M-contiguous A, a head split (permuted stores), a
+# symbolic row count, the merged Q/K/V product, bf16.
+for base in ("f16_linear_split_bias_gelu_residual", "f32_linear_simt_tails_bias_gelu",
+             "f16_linear_unaligned_k_n", "bf16_bmm_transposed_b", "f32_bmm_transposed_b",
+             "f16_transposed_a", "f32_head_split_epilogue", "f16_linear_symbolic_rows",
+             "f32_qkv_merged", "bf16_linear_split_bias_gelu", "f32_linear_tf32_residual"):
+    dtype, case = CASES[base]
+    CASES[base + "_library"] = (dtype, dict(case, library=True, blocks=5))
 
 
 def main():

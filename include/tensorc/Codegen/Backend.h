@@ -4,6 +4,7 @@
 // C++ and says so when asked to compile it.
 #pragma once
 
+#include "tensorc/Codegen/CUDA/CudaCodegen.h"
 #include "tensorc/Lowering/LoopIR.h"
 #include "tensorc/Scheduler/Schedule.h"
 #include "tensorc/Support/Status.h"
@@ -12,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +54,8 @@ struct LaunchShape {
   std::string symbol;
   /// The module (KernelImage::module) holding the function.
   int64_t module = 0;
+  /// A GEMM template's problem as a library call (CUDA, -O max-autotune).
+  std::optional<cuda::GemmCall> gemm;
 };
 
 /// What a backend made of a scheduled program.
@@ -123,6 +127,9 @@ struct CudaBackendOptions {
   bool validate = true;
   /// f32 GEMMs and convolutions on TF32 tensor cores (--matmul-precision high), else strict f32.
   bool tf32 = false;
+  /// GEMM templates also get a library-call description and an epilogue function
+  /// (-O max-autotune: `tensorc tune` may then give their products to cuBLASLt).
+  bool gemmCalls = false;
 };
 /// The CUDA backend: the renderer (CUDA C++ per kernel, src/kernels.cu) and NVRTC, one program
 /// per part of the kernels (cuda/<arch>.<part>.cubin, cuda/kernels.<part>.ptx). Without the CUDA

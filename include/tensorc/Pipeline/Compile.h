@@ -31,6 +31,12 @@ struct CompileOptions {
   /// `--matmul-precision high`: f32 GEMMs and convolutions on TF32 tensor cores (CUDA; as
   /// torch.set_float32_matmul_precision("high")); false (`highest`): strict f32.
   bool tf32 = false;
+  /// `-O max-autotune`: GEMM templates also carry a library call (their problem, and a function
+  /// applying their epilogue to a product), which `tensorc tune` may choose on a GPU.
+  bool gemmCalls = false;
+  /// `--tuning-cache FILE` (with gemmCalls): GEMM choices from a tuning cache (TuningCache.h)
+  /// for the newest of cudaArchs, applied without a GPU; "" for none.
+  std::string tuningCache;
   /// Form aten.scaled_dot_product_attention from softmax(Q.K^T*s [+ mask]).V and run it as one
   /// CUDA kernel, the L x S scores never stored (--target cuda only). Unset: the heads that run
   /// on tensor cores (f16/bf16, head dims multiples of 16 up to 128) when compiling inference for

@@ -112,11 +112,17 @@ std::string canonicalKernel(std::string_view text, const std::string &name) {
 
 /// Keeps the first of every set of identical kernels in `source` and removes the others' text;
 /// returns, for each removed kernel, the kernel whose code it runs.
-std::map<std::string, std::string> removeDuplicateKernels(std::string &source) {
+std::map<std::string, std::string>
+removeDuplicateKernels(std::string &source,
+                       const std::map<std::string, cuda::LaunchConfig> &launched) {
   std::map<std::string, std::string> sameAs;
   std::map<std::string, std::string> firstWithText; // canonical text -> kernel name
   std::vector<std::pair<size_t, size_t>> removed;
   for (const cuda::SourceKernel &kernel : cuda::sourceKernels(source)) {
+    // A kernel's helper functions (a GEMM's epilogue function) go with it: its duplicate calls
+    // the original's helpers.
+    if (!launched.count(kernel.name))
+      continue;
     size_t end = kernelEnd(source, kernel.begin);
     if (end == std::string::npos || end > kernel.end)
       continue; // not understood: kept as it is
@@ -221,11 +227,13 @@ public:
       shape.sharedBytes = config.sharedBytes;
       shape.partialFloats = config.partialFloats;
       shape.counterCount = config.counterCount;
+      shape.gemm = config.gemm;
     }
     // Identical kernels (the layers of a transformer) are compiled once: the launches of the
     // others call the first one's function.
     timing::Scope dedupTime("cuda: find identical kernels");
-    std::map<std::string, std::string> sameAs = removeDuplicateKernels(rendered.source);
+    std::map<std::string, std::string> sameAs =
+        removeDuplicateKernels(rendered.source, rendered.configs);
     for (const auto &[kernel, original] : sameAs)
       output.launches[kernel].symbol = original;
     dedupTime.stop();
@@ -308,6 +316,7 @@ private:
     cuda::RenderOptions render;
     render.matmulPrecision =
         options_.tf32 ? cuda::MatmulPrecision::High : cuda::MatmulPrecision::Highest;
+    render.gemmCalls = options_.gemmCalls;
     return render;
   }
 

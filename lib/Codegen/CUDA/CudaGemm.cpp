@@ -5,6 +5,8 @@
 // CPU-and-CUDA compiles (f32, shared-memory tiles).
 #include "KernelRenderer.h"
 
+#include "tensorc/Bundle/Manifest.h"
+
 #include <array>
 
 namespace tensorc::cuda {
@@ -198,7 +200,8 @@ Expected<LaunchConfig> KernelRenderer::renderLibraryGemm(const codegen::Template
   // A [batch][M][K] and B [batch][K][N] as the library's operands: lines along the unit-stride
   // dim (K: A row-major, B column-major), `ld` apart; a size-1 dim's stride never matters.
   auto operand = [&](const loop::StridedView &view, const char *name, const SymInt &rows,
-                     size_t rowDim, std::string &base) -> Expected<kl::MatrixOperand> {
+                     size_t rowDim, std::string &base,
+                     GemmCall::Operand &call) -> Expected<kl::MatrixOperand> {
     size_t first = view.strides.size() - 2;
     const SymInt &rowStride = view.strides[first + rowDim],
                  &kStride = view.strides[first + 1 - rowDim];
@@ -216,6 +219,10 @@ Expected<LaunchConfig> KernelRenderer::renderLibraryGemm(const codegen::Template
     }
     o.ld = ex->index(ld, symbols);
     o.batchStride = ex->index(batchStride, symbols);
+    call.arg = int64_t(std::find(kernel.args.begin(), kernel.args.end(), view.buffer) -
+                       kernel.args.begin());
+    call.offset = view.offset, call.ld = ld, call.batchStride = batchStride;
+    call.kContiguous = o.kContiguous;
     // Buffers start 16-byte aligned (the runtime's and the arena's): so does the operand when
     // its offset and the strides between its lines are whole 16-byte vectors.
     o.aligned16 = multiple(view.offset) && multiple(ld) && multiple(batchStride);
@@ -226,8 +233,9 @@ Expected<LaunchConfig> KernelRenderer::renderLibraryGemm(const codegen::Template
   s.name = kernel.name;
   s.type = type;
   s.math = math;
-  TC_ASSIGN_OR_RETURN(s.a, operand(g.a, "A", g.m, 0, s.aExpr));
-  TC_ASSIGN_OR_RETURN(s.b, operand(g.b, "B", g.n, 1, s.bExpr));
+  GemmCall call;
+  TC_ASSIGN_OR_RETURN(s.a, operand(g.a, "A", g.m, 0, s.aExpr, call.a));
+  TC_ASSIGN_OR_RETURN(s.b, operand(g.b, "B", g.n, 1, s.bExpr, call.b));
   s.m = ex->index(g.m, symbols), s.n = ex->index(g.n, symbols), s.k = ex->index(g.k, symbols);
   s.batch = ex->index(g.batch, symbols);
   s.params = params;
@@ -248,7 +256,69 @@ Expected<LaunchConfig> KernelRenderer::renderLibraryGemm(const codegen::Template
   if (!error.empty())
     return makeError("GEMM ", node.name, ": ", error);
   TC_RETURN_IF_ERROR(ex->status());
-  return gemmLaunch(std::move(source), c, g.batch * ceilDiv(g.m, c.bm) * ceilDiv(g.n, c.bn));
+  LaunchConfig launch =
+      gemmLaunch(std::move(source), c, g.batch * ceilDiv(g.m, c.bm) * ceilDiv(g.n, c.bn));
+  if (options.gemmCalls) {
+    call.dtype = dtype;
+    call.tf32 = math == kl::MathMode::TF32;
+    call.m = g.m, call.n = g.n, call.k = g.k, call.batch = g.batch;
+    call.output =
+        int64_t(std::find(kernel.args.begin(), kernel.args.end(), t.output) - kernel.args.begin());
+    // Without an epilogue the output is the dense product in the output's dtype, which a library
+    // writes itself: no epilogue function, no product scratch.
+    DType out = program.buffers[size_t(t.output)].dtype;
+    call.direct = !t.epilogue && (out == DType::F32 || out == DType::F16 || out == DType::BF16);
+    call.epilogueGrid = call.direct ? SymInt(0) : renderProductEpilogue(t, s.m, s.n, s.batch);
+    TC_RETURN_IF_ERROR(ex->status());
+    launch.gemm = std::move(call);
+  }
+  return launch;
+}
+
+SymInt KernelRenderer::renderProductEpilogue(const codegen::TemplateKernel &t, const std::string &m,
+                                             const std::string &n, const std::string &batch) {
+  const LoopNode::Gemm &g = t.node->gemm;
+  // A thread per `count` adjacent outputs of a row: one 16-byte store where the epilogue's
+  // output rows are whole vectors (libraryEpilogue decides), else one output per thread.
+  DType outType = program.buffers[size_t(t.output)].dtype;
+  int64_t count = 16 / int64_t(dtypeSize(outType));
+  std::optional<int64_t> columns = g.n.constant();
+  if (!columns || *columns % count != 0)
+    count = 1;
+  kl::EpilogueSite site;
+  site.batch = "tk_batch", site.row = "tk_row", site.col = "tk_col";
+  site.indent = "    ";
+  for (int64_t e = 0; e < count; ++e)
+    site.acc.push_back(strCat("tk_p[", e, "]"));
+  std::string body = libraryEpilogue(t, site);
+  std::string name = kernel.name + bundle::kGemmEpilogueSuffix;
+  int64_t block = bundle::kGemmEpilogueBlock;
+  std::string &out = librarySource;
+  out += strCat("\n// The epilogue of ", kernel.name,
+                " on a product computed elsewhere (a GEMM library): tk_product is the dense\n"
+                "// f32 [batch][M][N] product.\n");
+  out += strCat("extern \"C\" __global__ void __launch_bounds__(", block, ") ", name, "(",
+                join(params, ", "), ", const float *__restrict__ tk_product) {\n",
+                kl::kGridDependencyWaitCall);
+  out += strCat("  const long long tk_M = ", m, ", tk_N = ", n, ", tk_groups = tk_N / ", count,
+                ";\n  const long long tk_total = (", batch, ") * tk_M * tk_groups;\n");
+  out += strCat("  for (long long tk_i = blockIdx.x * (long long)blockDim.x + threadIdx.x; tk_i < "
+                "tk_total; tk_i += (long long)gridDim.x * blockDim.x) {\n");
+  out += "    const long long tk_batch = tk_i / (tk_M * tk_groups), tk_row = (tk_i / tk_groups) % "
+         "tk_M,\n";
+  out += strCat("                    tk_col = (tk_i % tk_groups) * ", count, ";\n");
+  out += strCat("    float tk_p[", count, "];\n");
+  if (count % 4 == 0) { // 16-byte loads of the product
+    for (int64_t v = 0; v < count / 4; ++v)
+      out += strCat("    reinterpret_cast<float4 *>(tk_p)[", v,
+                    "] = reinterpret_cast<const float4 *>(tk_product + tk_i * ", count, ")[", v,
+                    "];\n");
+  } else {
+    for (int64_t e = 0; e < count; ++e)
+      out += strCat("    tk_p[", e, "] = tk_product[tk_i * ", count, " + ", e, "];\n");
+  }
+  out += body + "  }\n}\n";
+  return ceilDiv(g.batch * g.m * SymInt::floorDiv(g.n, count), block);
 }
 
 // ---- NCHW convolutions (CPU-and-CUDA compiles): f32 shared-memory tiles ------------------------

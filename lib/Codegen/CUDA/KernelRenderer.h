@@ -21,8 +21,8 @@
 namespace tensorc::cuda {
 
 using loop::LoopNode;
-using loop::StridedView;
 using loop::ReduceOp;
+using loop::StridedView;
 
 constexpr int64_t kElementwiseBlock = 256;
 /// Elementwise kernels with more expression nodes than this are not vectorized (see
@@ -164,6 +164,13 @@ private:
   /// whose epilogue hook stores each output element through the scheduled epilogue. Its source
   /// replaces the kernel's (librarySource).
   Expected<LaunchConfig> renderLibraryGemm(const codegen::TemplateKernel &t);
+  /// For a GEMM template under RenderOptions::gemmCalls: appends to librarySource the function
+  /// (the kernel's name + bundle::kGemmEpilogueSuffix, its parameters, then `const float
+  /// *tk_product`) applying the template's epilogue to a dense f32 [batch][M][N] product, a
+  /// thread per 16 bytes of output; `m`, `n`, `batch` are the sizes as C expressions. Returns its
+  /// grid (blocks of bundle::kGemmEpilogueBlock threads).
+  SymInt renderProductEpilogue(const codegen::TemplateKernel &t, const std::string &m,
+                               const std::string &n, const std::string &batch);
   /// Channels-last convolutions (CudaConv.cpp): the kernel library's implicit GEMM or depthwise
   /// kernel, likewise.
   Expected<LaunchConfig> renderLibraryConv(const codegen::TemplateKernel &t);

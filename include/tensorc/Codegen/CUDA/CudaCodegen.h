@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,25 @@ namespace tensorc::cuda {
 /// symbols; the runtime may launch fewer, every kernel strides over its blocks' work) of `block`
 /// threads. Kernel parameters are the kernel's `args` buffers as device pointers, in order, then
 /// one `long long` per shape symbol (LoopProgram::symbols order).
+/// A GEMM template's problem, for a library that computes the product alone (cuBLASLt under
+/// -O max-autotune; bundle::GemmCall says how the runtime uses it): operands as strided views
+/// (elements) of kernel arguments, and a second function, the kernel's name +
+/// bundle::kGemmEpilogueSuffix, that applies the template's epilogue to a dense f32 product.
+struct GemmCall {
+  struct Operand {
+    int64_t arg = 0; // position among the kernel's buffer arguments
+    SymInt offset, ld, batchStride;
+    bool kContiguous = true;
+  };
+  DType dtype = DType::F32;
+  bool tf32 = false;
+  Operand a, b;
+  int64_t output = 0;  // position of the buffer the epilogue writes among the kernel's arguments
+  bool direct = false; // no epilogue (and no epilogue function): the library writes the output
+  SymInt m, n, k, batch;
+  SymInt epilogueGrid; // blocks of bundle::kGemmEpilogueBlock threads
+};
+
 struct LaunchConfig {
   SymInt grid;
   int64_t block = 0;
@@ -29,6 +49,8 @@ struct LaunchConfig {
   /// many floats of scratch, any content) and `unsigned *tk_counters` (this many, zero before the
   /// first launch; every launch leaves them zero).
   SymInt partialFloats = SymInt(0), counterCount = SymInt(0);
+  /// GEMM templates rendered with RenderOptions::gemmCalls.
+  std::optional<GemmCall> gemm;
 };
 
 /// How f32 GEMMs and convolutions multiply (torch.set_float32_matmul_precision): Highest is
@@ -37,6 +59,9 @@ enum class MatmulPrecision { Highest, High };
 
 struct RenderOptions {
   MatmulPrecision matmulPrecision = MatmulPrecision::Highest;
+  /// GEMM templates also get an epilogue function and a GemmCall (-O max-autotune), so that a
+  /// tuned bundle may compute their products with a library.
+  bool gemmCalls = false;
 };
 
 /// One rendered kernel: its text (the __global__ function, after whatever it carries before it)
