@@ -85,9 +85,11 @@ def prepare_case(args, model, dtype):
     else:
         bundle = os.path.join(out, "bundle")
         cmd = [args.tensorc, "compile", os.path.join(out, "model.onnx"), "-o", bundle, "--target",
-               "cuda", "--cuda-arch", args.cuda_arch, "-O", "reduce-overhead",
+               "cuda", "--cuda-arch", args.cuda_arch, "-O", args.mode,
                # A model with fallbacks still compiles and is timed; the table lists them.
                "--fallback=allow"] + args.compile_args
+        if args.mode == "max-autotune":  # tuned one case at a time afterwards (prepare)
+            cmd.append("--no-tune")
         start = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True)
         record["compile_s"] = time.perf_counter() - start
@@ -111,6 +113,27 @@ def prepare(args):
     todo = cases(args.models, args.dtypes)
     with ThreadPoolExecutor(args.jobs) as pool:
         records = list(pool.map(lambda c: prepare_case(args, *c), todo))
+    if args.mode == "max-autotune":
+        # Tuning times kernels on the GPU: one case at a time, after every compile.
+        for r in records:
+            if r["status"] != "ok":
+                continue
+            out = case_dir(args.out, r["model"], r["dtype"])
+            start = time.perf_counter()
+            proc = subprocess.run([args.tensorc, "tune", os.path.join(out, "bundle"), "--inputs",
+                                   os.path.join(out, "inputs.safetensors")],
+                                  capture_output=True, text=True)
+            r["tune_s"] = time.perf_counter() - start
+            with open(os.path.join(out, "tune.txt"), "w") as f:
+                f.write(proc.stdout + proc.stderr)
+            match = re.search(r"(\d+) of (\d+) GEMMs to cuBLASLt", proc.stdout)
+            r["tuned"] = f"{match.group(1)}/{match.group(2)}" if match else "-"
+            if proc.returncode != 0:
+                r.update(status="tune failed", message=tail(proc.stdout + proc.stderr))
+            log(f"{r['model']} {r['dtype']}: tuned {r['tuned']} GEMMs to cuBLASLt "
+                f"({r['tune_s']:.1f} s){': ' + r['message'] if 'message' in r else ''}")
+            with open(os.path.join(out, "prepare.json"), "w") as f:
+                json.dump(r, f, indent=1)
     print(f"{'case':<22} {'status':<16} {'export s':>8} {'compile s':>9} {'kernels':>7}  fallbacks")
     for r in records:
         print(f"{r['model'] + ' ' + r['dtype']:<22} {r['status']:<16} {r['export_s']:8.1f} "
@@ -357,6 +380,8 @@ def main():
     p.add_argument("--models", help=f"comma-separated (default: all of {', '.join(suite.SUITE)})")
     p.add_argument("--dtypes", default="f32,f16")
     p.add_argument("--cuda-arch", default="sm_90")
+    p.add_argument("--mode", default="reduce-overhead", choices=["reduce-overhead", "max-autotune"],
+                   help="tensorc's -O (max-autotune: then `tensorc tune` each case, one at a time)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     p.add_argument("--compile-args", nargs=argparse.REMAINDER, default=[],
                    help="further tensorc compile arguments (last on the line)")

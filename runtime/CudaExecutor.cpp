@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 
 namespace tensorc::rt {
 
@@ -66,6 +68,7 @@ CudaExecutor::create(const Manifest &manifest, const FileReader &readFile,
   d.deviceGetName(name, int(sizeof name) - 1, self->device_);
   int deviceArch = major * 10 + minor;
   std::string deviceArchName = strCat("sm_", deviceArch);
+  self->arch_ = deviceArchName;
 
   // The same image (cubin of one arch, or PTX) of every module the kernels are split over.
   TC_ASSIGN_OR_RETURN(std::vector<const bundle::CudaImage *> images,
@@ -143,6 +146,41 @@ CudaExecutor::create(const Manifest &manifest, const FileReader &readFile,
               " bytes of dynamic shared memory"));
   }
 
+  // GEMM launches' epilogue functions, beside their kernels; cuBLASLt where tuning chose it.
+  self->epilogues_.assign(manifest.launches.size(), nullptr);
+  self->useLibrary_.assign(manifest.launches.size(), false);
+  int64_t libraryGemms = 0;
+  for (size_t i = 0; i < manifest.launches.size(); ++i) {
+    const Launch &launch = manifest.launches[i];
+    if (launch.kind != LaunchKind::Kernel || !launch.gemm)
+      continue;
+    libraryGemms += launch.gemm->library == bundle::kCublasLt;
+    if (launch.gemm->direct)
+      continue;
+    std::string symbol =
+        (launch.cudaSymbol.empty() ? launch.name : launch.cudaSymbol) + bundle::kGemmEpilogueSuffix;
+    TC_RETURN_IF_ERROR(d.check(
+        d.moduleGetFunction(&self->epilogues_[i], self->modules_[size_t(launch.cudaModule)],
+                            symbol.c_str()),
+        label(manifest, i) + ": " + symbol + " not in " + images[size_t(launch.cudaModule)]->file));
+  }
+  const char *libraryOff = std::getenv("TENSORC_GEMM_LIBRARY");
+  if (libraryGemms > 0 && libraryOff && std::string(libraryOff) == "0") {
+    self->gemmLibrary_ = strCat("generated kernels (the bundle chose cuBLASLt for ", libraryGemms,
+                                " GEMMs; TENSORC_GEMM_LIBRARY=0)");
+  } else if (libraryGemms > 0) {
+    if (Status opened = self->openLibrary(); !opened) {
+      self->gemmLibrary_ = strCat("generated kernels (the bundle chose cuBLASLt for ", libraryGemms,
+                                  " GEMMs, but ", opened.message(), ")");
+    } else {
+      for (size_t i = 0; i < manifest.launches.size(); ++i)
+        self->useLibrary_[i] =
+            manifest.launches[i].gemm && manifest.launches[i].gemm->library == bundle::kCublasLt;
+      self->gemmLibrary_ =
+          strCat("cuBLASLt for ", libraryGemms, " GEMMs (", self->blas_->file, ")");
+    }
+  }
+
   self->pointers_.assign(manifest.buffers.size(), 0);
   self->capacities_.assign(manifest.buffers.size(), 0);
   self->useGraphs_ = options.graphs && graphBlocker(manifest).empty();
@@ -198,9 +236,12 @@ CudaExecutor::~CudaExecutor() {
   for (cu::DevicePtr pointer : pointers_)
     if (pointer)
       d.memFree(pointer);
-  for (cu::DevicePtr pointer : {arena_, partials_, counters_})
+  for (cu::DevicePtr pointer : {arena_, partials_, counters_, product_, workspace_})
     if (pointer)
       d.memFree(pointer);
+  plans_.clear();
+  if (blasHandle_)
+    blas_->destroy(blasHandle_);
   for (cu::Module module : modules_)
     if (module)
       d.moduleUnload(module);
@@ -330,8 +371,6 @@ Status CudaExecutor::enqueue(const std::map<std::string, int64_t> &bindings,
                              const std::vector<std::vector<int64_t>> &shapes) {
   const cu::Driver &d = *driver_;
   const Manifest &m = *manifest_;
-  std::vector<unsigned long long> values;
-  std::vector<void *> params;
   if (profiler_) {
     recorded_.assign(m.launches.size(), false);
     launchEvents_.resize(m.launches.size(), {nullptr, nullptr});
@@ -364,32 +403,11 @@ Status CudaExecutor::enqueue(const std::map<std::string, int64_t> &bindings,
     case LaunchKind::Kernel: {
       TC_ASSIGN_OR_RETURN(int64_t grid, launch.cudaGrid.evaluate(bindings));
       if (grid <= 0)
-        break;                                          // nothing to do for empty tensors
-      grid = std::min<int64_t>(grid, int64_t(1) << 30); // kernels stride over their work
-      values.clear();
-      for (int64_t arg : launch.args)
-        values.push_back(pointers_[size_t(arg)]);
-      for (int64_t symbol : symbols)
-        values.push_back(static_cast<unsigned long long>(symbol));
-      if (launch.splitK()) {
-        values.push_back(partials_);
-        values.push_back(counters_);
-      }
-      params.clear();
-      for (unsigned long long &value : values)
-        params.push_back(&value);
-      // One launch call for both kinds: a plain launch is the same config without the attribute.
-      cu::LaunchAttribute dependent = {};
-      dependent.id = cu::kLaunchAttributeProgrammaticStreamSerialization;
-      dependent.value.programmaticStreamSerializationAllowed = 1;
-      cu::LaunchConfig config = {};
-      config.gridDimX = unsigned(grid), config.gridDimY = 1, config.gridDimZ = 1;
-      config.blockDimX = unsigned(launch.cudaBlock), config.blockDimY = 1, config.blockDimZ = 1;
-      config.sharedMemBytes = unsigned(launch.cudaSharedBytes);
-      config.stream = stream_;
-      config.attrs = &dependent, config.numAttrs = dependentLaunch_[i] ? 1 : 0;
-      TC_RETURN_IF_ERROR(
-          d.check(d.launchKernelEx(&config, functions_[i], params.data(), nullptr), label(m, i)));
+        break; // nothing to do for empty tensors
+      if (useLibrary_[i])
+        TC_RETURN_IF_ERROR(runLibraryGemm(i, bindings, symbols, shapes, size_t(launch.gemm->algo)));
+      else
+        TC_RETURN_IF_ERROR(launchKernel(i, functions_[i], grid, symbols, nullptr));
       break;
     }
     case LaunchKind::Extern:
@@ -412,6 +430,187 @@ Status CudaExecutor::enqueue(const std::map<std::string, int64_t> &bindings,
     }
   }
   return Status::ok();
+}
+
+Status CudaExecutor::launchKernel(size_t index, cu::Function function, int64_t grid,
+                                  const std::vector<int64_t> &symbols, const cu::DevicePtr *extra) {
+  const cu::Driver &d = *driver_;
+  const Launch &launch = manifest_->launches[index];
+  grid = std::min<int64_t>(grid, int64_t(1) << 30); // kernels stride over their work
+  std::vector<unsigned long long> values;
+  for (int64_t arg : launch.args)
+    values.push_back(pointers_[size_t(arg)]);
+  for (int64_t symbol : symbols)
+    values.push_back(static_cast<unsigned long long>(symbol));
+  if (extra) {
+    values.push_back(*extra);
+  } else if (launch.splitK()) {
+    values.push_back(partials_);
+    values.push_back(counters_);
+  }
+  std::vector<void *> params;
+  for (unsigned long long &value : values)
+    params.push_back(&value);
+  // One launch call for both kinds: a plain launch is the same config without the attribute.
+  cu::LaunchAttribute dependent = {};
+  dependent.id = cu::kLaunchAttributeProgrammaticStreamSerialization;
+  dependent.value.programmaticStreamSerializationAllowed = 1;
+  cu::LaunchConfig config = {};
+  config.gridDimX = unsigned(grid), config.gridDimY = 1, config.gridDimZ = 1;
+  bool epilogue = extra != nullptr;
+  config.blockDimX = unsigned(epilogue ? bundle::kGemmEpilogueBlock : launch.cudaBlock);
+  config.blockDimY = 1, config.blockDimZ = 1;
+  config.sharedMemBytes = epilogue ? 0 : unsigned(launch.cudaSharedBytes);
+  config.stream = stream_;
+  config.attrs = &dependent, config.numAttrs = dependentLaunch_[index] ? 1 : 0;
+  return d.check(d.launchKernelEx(&config, function, params.data(), nullptr),
+                 label(*manifest_, index) + (epilogue ? " (GEMM epilogue)" : ""));
+}
+
+Status CudaExecutor::openLibrary() {
+  if (blasHandle_)
+    return Status::ok();
+  TC_ASSIGN_OR_RETURN(blas_, blaslt::library());
+  return blas_->check(blas_->create(&blasHandle_), "cublasLtCreate");
+}
+
+namespace {
+
+/// The largest power of two (up to 256) dividing `address`.
+int64_t alignmentOf(uint64_t address) {
+  int64_t alignment = 256;
+  while (alignment > 1 && address % uint64_t(alignment) != 0)
+    alignment /= 2;
+  return alignment;
+}
+
+} // namespace
+
+Expected<const blaslt::Plan *>
+CudaExecutor::gemmPlan(size_t index, const std::map<std::string, int64_t> &bindings,
+                       const std::vector<int64_t> &symbols,
+                       const std::vector<std::vector<int64_t>> &shapes, cu::DevicePtr &a,
+                       cu::DevicePtr &b, cu::DevicePtr &c, std::string *problemText) {
+  const Launch &launch = manifest_->launches[index];
+  const bundle::GemmCall &g = *launch.gemm;
+  std::string what = label(*manifest_, index) + ": GEMM call";
+  blaslt::Problem problem;
+  problem.dtype = g.dtype;
+  problem.tf32 = g.tf32;
+  TC_ASSIGN_OR_RETURN(problem.m, g.m.evaluate(bindings));
+  TC_ASSIGN_OR_RETURN(problem.n, g.n.evaluate(bindings));
+  TC_ASSIGN_OR_RETURN(problem.k, g.k.evaluate(bindings));
+  TC_ASSIGN_OR_RETURN(problem.batch, g.batch.evaluate(bindings));
+  if (problem.m <= 0 || problem.n <= 0 || problem.k <= 0 || problem.batch <= 0 ||
+      problem.m > (int64_t(1) << 31) || problem.n > (int64_t(1) << 31) ||
+      problem.k > (int64_t(1) << 31) || problem.batch > (int64_t(1) << 31))
+    return makeError(what, ": sizes ", problem.batch, " x ", problem.m, " x ", problem.n, " x ",
+                     problem.k);
+  size_t elementBytes = dtypeSize(g.dtype);
+  // Each operand view must lie inside its buffer: the last element it reads is below the
+  // buffer's element count.
+  auto operand = [&](const bundle::GemmCall::Operand &o, int64_t rows, const char *name,
+                     blaslt::Problem::Operand &out, cu::DevicePtr &address) -> Status {
+    int64_t offset = 0;
+    TC_ASSIGN_OR_RETURN(offset, o.offset.evaluate(bindings));
+    TC_ASSIGN_OR_RETURN(out.ld, o.ld.evaluate(bindings));
+    TC_ASSIGN_OR_RETURN(out.batchStride, o.batchStride.evaluate(bindings));
+    out.kContiguous = o.kContiguous;
+    size_t id = size_t(launch.args[size_t(o.arg)]);
+    int64_t elements = 1;
+    for (int64_t dim : shapes[id])
+      elements *= dim;
+    int64_t lines = o.kContiguous ? rows : problem.k, line = o.kContiguous ? problem.k : rows;
+    // In 128 bits: an edited manifest's strides cannot wrap the bound around.
+    __int128 last = __int128(offset) + __int128(problem.batch - 1) * out.batchStride +
+                    __int128(lines - 1) * out.ld + line - 1;
+    if (offset < 0 || out.ld < 0 || out.batchStride < 0 || last >= elements)
+      return makeError(what, ": operand ", name, " (offset ", offset, ", ld ", out.ld,
+                       ", batch stride ", out.batchStride, ") reaches past the ", elements,
+                       " elements of buffer '", manifest_->buffers[id].name, "'");
+    address = pointers_[id] + uint64_t(offset) * elementBytes;
+    out.alignment = alignmentOf(address);
+    if (!o.kContiguous || lines > 1)
+      out.alignment = std::min(out.alignment, alignmentOf(uint64_t(out.ld) * elementBytes));
+    if (problem.batch > 1)
+      out.alignment =
+          std::min(out.alignment, alignmentOf(uint64_t(out.batchStride) * elementBytes));
+    return Status::ok();
+  };
+  TC_RETURN_IF_ERROR(operand(g.a, problem.m, "A", problem.a, a));
+  TC_RETURN_IF_ERROR(operand(g.b, problem.n, "B", problem.b, b));
+  c = product_;
+  if (g.direct) { // the output itself, dense [batch][M][N]
+    size_t id = size_t(launch.args[size_t(g.output)]);
+    int64_t elements = 1;
+    for (int64_t dim : shapes[id])
+      elements *= dim;
+    if (__int128(elements) < __int128(problem.batch) * problem.m * problem.n)
+      return makeError(what, ": output buffer '", manifest_->buffers[id].name, "' has ", elements,
+                       " elements, not ", problem.batch, " x ", problem.m, " x ", problem.n);
+    problem.output = manifest_->buffers[id].dtype;
+    c = pointers_[id];
+    problem.outputAlignment = alignmentOf(c);
+  }
+  if (problemText)
+    *problemText = problem.describe();
+  std::vector<int64_t> key = {int64_t(index), problem.a.alignment, problem.b.alignment,
+                              problem.outputAlignment};
+  key.insert(key.end(), symbols.begin(), symbols.end());
+  std::unique_ptr<blaslt::Plan> &plan = plans_[key];
+  if (!plan) {
+    Expected<std::unique_ptr<blaslt::Plan>> made =
+        blaslt::Plan::create(*blas_, blasHandle_, problem, 8);
+    if (!made) {
+      plans_.erase(key);
+      return made.takeError().withContext(what);
+    }
+    plan = std::move(*made);
+  }
+  return plan.get();
+}
+
+Status CudaExecutor::placeProducts(const std::map<std::string, int64_t> &bindings, bool all) {
+  int64_t floats = 0;
+  for (size_t i = 0; i < manifest_->launches.size(); ++i) {
+    const Launch &launch = manifest_->launches[i];
+    if (!launch.gemm || launch.gemm->direct || !(all || useLibrary_[i]))
+      continue;
+    int64_t size = 1;
+    for (const bundle::SizeExpr *dim : {&launch.gemm->batch, &launch.gemm->m, &launch.gemm->n}) {
+      TC_ASSIGN_OR_RETURN(int64_t value, dim->evaluate(bindings));
+      if (value < 0 || value > (int64_t(1) << 31) || __builtin_mul_overflow(size, value, &size))
+        return makeError(label(*manifest_, i), ": GEMM product of ", value, " x ... elements");
+    }
+    floats = std::max(floats, size);
+  }
+  bool any = floats > 0;
+  for (size_t i = 0; i < manifest_->launches.size() && !any; ++i)
+    any = manifest_->launches[i].gemm && (all || useLibrary_[i]);
+  if (!any)
+    return Status::ok();
+  TC_RETURN_IF_ERROR(
+      ensure(product_, productCapacity_, size_t(floats) * sizeof(float), "the GEMM products"));
+  return ensure(workspace_, workspaceCapacity_, blaslt::kWorkspaceBytes, "the cuBLASLt workspace");
+}
+
+Status CudaExecutor::runLibraryGemm(size_t index, const std::map<std::string, int64_t> &bindings,
+                                    const std::vector<int64_t> &symbols,
+                                    const std::vector<std::vector<int64_t>> &shapes, size_t algo) {
+  cu::DevicePtr a = 0, b = 0, c = 0;
+  TC_ASSIGN_OR_RETURN(const blaslt::Plan *plan,
+                      gemmPlan(index, bindings, symbols, shapes, a, b, c));
+  Status ran = plan->run(reinterpret_cast<const void *>(uintptr_t(a)),
+                         reinterpret_cast<const void *>(uintptr_t(b)),
+                         reinterpret_cast<void *>(uintptr_t(c)),
+                         reinterpret_cast<void *>(uintptr_t(workspace_)), stream_, algo);
+  if (!ran)
+    return ran.takeError().withContext(label(*manifest_, index));
+  const bundle::GemmCall &gemm = *manifest_->launches[index].gemm;
+  if (gemm.direct)
+    return Status::ok();
+  TC_ASSIGN_OR_RETURN(int64_t grid, gemm.epilogueGrid.evaluate(bindings));
+  return launchKernel(index, epilogues_[index], grid, symbols, &product_);
 }
 
 Status CudaExecutor::collectProfile(double hostStartUs) {
@@ -489,6 +688,7 @@ Status CudaExecutor::placeBuffers(const std::map<std::string, int64_t> &bindings
   }
   TC_RETURN_IF_ERROR(ensure(partials_, partialsCapacity_, size_t(partials) * sizeof(float),
                             "the split-K partials"));
+  TC_RETURN_IF_ERROR(placeProducts(bindings, /*all=*/false));
   size_t countersBefore = countersCapacity_;
   TC_RETURN_IF_ERROR(ensure(counters_, countersCapacity_, size_t(counters) * sizeof(unsigned),
                             "the split-K counters"));
@@ -642,11 +842,9 @@ Expected<std::shared_ptr<void>> CudaExecutor::allocate(size_t bytes, cu::DeviceP
 
 namespace tensorc::rt {
 
-Expected<std::vector<double>>
-CudaExecutor::timeLaunches(const std::map<std::string, int64_t> &bindings,
-                           const std::vector<int64_t> &symbols,
-                           const std::vector<std::vector<int64_t>> &shapes, int64_t iterations,
-                           bool replay) {
+Expected<std::vector<double>> CudaExecutor::timeLaunches(
+    const std::map<std::string, int64_t> &bindings, const std::vector<int64_t> &symbols,
+    const std::vector<std::vector<int64_t>> &shapes, int64_t iterations, bool replay) {
   const cu::Driver &d = *driver_;
   TC_RETURN_IF_ERROR(d.check(d.ctxSetCurrent(context_), "cuCtxSetCurrent"));
   stream_ = ownStream_;
@@ -670,6 +868,111 @@ CudaExecutor::timeLaunches(const std::map<std::string, int64_t> &bindings,
             .count());
   }
   return times;
+}
+
+} // namespace tensorc::rt
+
+namespace tensorc::rt {
+
+Expected<std::vector<CudaExecutor::GemmTiming>> CudaExecutor::tuneGemms(
+    const std::map<std::string, int64_t> &bindings, const std::vector<int64_t> &symbols,
+    const std::vector<std::vector<int64_t>> &shapes, int64_t iterations, int64_t algorithms,
+    double margin, const std::function<bool(size_t)> &wanted) {
+  const cu::Driver &d = *driver_;
+  const Manifest &m = *manifest_;
+  TC_RETURN_IF_ERROR(d.check(d.ctxSetCurrent(context_), "cuCtxSetCurrent"));
+  TC_RETURN_IF_ERROR(openLibrary());
+  stream_ = ownStream_;
+  TC_RETURN_IF_ERROR(placeProducts(bindings, /*all=*/true));
+  cu::Event start = nullptr, end = nullptr;
+  TC_RETURN_IF_ERROR(d.check(d.eventCreate(&start, 0), "cuEventCreate"));
+  std::shared_ptr<void> startOwner(nullptr, [&](void *) { d.eventDestroy(start); });
+  TC_RETURN_IF_ERROR(d.check(d.eventCreate(&end, 0), "cuEventCreate"));
+  std::shared_ptr<void> endOwner(nullptr, [&](void *) { d.eventDestroy(end); });
+  iterations = std::max<int64_t>(iterations, 1);
+  // Microseconds per call of `enqueue`: the median of three rounds of `iterations` back to back,
+  // after two calls that warm caches and the instruction cache.
+  auto time = [&](const std::function<Status()> &enqueue) -> Expected<double> {
+    for (int warm = 0; warm < 2; ++warm)
+      TC_RETURN_IF_ERROR(enqueue());
+    std::vector<double> rounds;
+    for (int r = 0; r < 3; ++r) {
+      TC_RETURN_IF_ERROR(d.check(d.eventRecord(start, stream_), "cuEventRecord"));
+      for (int64_t it = 0; it < iterations; ++it)
+        TC_RETURN_IF_ERROR(enqueue());
+      TC_RETURN_IF_ERROR(d.check(d.eventRecord(end, stream_), "cuEventRecord"));
+      TC_RETURN_IF_ERROR(d.check(d.streamSynchronize(stream_), "timing a GEMM"));
+      float ms = 0;
+      TC_RETURN_IF_ERROR(d.check(d.eventElapsedTime(&ms, start, end), "cuEventElapsedTime"));
+      rounds.push_back(double(ms) * 1e3 / double(iterations));
+    }
+    std::sort(rounds.begin(), rounds.end());
+    return rounds[1];
+  };
+  DeviceBuffers buffers(*this, shapes);
+  std::vector<GemmTiming> timings;
+  for (size_t i = 0; i < m.launches.size(); ++i) {
+    const Launch &launch = m.launches[i];
+    if (launch.kind != LaunchKind::Kernel || !launch.gemm || (wanted && !wanted(i)))
+      continue;
+    GemmTiming timing;
+    timing.launch = i;
+    TC_ASSIGN_OR_RETURN(int64_t grid, launch.cudaGrid.evaluate(bindings));
+    if (grid <= 0) {
+      timing.note = "empty";
+      timings.push_back(std::move(timing));
+      continue;
+    }
+    auto generated = [&] { return launchKernel(i, functions_[i], grid, symbols, nullptr); };
+    TC_ASSIGN_OR_RETURN(timing.generatedUs, time(generated));
+    TC_RETURN_IF_ERROR(generated());
+    int64_t output = launch.args[size_t(launch.gemm->output)];
+    TC_ASSIGN_OR_RETURN(Tensor expected, buffers.read(output));
+    cu::DevicePtr a = 0, b = 0, c = 0;
+    Expected<const blaslt::Plan *> plan =
+        gemmPlan(i, bindings, symbols, shapes, a, b, c, &timing.problem);
+    if (!plan) {
+      timing.note = plan.error().message();
+      timings.push_back(std::move(timing));
+      continue;
+    }
+    timing.algorithms = int64_t((*plan)->algorithms());
+    for (size_t algo = 0; algo < (*plan)->algorithms() && int64_t(algo) < algorithms; ++algo) {
+      Expected<double> us =
+          time([&] { return runLibraryGemm(i, bindings, symbols, shapes, algo); });
+      if (!us) {
+        timing.note = us.error().message();
+        continue;
+      }
+      if (timing.libraryUs < 0 || *us < timing.libraryUs)
+        timing.libraryUs = *us, timing.algo = int64_t(algo);
+    }
+    if (timing.libraryUs < 0) {
+      timings.push_back(std::move(timing));
+      continue;
+    }
+    // The library's output against the kernel's, relative to the output's largest magnitude.
+    TC_RETURN_IF_ERROR(runLibraryGemm(i, bindings, symbols, shapes, size_t(timing.algo)));
+    TC_ASSIGN_OR_RETURN(Tensor actual, buffers.read(output));
+    double largest = 0, difference = 0;
+    for (int64_t e = 0; e < expected.numel(); ++e) {
+      double want = expected.getDouble(e), got = actual.getDouble(e);
+      largest = std::max(largest, std::fabs(want));
+      difference = std::isnan(want) == std::isnan(got)
+                       ? std::max(difference, std::isnan(want) ? 0.0 : std::fabs(want - got))
+                       : INFINITY;
+    }
+    timing.maxError = largest > 0 ? difference / largest : difference;
+    bool strict = launch.gemm->dtype == DType::F32 && !launch.gemm->tf32;
+    double tolerance = strict ? 1e-4 : 2e-2;
+    if (!(timing.maxError <= tolerance))
+      timing.note = strCat("cuBLASLt's output differs from the kernel's by ", timing.maxError,
+                           " of its largest magnitude");
+    else if (margin <= -1 || timing.libraryUs < timing.generatedUs * (1 - margin))
+      timing.useLibrary = true;
+    timings.push_back(std::move(timing));
+  }
+  return timings;
 }
 
 } // namespace tensorc::rt

@@ -4,11 +4,13 @@
 // the host, and optional CUDA-graph replay.
 #pragma once
 
+#include "CublasLt.h"
 #include "CudaDriver.h"
 
 #include "tensorc/Bundle/Manifest.h"
 #include "tensorc/IR/Graph.h"
 #include "tensorc/Runtime/LaunchObserver.h"
+#include "tensorc/Runtime/Model.h"
 #include "tensorc/Runtime/Profile.h"
 #include "tensorc/Support/Tensor.h"
 
@@ -95,6 +97,25 @@ public:
   static std::string graphBlocker(const bundle::Manifest &manifest);
   /// Graph replays so far (runs that did not capture); for tests and benchmarks.
   int64_t graphReplays() const { return replays_; }
+  /// Which GEMMs run on a library: "none", "cuBLASLt for N GEMMs (file)", or why the bundle's
+  /// choice could not be honoured ("generated kernels: cannot load cuBLASLt (...)").
+  const std::string &gemmLibrary() const { return gemmLibrary_; }
+  /// The device's arch, "sm_90".
+  const std::string &arch() const { return arch_; }
+
+  using GemmTiming = Model::GemmTiming;
+  /// Times every launch with a GEMM call (Launch::gemm) at the last run's binding: its kernel,
+  /// then up to `algorithms` cuBLASLt algorithms each followed by the epilogue function, each
+  /// `iterations` times back to back (median of `rounds`). The library wins when it is faster by
+  /// more than `margin` (0.03: 3%; -1: always) and its output matches the kernel's (relative to the
+  /// output's largest magnitude: 1e-4 for strict f32, 2e-2 for f16/bf16/TF32). Leaves buffers'
+  /// contents undefined: run again before reading outputs. Errors when cuBLASLt cannot be loaded.
+  /// `wanted` (null: every one) picks the launches to time.
+  Expected<std::vector<GemmTiming>> tuneGemms(const std::map<std::string, int64_t> &bindings,
+                                              const std::vector<int64_t> &symbols,
+                                              const std::vector<std::vector<int64_t>> &shapes,
+                                              int64_t iterations, int64_t algorithms, double margin,
+                                              const std::function<bool(size_t)> &wanted = nullptr);
 
 private:
   CudaExecutor() = default;
@@ -113,6 +134,28 @@ private:
   class DeviceBuffers;
   Status runExtern(size_t index, const std::map<std::string, int64_t> &bindings,
                    const std::vector<std::vector<int64_t>> &shapes);
+  /// Launches kernel launch `index` (`function`: its own or its GEMM epilogue function, which
+  /// takes `extra` after the symbols instead of split-K workspaces).
+  Status launchKernel(size_t index, cu::Function function, int64_t grid,
+                      const std::vector<int64_t> &symbols, const cu::DevicePtr *extra);
+  /// The cuBLASLt plan of GEMM launch `index` at this binding (and its operands' alignment),
+  /// made on first use; the operands' device addresses in `a`, `b`, the result's (the product
+  /// scratch, or a direct call's output) in `c`.
+  /// Errors when an operand view leaves its buffer (`shapes[id]`: the bound shapes).
+  Expected<const blaslt::Plan *>
+  gemmPlan(size_t index, const std::map<std::string, int64_t> &bindings,
+           const std::vector<int64_t> &symbols, const std::vector<std::vector<int64_t>> &shapes,
+           cu::DevicePtr &a, cu::DevicePtr &b, cu::DevicePtr &c, std::string *problem = nullptr);
+  /// Grows the product scratch to the largest product of the GEMM launches that run on the
+  /// library (`all`: every GEMM launch) at this binding, and the library's workspace.
+  Status placeProducts(const std::map<std::string, int64_t> &bindings, bool all);
+  /// Enqueues GEMM launch `index` as cuBLASLt's product (algorithm `algo`) and its epilogue
+  /// function (none for a direct call).
+  Status runLibraryGemm(size_t index, const std::map<std::string, int64_t> &bindings,
+                        const std::vector<int64_t> &symbols,
+                        const std::vector<std::vector<int64_t>> &shapes, size_t algo);
+  /// Loads cuBLASLt and creates its handle (once).
+  Status openLibrary();
 
   const cu::Driver *driver_ = nullptr;
   const bundle::Manifest *manifest_ = nullptr;
@@ -123,6 +166,17 @@ private:
   cu::Stream stream_ = nullptr;         // where the current run queues: ownStream_ or the caller's
   std::vector<cu::Module> modules_;     // per bundle CUDA module (manifest CudaImage::module)
   std::vector<cu::Function> functions_; // per launch (Kernel launches only)
+  // GEMM launches (Launch::gemm): the epilogue function, and whether cuBLASLt computes the
+  // product (the bundle chose it and the library loaded; TENSORC_GEMM_LIBRARY=0 turns it off).
+  std::vector<cu::Function> epilogues_;
+  std::vector<bool> useLibrary_;
+  const blaslt::Library *blas_ = nullptr;
+  blaslt::Handle blasHandle_ = nullptr;
+  std::map<std::vector<int64_t>, std::unique_ptr<blaslt::Plan>> plans_; // launch, sizes, aligns
+  cu::DevicePtr product_ = 0, workspace_ = 0;
+  size_t productCapacity_ = 0, workspaceCapacity_ = 0;
+  std::string gemmLibrary_ = "none";
+  std::string arch_;
   // Per launch: its kernel waits for the one before it (bundle::kGridDependencySymbol), so it is
   // launched as a programmatic dependent. TENSORC_CUDA_PDL=0 launches every kernel plainly.
   std::vector<bool> dependentLaunch_;

@@ -357,6 +357,32 @@ Expected<std::vector<double>> Model::time(const std::vector<Tensor> &inputs, int
   return times;
 }
 
+Expected<int> cudaDeviceCount() {
+  TC_ASSIGN_OR_RETURN(const cu::Driver *driver, cu::driver());
+  int count = 0;
+  TC_RETURN_IF_ERROR(driver->check(driver->deviceGetCount(&count), "cuDeviceGetCount"));
+  return count;
+}
+
+Expected<std::vector<Model::GemmTiming>>
+Model::tuneGemms(const std::vector<Tensor> &inputs, int64_t iterations, int64_t algorithms,
+                 double margin, const std::function<bool(size_t)> &wanted) {
+  Impl &impl = *impl_;
+  if (!impl.cuda)
+    return makeError("tuning GEMMs needs the model on a GPU (--device cuda)");
+  TC_RETURN_IF_ERROR(run(inputs).status()); // binds the shapes and places the buffers
+  std::lock_guard<std::mutex> lock(impl.runMutex);
+  return impl.cuda->tuneGemms(impl.bindings, impl.symbolValues, impl.bufferShapes, iterations,
+                              algorithms, margin, wanted);
+}
+
+std::string Model::cudaArch() const { return impl_->cuda ? impl_->cuda->arch() : std::string(); }
+const std::map<std::string, int64_t> &Model::symbolBindings() const { return impl_->bindings; }
+
+std::string Model::gemmLibrary() const {
+  return impl_->cuda ? impl_->cuda->gemmLibrary() : std::string();
+}
+
 Expected<Tensor> Model::weight(const std::string &name) const {
   auto it = impl_->weights->tensors().find(name);
   if (it == impl_->weights->tensors().end())

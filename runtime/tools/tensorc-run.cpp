@@ -3,6 +3,7 @@
 #include "tensorc/Runtime/Model.h"
 #include "tensorc/Runtime/RunInputs.h"
 #include "tensorc/Runtime/Trainer.h"
+#include "tensorc/Runtime/Tune.h"
 #include "tensorc/Support/Limits.h"
 #include "tensorc/Support/Printable.h"
 #include "tensorc/Support/Safetensors.h"
@@ -14,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -27,7 +29,7 @@ constexpr const char *kUsage =
     "                   [--variant NAME] [--iterations N] [--device cpu|cuda]\n"
     "                   [--cuda-device N] [--cuda-graphs bundle|on|off] [--train-steps N]\n"
     "                   [--profile TRACE.json [--peak-gbps X] [--peak-gflops Y]]\n"
-    "                   [--max-tensor-bytes SIZE]\n"
+    "                   [--max-tensor-bytes SIZE] [--tune [--tune-margin X] [--dry-run]]\n"
     "Runs a compiled bundle and prints each output. Random inputs (the default, seed 0) need a\n"
     "--dim for every symbolic dim. A training bundle's parameters and optimizer state, when\n"
     "--inputs lacks them, start as the bundle holds them; --train-steps N runs N training steps\n"
@@ -36,7 +38,10 @@ constexpr const char *kUsage =
     "a Chrome/Perfetto trace of every run (CPU: one event per thread chunk of each kernel launch;\n"
     "GPU: CUDA events around each launch) and prints a per-kernel table (time, share, bytes and\n"
     "FLOPs from the bundle's costs.json, percent of the roofline); the peaks are measured at\n"
-    "startup (CPU) or read from the device (GPU) unless --peak-gbps/--peak-gflops give them.\n";
+    "startup (CPU) or read from the device (GPU) unless --peak-gbps/--peak-gflops give them.\n"
+    "--tune (a -O max-autotune bundle, on a GPU) times each GEMM as its kernel and as cuBLASLt\n"
+    "on the inputs and records the faster in the bundle's manifest (as `tensorc tune` does);\n"
+    "cuBLASLt must be faster by --tune-margin (default 0.03; negative down to -1 prefers it).\n";
 
 struct Options {
   std::string bundle;
@@ -49,6 +54,8 @@ struct Options {
   int64_t trainSteps = 0;
   rt::ProfileReportOptions profile;
   int64_t threads = 0; // checked when loading, as the runtime checks LoadOptions::threads
+  bool tune = false, dryRun = false;
+  double tuneMargin = 0.03;
 };
 
 Expected<double> parseDouble(const std::string &flag, const std::string &text) {
@@ -129,6 +136,16 @@ Expected<Options> parseArgs(int argc, char **argv) {
       TC_ASSIGN_OR_RETURN(std::string text, value());
       TC_ASSIGN_OR_RETURN(double peak, parseDouble(arg, text));
       (arg == "--peak-gbps" ? options.profile.peakGbps : options.profile.peakGflops) = peak;
+    } else if (arg == "--tune") {
+      options.tune = true;
+    } else if (arg == "--tune-margin") {
+      TC_ASSIGN_OR_RETURN(std::string text, value());
+      char *end = nullptr;
+      options.tuneMargin = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0' || !(options.tuneMargin >= -1 && options.tuneMargin < 1))
+        return makeError("--tune-margin: expected a number in [-1, 1), got '", text, "'");
+    } else if (arg == "--dry-run") {
+      options.dryRun = true;
     } else if (arg == "--iterations") {
       TC_ASSIGN_OR_RETURN(std::string text, value());
       TC_ASSIGN_OR_RETURN(options.iterations, parseInt(arg, text));
@@ -147,6 +164,8 @@ Expected<Options> parseArgs(int argc, char **argv) {
     return makeError("--peak-gbps and --peak-gflops go with --profile");
   if (randomGiven && !options.inputsPath.empty())
     return makeError("--inputs and --random-inputs exclude each other");
+  if ((options.dryRun || options.tuneMargin != 0.03) && !options.tune)
+    return makeError("--dry-run and --tune-margin go with --tune");
   return options;
 }
 
@@ -155,12 +174,27 @@ Status runTool(Options options) {
     return makeError("threads must be 0 (one per core) or 1 to ", rt::kMaxThreads, ", got ",
                      options.threads);
   options.load.threads = int(options.threads);
+  if (options.tune) {
+    rt::TuneOptions tune;
+    tune.bundle = options.bundle;
+    tune.inputs = options.inputsPath;
+    tune.seed = options.seed;
+    tune.dims = options.dims;
+    tune.cudaDevice = options.load.cudaDevice;
+    tune.dryRun = options.dryRun;
+    tune.margin = options.tuneMargin;
+    std::ostringstream report;
+    Status tuned = rt::tuneBundle(tune, report);
+    std::fputs(report.str().c_str(), stdout);
+    return tuned;
+  }
   TC_ASSIGN_OR_RETURN(auto model, rt::Model::load(options.bundle, options.load));
   const bundle::Manifest &manifest = model->manifest();
   if (options.load.device == "cuda")
-    std::printf("%s: %s, on %s; CUDA graphs %s\n", options.bundle.c_str(),
+    std::printf("%s: %s, on %s; CUDA graphs %s; GEMM library %s\n", options.bundle.c_str(),
                 manifest.model.empty() ? "model" : manifest.model.c_str(),
-                model->deviceDescription().c_str(), model->cudaGraphs().c_str());
+                model->deviceDescription().c_str(), model->cudaGraphs().c_str(),
+                model->gemmLibrary().c_str());
   else
     std::printf("%s: %s, variant %s, %d threads\n", options.bundle.c_str(),
                 manifest.model.empty() ? "model" : manifest.model.c_str(),
@@ -177,8 +211,8 @@ Status runTool(Options options) {
       TC_ASSIGN_OR_RETURN(double loss, trainer->step(data, &outputs));
       std::printf("step %lld: loss %.9g\n", static_cast<long long>(step), loss);
     }
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                    .count();
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::printf("%lld steps in %.3f ms (%.4f ms per step; the state passes through host memory "
                 "between steps)\n",
                 static_cast<long long>(options.trainSteps), ms, ms / double(options.trainSteps));

@@ -2,6 +2,8 @@
 #include "Driver.h"
 
 #include "tensorc/Pipeline/Compile.h"
+#include "tensorc/Runtime/Model.h"
+#include "tensorc/Runtime/Tune.h"
 #include "tensorc/Support/StrCat.h"
 
 #include "tensorc/Support/Printable.h"
@@ -11,6 +13,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <sstream>
 
 #include <unistd.h>
 
@@ -28,6 +31,7 @@ struct CompileCommand {
   std::string cudaArchs = "sm_90";
   std::string emit = "bundle";
   std::string mode = "default";
+  bool noTune = false; // -O max-autotune without tuning now
   std::string matmulPrecision = "highest";
   std::string fallback; // empty: error with --target cuda, allow for cpu alone
   bool noCache = false;
@@ -69,10 +73,45 @@ private:
   std::mutex mutex_; // code generation reports from its worker threads
 };
 
+/// -O max-autotune: with a GPU here, tunes the new bundle's GEMMs at once (`tensorc tune`);
+/// without one, says how to later. Returns the exit status.
+int tuneCompiled(const CompileCommand &command, bool noCuda) {
+  if (command.mode != "max-autotune" || noCuda || command.noTune)
+    return 0;
+  if (command.options.emit == CompileOptions::Emit::SharedObject) {
+    if (!command.options.quiet)
+      std::cerr << "tensorc: -O max-autotune: a model .so is not tuned (compile to a directory "
+                   "and run `tensorc tune` there)\n";
+    return 0;
+  }
+  Expected<int> devices = rt::cudaDeviceCount();
+  if (!devices || *devices == 0) {
+    if (!command.options.quiet)
+      std::cerr << "tensorc: -O max-autotune: no GPU here ("
+                << (devices ? std::string("no device") : devices.error().message())
+                << "); GEMMs keep their generated kernels"
+                << (command.options.tuningCache.empty() ? ""
+                                                        : " where the tuning cache has no choice")
+                << " until `tensorc tune " << command.options.outDir
+                << "` runs on the GPU machine\n";
+    return 0;
+  }
+  rt::TuneOptions tune;
+  tune.bundle = command.options.outDir;
+  tune.cache = command.options.tuningCache;
+  std::ostringstream report;
+  Status tuned = rt::tuneBundle(tune, command.options.quiet ? report : std::cerr);
+  if (!tuned)
+    return fail(strCat("-O max-autotune: ", tuned.message(), " (the bundle is written, untuned)"));
+  return 0;
+}
+
 int runCompile(CompileCommand &command, const OpRegistry &registry) {
   command.options.cpuArchs = splitList(command.cpuArchs);
   command.options.cudaArchs = splitList(command.cudaArchs);
-  command.options.cudaGraphs = command.mode == "reduce-overhead";
+  // max-autotune replays graphs too (as torch.compile's mode does) and gives GEMMs library calls.
+  command.options.cudaGraphs = command.mode != "default";
+  command.options.gemmCalls = command.mode == "max-autotune";
   command.options.tf32 = command.matmulPrecision == "high";
   command.options.fuseAttention = command.attention.value();
   command.options.limits = command.limits.resolve();
@@ -97,8 +136,9 @@ int runCompile(CompileCommand &command, const OpRegistry &registry) {
   progress.clear();
   if (!summary)
     return fail(summary.error().message());
-  if (command.options.quiet)
-    return 0;
+  int tuned = tuneCompiled(command, summary->cudaArchs.empty());
+  if (command.options.quiet || tuned != 0)
+    return tuned;
   std::cerr << "tensorc: wrote " << command.options.outDir << " (" << summary->kernels
             << " kernels, " << summary->fallbacks << " fallback op types, arena peak "
             << summary->peakBytes << " bytes at example sizes; CPU: "
@@ -138,9 +178,17 @@ Subcommand addCompileCommand(CLI::App &app) {
   addAttentionFlags(*command, compile->attention);
   command
       ->add_option("-O", compile->mode,
-                   "default, or reduce-overhead (CUDA: replay the launch list as a CUDA graph)")
-      ->check(CLI::IsMember({"default", "reduce-overhead"}))
+                   "default; reduce-overhead (CUDA: replay the launch list as a CUDA graph); "
+                   "max-autotune (reduce-overhead, and GEMMs that `tensorc tune` may give to "
+                   "cuBLASLt where it is faster; tuned at once when a GPU is present)")
+      ->check(CLI::IsMember({"default", "reduce-overhead", "max-autotune"}))
       ->capture_default_str();
+  command->add_option("--tuning-cache", compile->options.tuningCache,
+                      "-O max-autotune: take GEMM choices from this tuning cache (made by "
+                      "`tensorc tune --cache`) for the newest --cuda-arch, without a GPU");
+  command->add_flag("--no-tune", compile->noTune,
+                    "-O max-autotune: do not tune now, even with a GPU present (run `tensorc "
+                    "tune OUT` later)");
   addMatmulPrecisionFlag(*command, compile->matmulPrecision);
   command
       ->add_option("--cpu-arch", compile->cpuArchs,

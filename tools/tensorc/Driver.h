@@ -30,6 +30,7 @@ Subcommand addRunCommand(CLI::App &app);
 Subcommand addExplainCommand(CLI::App &app);
 Subcommand addBisectCommand(CLI::App &app);
 Subcommand addMinifyCommand(CLI::App &app);
+Subcommand addTuneCommand(CLI::App &app);
 
 /// Prints "tensorc: error: <message>" and returns the exit status 1.
 int fail(const std::string &message);

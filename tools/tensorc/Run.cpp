@@ -47,7 +47,8 @@ int runBundle(const RunOptions &options) {
   const bundle::Manifest &manifest = (*model)->manifest();
   if (options.device == "cuda") // on stderr: stdout may carry the outputs
     std::cerr << "tensorc: " << options.model << " on " << (*model)->deviceDescription()
-              << "; CUDA graphs " << (*model)->cudaGraphs() << "\n";
+              << "; CUDA graphs " << (*model)->cudaGraphs() << "; GEMM library "
+              << (*model)->gemmLibrary() << "\n";
   Expected<SymbolBindings> bindings = parseDims(options.dims);
   if (!bindings)
     return fail(bindings.error().message());

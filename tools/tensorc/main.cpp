@@ -31,7 +31,7 @@ int main(int argc, char **argv) {
   std::vector<driver::Subcommand> commands = {
       driver::addInspectCommand(app), driver::addOptCommand(app),    driver::addCompileCommand(app),
       driver::addTrainCommand(app),   driver::addRunCommand(app),    driver::addExplainCommand(app),
-      driver::addBisectCommand(app),  driver::addMinifyCommand(app),
+      driver::addBisectCommand(app),  driver::addMinifyCommand(app), driver::addTuneCommand(app),
   };
 
   CLI11_PARSE(app, argc, argv);

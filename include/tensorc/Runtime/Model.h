@@ -8,11 +8,16 @@
 #include "tensorc/Support/Tensor.h"
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace tensorc::rt {
+
+/// CUDA devices present: 0, or an error saying why none can be used (no driver, cuInit failing).
+Expected<int> cudaDeviceCount();
 
 /// The most threads a model may run kernels on (LoadOptions::threads): more is an error, not a
 /// few hundred thousand threads the system refuses to start.
@@ -77,6 +82,36 @@ public:
   /// run(); on a GPU one untimed run() uploads the inputs, and the timed runs reuse its device
   /// buffers (no host copies), so they measure the kernels (or the CUDA graph) alone.
   Expected<std::vector<double>> time(const std::vector<Tensor> &inputs, int64_t iterations);
+
+  /// One GEMM launch of a GPU bundle compiled with -O max-autotune, timed as its generated kernel
+  /// and as cuBLASLt's product plus the kernel's epilogue (tuneGemms).
+  struct GemmTiming {
+    size_t launch = 0;   // index in manifest().launches
+    std::string problem; // "f32 197x768x3072 (A k-major, B n-major)"
+    double generatedUs = 0;
+    double libraryUs = -1; // -1: cuBLASLt had no algorithm for it (see `note`)
+    int64_t algo = 0;      // the fastest algorithm's index in cuBLASLt's heuristic list
+    int64_t algorithms = 0;
+    double maxError = 0; // |cuBLASLt - kernel| over the output, relative to its largest value
+    bool useLibrary = false;
+    std::string note;
+  };
+  /// On a GPU: runs `inputs` once, then times every GEMM launch that has a library call both
+  /// ways (`iterations` back to back, median of three rounds; up to `algorithms` of cuBLASLt's
+  /// candidates; `wanted`, when given, picks the launches); cuBLASLt wins where it is faster by
+  /// more than `margin` and agrees with the kernel (1e-4 of the output's largest magnitude in
+  /// strict f32, 2e-2 otherwise). The outputs of later runs are unaffected (nothing of the bundle
+  /// changes). Errors on the CPU, and when cuBLASLt cannot be loaded.
+  Expected<std::vector<GemmTiming>> tuneGemms(const std::vector<Tensor> &inputs, int64_t iterations,
+                                              int64_t algorithms, double margin,
+                                              const std::function<bool(size_t)> &wanted = nullptr);
+  /// On a GPU, its arch ("sm_90"); empty on the CPU.
+  std::string cudaArch() const;
+  /// The symbol values the last run bound (empty before the first, and without symbols).
+  const std::map<std::string, int64_t> &symbolBindings() const;
+  /// On a GPU, which GEMMs run on a library ("none", "cuBLASLt for N GEMMs (file)", or why the
+  /// bundle's choice is not honoured); empty on the CPU.
+  std::string gemmLibrary() const;
 
   /// Tensor `name` of the bundle's weights.safetensors, viewing the mapped bytes (valid while the
   /// model lives); training bundles start their state from these.
