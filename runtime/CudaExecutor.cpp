@@ -951,16 +951,20 @@ Expected<std::vector<CudaExecutor::GemmTiming>> CudaExecutor::tuneGemms(
       timings.push_back(std::move(timing));
       continue;
     }
-    // The library's output against the kernel's, relative to the output's largest magnitude.
+    // The library's output against the kernel's, relative to the output's largest finite
+    // magnitude.
     TC_RETURN_IF_ERROR(runLibraryGemm(i, bindings, symbols, shapes, size_t(timing.algo)));
     TC_ASSIGN_OR_RETURN(Tensor actual, buffers.read(output));
     double largest = 0, difference = 0;
     for (int64_t e = 0; e < expected.numel(); ++e) {
       double want = expected.getDouble(e), got = actual.getDouble(e);
-      largest = std::max(largest, std::fabs(want));
-      difference = std::isnan(want) == std::isnan(got)
-                       ? std::max(difference, std::isnan(want) ? 0.0 : std::fabs(want - got))
-                       : INFINITY;
+      if (std::isfinite(want))
+        largest = std::max(largest, std::fabs(want));
+      // A value finite in one output and not in the other (an overflow) is an infinite difference.
+      if (std::isfinite(want) && std::isfinite(got))
+        difference = std::max(difference, std::fabs(want - got));
+      else if (!(std::isnan(want) && std::isnan(got)) && want != got)
+        difference = INFINITY;
     }
     timing.maxError = largest > 0 ? difference / largest : difference;
     bool strict = launch.gemm->dtype == DType::F32 && !launch.gemm->tf32;

@@ -38,18 +38,23 @@ Expected<std::string> readText(const std::string &path) {
   return text.str();
 }
 
-/// The largest difference between two runs' outputs, relative to each output's largest magnitude.
+/// The largest difference between two runs' outputs, relative to each output's largest finite
+/// magnitude; a value finite in one and not in the other (an overflow one run has) is an infinite
+/// difference.
 double outputDifference(const std::vector<Tensor> &a, const std::vector<Tensor> &b) {
   double worst = 0;
   for (size_t o = 0; o < a.size() && o < b.size(); ++o) {
     double largest = 0, difference = 0;
     for (int64_t e = 0; e < a[o].numel() && e < b[o].numel(); ++e) {
       double x = a[o].getDouble(e), y = b[o].getDouble(e);
-      largest = std::max(largest, std::fabs(x));
-      if (std::isnan(x) != std::isnan(y))
+      if (std::isfinite(x))
+        largest = std::max(largest, std::fabs(x));
+      if (std::isfinite(x) != std::isfinite(y) || std::isnan(x) != std::isnan(y))
         difference = INFINITY;
-      else if (!std::isnan(x))
+      else if (std::isfinite(x))
         difference = std::max(difference, std::fabs(x - y));
+      else if (x != y && !std::isnan(x)) // infinities of opposite signs
+        difference = INFINITY;
     }
     worst = std::max(worst, largest > 0 ? difference / largest : difference);
   }

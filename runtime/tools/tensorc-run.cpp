@@ -29,7 +29,8 @@ constexpr const char *kUsage =
     "                   [--variant NAME] [--iterations N] [--device cpu|cuda]\n"
     "                   [--cuda-device N] [--cuda-graphs bundle|on|off] [--train-steps N]\n"
     "                   [--profile TRACE.json [--peak-gbps X] [--peak-gflops Y]]\n"
-    "                   [--max-tensor-bytes SIZE] [--tune [--tune-margin X] [--dry-run]]\n"
+    "                   [--max-tensor-bytes SIZE] [--tune [--tune-margin X] [--tune-cache F] "
+    "[--dry-run]]\n"
     "Runs a compiled bundle and prints each output. Random inputs (the default, seed 0) need a\n"
     "--dim for every symbolic dim. A training bundle's parameters and optimizer state, when\n"
     "--inputs lacks them, start as the bundle holds them; --train-steps N runs N training steps\n"
@@ -41,7 +42,8 @@ constexpr const char *kUsage =
     "startup (CPU) or read from the device (GPU) unless --peak-gbps/--peak-gflops give them.\n"
     "--tune (a -O max-autotune bundle, on a GPU) times each GEMM as its kernel and as cuBLASLt\n"
     "on the inputs and records the faster in the bundle's manifest (as `tensorc tune` does);\n"
-    "cuBLASLt must be faster by --tune-margin (default 0.03; negative down to -1 prefers it).\n";
+    "cuBLASLt must be faster by --tune-margin (default 0.03; negative down to -1 prefers it);\n"
+    "--tune-cache reads and extends a tuning cache (`tensorc tune --cache`).\n";
 
 struct Options {
   std::string bundle;
@@ -56,6 +58,7 @@ struct Options {
   int64_t threads = 0; // checked when loading, as the runtime checks LoadOptions::threads
   bool tune = false, dryRun = false;
   double tuneMargin = 0.03;
+  std::string tuneCache;
 };
 
 Expected<double> parseDouble(const std::string &flag, const std::string &text) {
@@ -144,6 +147,8 @@ Expected<Options> parseArgs(int argc, char **argv) {
       options.tuneMargin = std::strtod(text.c_str(), &end);
       if (text.empty() || *end != '\0' || !(options.tuneMargin >= -1 && options.tuneMargin < 1))
         return makeError("--tune-margin: expected a number in [-1, 1), got '", text, "'");
+    } else if (arg == "--tune-cache") {
+      TC_ASSIGN_OR_RETURN(options.tuneCache, value());
     } else if (arg == "--dry-run") {
       options.dryRun = true;
     } else if (arg == "--iterations") {
@@ -164,8 +169,8 @@ Expected<Options> parseArgs(int argc, char **argv) {
     return makeError("--peak-gbps and --peak-gflops go with --profile");
   if (randomGiven && !options.inputsPath.empty())
     return makeError("--inputs and --random-inputs exclude each other");
-  if ((options.dryRun || options.tuneMargin != 0.03) && !options.tune)
-    return makeError("--dry-run and --tune-margin go with --tune");
+  if ((options.dryRun || options.tuneMargin != 0.03 || !options.tuneCache.empty()) && !options.tune)
+    return makeError("--dry-run, --tune-margin and --tune-cache go with --tune");
   return options;
 }
 
@@ -183,6 +188,7 @@ Status runTool(Options options) {
     tune.cudaDevice = options.load.cudaDevice;
     tune.dryRun = options.dryRun;
     tune.margin = options.tuneMargin;
+    tune.cache = options.tuneCache;
     std::ostringstream report;
     Status tuned = rt::tuneBundle(tune, report);
     std::fputs(report.str().c_str(), stdout);

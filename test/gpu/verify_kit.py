@@ -62,8 +62,10 @@ def compare(expected, got, rtol, atol, bf16, scaled=False):
 
 
 def tune_case(runner, case_dir, margin, timeout):
-    """None when the case has no GEMM library calls; else why tuning failed, or the string
-    "tuned" when it chose cuBLASLt for some GEMM."""
+    """None when the case has no GEMM library calls; "tuned" when tuning chose cuBLASLt for some
+    GEMM; ("refused", why) when tuning's own checks refused it (the library's output, or the
+    tuned bundle's, differing from the kernel's: the bundle is left untuned); else why tuning
+    failed."""
     bundle = os.path.join(case_dir, "bundle")
     manifest = json.load(open(os.path.join(bundle, "manifest.json")))
     if not any("cuda_gemm" in launch for launch in manifest["launches"]):
@@ -73,7 +75,10 @@ def tune_case(runner, case_dir, margin, timeout):
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         lines = (proc.stderr or proc.stdout).strip().splitlines()
-        return f"tune: exit {proc.returncode}: {lines[-1] if lines else ''}"
+        last = lines[-1] if lines else ""
+        if "differ from the untuned one's" in last:
+            return ("refused", last)
+        return f"tune: exit {proc.returncode}: {last}"
     chosen = re.search(r"(\d+) of (\d+) GEMMs to cuBLASLt", proc.stdout)
     return "tuned" if chosen and int(chosen.group(1)) > 0 else None
 
@@ -83,7 +88,9 @@ def run_case(runner, case_dir, graphs, timeout, tune=None):
     library = False
     if tune is not None:
         why = tune_case(runner, case_dir, tune, timeout)
-        if why and why != "tuned":
+        if isinstance(why, tuple):
+            print(f"note: {case_dir}: tuning refused ({why[1]}); runs its kernels")
+        elif why and why != "tuned":
             return why
         library = why == "tuned"
     expected_path = os.path.join(case_dir, "expected.safetensors")
