@@ -32,35 +32,37 @@ Expected<Library> load() {
   std::string tried;
   for (const std::string &name : names) {
     handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle) {
-      Library library{};
-      library.file = name;
-      auto resolve = [&](auto &slot, const char *symbol) -> Status {
-        void *address = dlsym(handle, symbol);
-        if (!address)
-          return makeError(name, ": no ", symbol);
-        slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(address);
-        return Status::ok();
-      };
-      TC_RETURN_IF_ERROR(resolve(library.create, "cublasLtCreate"));
-      TC_RETURN_IF_ERROR(resolve(library.destroy, "cublasLtDestroy"));
-      TC_RETURN_IF_ERROR(resolve(library.descCreate, "cublasLtMatmulDescCreate"));
-      TC_RETURN_IF_ERROR(resolve(library.descDestroy, "cublasLtMatmulDescDestroy"));
-      TC_RETURN_IF_ERROR(resolve(library.descSetAttribute, "cublasLtMatmulDescSetAttribute"));
-      TC_RETURN_IF_ERROR(resolve(library.layoutCreate, "cublasLtMatrixLayoutCreate"));
-      TC_RETURN_IF_ERROR(resolve(library.layoutDestroy, "cublasLtMatrixLayoutDestroy"));
-      TC_RETURN_IF_ERROR(resolve(library.layoutSetAttribute, "cublasLtMatrixLayoutSetAttribute"));
-      TC_RETURN_IF_ERROR(resolve(library.preferenceCreate, "cublasLtMatmulPreferenceCreate"));
-      TC_RETURN_IF_ERROR(resolve(library.preferenceDestroy, "cublasLtMatmulPreferenceDestroy"));
-      TC_RETURN_IF_ERROR(
-          resolve(library.preferenceSetAttribute, "cublasLtMatmulPreferenceSetAttribute"));
-      TC_RETURN_IF_ERROR(resolve(library.heuristic, "cublasLtMatmulAlgoGetHeuristic"));
-      TC_RETURN_IF_ERROR(resolve(library.matmul, "cublasLtMatmul"));
-      TC_RETURN_IF_ERROR(resolve(library.version, "cublasLtGetVersion"));
-      return library;
+    if (!handle) {
+      const char *why = dlerror();
+      tried += strCat(tried.empty() ? "" : "; ", why ? why : name);
+      continue;
     }
-    const char *why = dlerror();
-    tried += strCat(tried.empty() ? "" : "; ", why ? why : name);
+    Library library{};
+    library.file = name;
+    std::string missing;
+    auto resolve = [&](auto &slot, const char *symbol) {
+      void *address = dlsym(handle, symbol);
+      if (!address && missing.empty())
+        missing = symbol;
+      slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(address);
+    };
+    resolve(library.create, "cublasLtCreate");
+    resolve(library.destroy, "cublasLtDestroy");
+    resolve(library.descCreate, "cublasLtMatmulDescCreate");
+    resolve(library.descDestroy, "cublasLtMatmulDescDestroy");
+    resolve(library.descSetAttribute, "cublasLtMatmulDescSetAttribute");
+    resolve(library.layoutCreate, "cublasLtMatrixLayoutCreate");
+    resolve(library.layoutDestroy, "cublasLtMatrixLayoutDestroy");
+    resolve(library.layoutSetAttribute, "cublasLtMatrixLayoutSetAttribute");
+    resolve(library.preferenceCreate, "cublasLtMatmulPreferenceCreate");
+    resolve(library.preferenceDestroy, "cublasLtMatmulPreferenceDestroy");
+    resolve(library.preferenceSetAttribute, "cublasLtMatmulPreferenceSetAttribute");
+    resolve(library.heuristic, "cublasLtMatmulAlgoGetHeuristic");
+    resolve(library.matmul, "cublasLtMatmul");
+    if (missing.empty())
+      return library; // stays loaded for the process
+    dlclose(handle);
+    tried += strCat(tried.empty() ? "" : "; ", name, ": no ", missing);
   }
   return makeError("cannot load cuBLASLt (", tried,
                    "); set TENSORC_CUBLASLT to the library's path, or add its directory to "

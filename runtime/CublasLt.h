@@ -54,7 +54,6 @@ struct Library {
   int (*matmul)(Handle, MatmulDesc, const void *alpha, const void *a, Layout, const void *b, Layout,
                 const void *beta, const void *c, Layout, void *d, Layout, const Algo *,
                 void *workspace, size_t workspaceBytes, cu::Stream);
-  size_t (*version)();
   std::string file; // the file dlopen found
 
   /// ok, or "<what>: cuBLASLt status N".

@@ -165,7 +165,10 @@ CudaExecutor::create(const Manifest &manifest, const FileReader &readFile,
         label(manifest, i) + ": " + symbol + " not in " + images[size_t(launch.cudaModule)]->file));
   }
   const char *libraryOff = std::getenv("TENSORC_GEMM_LIBRARY");
-  if (libraryGemms > 0 && libraryOff && std::string(libraryOff) == "0") {
+  if (libraryGemms > 0 && !options.gemmLibraries) {
+    self->gemmLibrary_ = strCat("generated kernels (the bundle chose cuBLASLt for ", libraryGemms,
+                                " GEMMs; libraries off)");
+  } else if (libraryGemms > 0 && libraryOff && std::string(libraryOff) == "0") {
     self->gemmLibrary_ = strCat("generated kernels (the bundle chose cuBLASLt for ", libraryGemms,
                                 " GEMMs; TENSORC_GEMM_LIBRARY=0)");
   } else if (libraryGemms > 0) {
@@ -501,9 +504,10 @@ CudaExecutor::gemmPlan(size_t index, const std::map<std::string, int64_t> &bindi
   TC_ASSIGN_OR_RETURN(problem.n, g.n.evaluate(bindings));
   TC_ASSIGN_OR_RETURN(problem.k, g.k.evaluate(bindings));
   TC_ASSIGN_OR_RETURN(problem.batch, g.batch.evaluate(bindings));
+  // cuBLASLt's sizes and batch count are 32-bit.
+  constexpr int64_t kLimit = (int64_t(1) << 31) - 1;
   if (problem.m <= 0 || problem.n <= 0 || problem.k <= 0 || problem.batch <= 0 ||
-      problem.m > (int64_t(1) << 31) || problem.n > (int64_t(1) << 31) ||
-      problem.k > (int64_t(1) << 31) || problem.batch > (int64_t(1) << 31))
+      problem.m > kLimit || problem.n > kLimit || problem.k > kLimit || problem.batch > kLimit)
     return makeError(what, ": sizes ", problem.batch, " x ", problem.m, " x ", problem.n, " x ",
                      problem.k);
   size_t elementBytes = dtypeSize(g.dtype);
@@ -560,7 +564,7 @@ CudaExecutor::gemmPlan(size_t index, const std::map<std::string, int64_t> &bindi
   std::unique_ptr<blaslt::Plan> &plan = plans_[key];
   if (!plan) {
     Expected<std::unique_ptr<blaslt::Plan>> made =
-        blaslt::Plan::create(*blas_, blasHandle_, problem, 8);
+        blaslt::Plan::create(*blas_, blasHandle_, problem, planAlgorithms_);
     if (!made) {
       plans_.erase(key);
       return made.takeError().withContext(what);
@@ -596,16 +600,23 @@ Status CudaExecutor::placeProducts(const std::map<std::string, int64_t> &binding
 
 Status CudaExecutor::runLibraryGemm(size_t index, const std::map<std::string, int64_t> &bindings,
                                     const std::vector<int64_t> &symbols,
-                                    const std::vector<std::vector<int64_t>> &shapes, size_t algo) {
+                                    const std::vector<std::vector<int64_t>> &shapes, size_t algo,
+                                    bool fallBack) {
   cu::DevicePtr a = 0, b = 0, c = 0;
-  TC_ASSIGN_OR_RETURN(const blaslt::Plan *plan,
-                      gemmPlan(index, bindings, symbols, shapes, a, b, c));
-  Status ran = plan->run(reinterpret_cast<const void *>(uintptr_t(a)),
-                         reinterpret_cast<const void *>(uintptr_t(b)),
-                         reinterpret_cast<void *>(uintptr_t(c)),
-                         reinterpret_cast<void *>(uintptr_t(workspace_)), stream_, algo);
-  if (!ran)
-    return ran.takeError().withContext(label(*manifest_, index));
+  Expected<const blaslt::Plan *> plan = gemmPlan(index, bindings, symbols, shapes, a, b, c);
+  Status ran = plan ? (*plan)->run(reinterpret_cast<const void *>(uintptr_t(a)),
+                                   reinterpret_cast<const void *>(uintptr_t(b)),
+                                   reinterpret_cast<void *>(uintptr_t(c)),
+                                   reinterpret_cast<void *>(uintptr_t(workspace_)), stream_, algo)
+                    : Status(plan.takeError());
+  if (!ran) {
+    if (!fallBack)
+      return ran.takeError().withContext(label(*manifest_, index));
+    // Sizes or an alignment tuning never saw (no algorithm, K = 0): the launch's own kernel,
+    // which handles every binding, runs instead; nothing of the library's was queued.
+    TC_ASSIGN_OR_RETURN(int64_t grid, manifest_->launches[index].cudaGrid.evaluate(bindings));
+    return launchKernel(index, functions_[index], grid, symbols, nullptr);
+  }
   const bundle::GemmCall &gemm = *manifest_->launches[index].gemm;
   if (gemm.direct)
     return Status::ok();
@@ -883,6 +894,10 @@ Expected<std::vector<CudaExecutor::GemmTiming>> CudaExecutor::tuneGemms(
   TC_RETURN_IF_ERROR(d.check(d.ctxSetCurrent(context_), "cuCtxSetCurrent"));
   TC_RETURN_IF_ERROR(openLibrary());
   stream_ = ownStream_;
+  if (int(std::max<int64_t>(algorithms, 1)) != planAlgorithms_) {
+    planAlgorithms_ = int(std::clamp<int64_t>(algorithms, 1, 64));
+    plans_.clear();
+  }
   TC_RETURN_IF_ERROR(placeProducts(bindings, /*all=*/true));
   cu::Event start = nullptr, end = nullptr;
   TC_RETURN_IF_ERROR(d.check(d.eventCreate(&start, 0), "cuEventCreate"));
@@ -939,7 +954,7 @@ Expected<std::vector<CudaExecutor::GemmTiming>> CudaExecutor::tuneGemms(
     timing.algorithms = int64_t((*plan)->algorithms());
     for (size_t algo = 0; algo < (*plan)->algorithms() && int64_t(algo) < algorithms; ++algo) {
       Expected<double> us =
-          time([&] { return runLibraryGemm(i, bindings, symbols, shapes, algo); });
+          time([&] { return runLibraryGemm(i, bindings, symbols, shapes, algo, false); });
       if (!us) {
         timing.note = us.error().message();
         continue;
@@ -953,7 +968,7 @@ Expected<std::vector<CudaExecutor::GemmTiming>> CudaExecutor::tuneGemms(
     }
     // The library's output against the kernel's, relative to the output's largest finite
     // magnitude.
-    TC_RETURN_IF_ERROR(runLibraryGemm(i, bindings, symbols, shapes, size_t(timing.algo)));
+    TC_RETURN_IF_ERROR(runLibraryGemm(i, bindings, symbols, shapes, size_t(timing.algo), false));
     TC_ASSIGN_OR_RETURN(Tensor actual, buffers.read(output));
     double largest = 0, difference = 0;
     for (int64_t e = 0; e < expected.numel(); ++e) {
@@ -969,7 +984,10 @@ Expected<std::vector<CudaExecutor::GemmTiming>> CudaExecutor::tuneGemms(
     timing.maxError = largest > 0 ? difference / largest : difference;
     bool strict = launch.gemm->dtype == DType::F32 && !launch.gemm->tf32;
     double tolerance = strict ? 1e-4 : 2e-2;
-    if (!(timing.maxError <= tolerance))
+    if (largest == 0 && expected.numel() > 0)
+      timing.note = "not chosen: the kernel's output has no finite nonzero value to check "
+                    "cuBLASLt's against";
+    else if (!(timing.maxError <= tolerance))
       timing.note = strCat("cuBLASLt's output differs from the kernel's by ", timing.maxError,
                            " of its largest magnitude");
     else if (margin <= -1 || timing.libraryUs < timing.generatedUs * (1 - margin))

@@ -28,6 +28,8 @@ public:
     int device = 0;
     /// Capture the launch list in a CUDA graph per distinct symbol binding and replay it.
     bool graphs = false;
+    /// Honour the bundle's GEMM library choices (LoadOptions::gemmLibraries).
+    bool gemmLibraries = true;
   };
 
   /// Reads a bundle file (relative path, e.g. "cuda/sm_90.cubin") whole.
@@ -150,10 +152,12 @@ private:
   /// library (`all`: every GEMM launch) at this binding, and the library's workspace.
   Status placeProducts(const std::map<std::string, int64_t> &bindings, bool all);
   /// Enqueues GEMM launch `index` as cuBLASLt's product (algorithm `algo`) and its epilogue
-  /// function (none for a direct call).
+  /// function (none for a direct call); with `fallBack`, its own kernel where the library cannot
+  /// take the call (else an error).
   Status runLibraryGemm(size_t index, const std::map<std::string, int64_t> &bindings,
                         const std::vector<int64_t> &symbols,
-                        const std::vector<std::vector<int64_t>> &shapes, size_t algo);
+                        const std::vector<std::vector<int64_t>> &shapes, size_t algo,
+                        bool fallBack = true);
   /// Loads cuBLASLt and creates its handle (once).
   Status openLibrary();
 
@@ -177,6 +181,7 @@ private:
   size_t productCapacity_ = 0, workspaceCapacity_ = 0;
   std::string gemmLibrary_ = "none";
   std::string arch_;
+  int planAlgorithms_ = 8; // cuBLASLt candidates a plan keeps (tuneGemms' `algorithms`)
   // Per launch: its kernel waits for the one before it (bundle::kGridDependencySymbol), so it is
   // launched as a programmatic dependent. TENSORC_CUDA_PDL=0 launches every kernel plainly.
   std::vector<bool> dependentLaunch_;

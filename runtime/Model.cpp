@@ -291,6 +291,7 @@ Expected<std::unique_ptr<Model>> Model::Impl::finishLoad(std::unique_ptr<Impl> i
                                         "directory on the GPU");
     TC_RETURN_IF_ERROR(impl->loadExterns());
     CudaExecutor::Options cudaOptions;
+    cudaOptions.gemmLibraries = options.gemmLibraries;
     cudaOptions.device = options.cudaDevice;
     cudaOptions.graphs =
         options.cudaGraphs < 0 ? impl->manifest.cudaGraphs : options.cudaGraphs != 0;

@@ -98,20 +98,23 @@ Status tuneBundle(const TuneOptions &options, std::ostream &report) {
                              : devices.error().message(),
                      ")");
 
-  // The bundle as it stands, GEMM choices ignored: every GEMM on its generated kernel.
+  // The bundle as it stands with its GEMM choices ignored: every GEMM on its generated kernel.
+  // The manifest on disk stays as it is until the tuned one replaces it.
   LoadOptions load;
   load.device = "cuda";
   load.cudaDevice = options.cudaDevice;
   load.cudaGraphs = 0;
+  load.gemmLibraries = false;
   bundle::Manifest untuned = *manifest;
   for (bundle::Launch &launch : untuned.launches)
     if (launch.gemm)
       launch.gemm->library.clear(), launch.gemm->algo = 0;
-  // Loading reads manifest.json: write the untuned choices first, restored on any failure.
-  auto writeManifest = [&](const bundle::Manifest &value) -> Status {
+  // Replaces manifest.json whole (a temporary file renamed over it): a crash or a signal leaves
+  // the old manifest or the new one, never a mix.
+  auto replaceManifest = [&](const std::string &bytes) -> Status {
     std::string temp = strCat(options.bundle, "/.manifest.json.tune-", ::getpid());
     cleanup::ScopedPath guard(temp);
-    Status written = bundle::writeFile(temp, value.toJson().dump(2) + "\n");
+    Status written = bundle::writeFile(temp, bytes);
     if (written) {
       fs::rename(temp, manifestPath, ec);
       if (ec)
@@ -121,9 +124,11 @@ Status tuneBundle(const TuneOptions &options, std::ostream &report) {
       fs::remove(temp, ec);
     return written;
   };
-  TC_RETURN_IF_ERROR(writeManifest(untuned));
+  bool replaced = false;
   auto restore = [&](Error error) -> Status {
-    if (Status restored = bundle::writeFile(manifestPath, text); !restored)
+    if (!replaced)
+      return error;
+    if (Status restored = replaceManifest(text); !restored)
       return makeError(error.message(),
                        "; and restoring the manifest failed: ", restored.message());
     return error;
@@ -223,12 +228,14 @@ Status tuneBundle(const TuneOptions &options, std::ostream &report) {
          << std::lround(generatedUs) << " -> " << std::lround(tunedUs) << " us\n";
   if (options.dryRun) {
     report << "tensorc: --dry-run: " << manifestPath << " left as it was\n";
-    return bundle::writeFile(manifestPath, text);
+    return Status::ok();
   }
-  TC_RETURN_IF_ERROR(writeManifest(tuned));
+  TC_RETURN_IF_ERROR(replaceManifest(tuned.toJson().dump(2) + "\n"));
+  replaced = true;
   if (chosen == 0)
     return Status::ok();
   // The tuned bundle end to end against the untuned run, on the same inputs.
+  load.gemmLibraries = true;
   Expected<std::unique_ptr<Model>> check = Model::load(options.bundle, load);
   Expected<std::vector<Tensor>> after =
       check ? (*check)->run(*inputs) : Expected<std::vector<Tensor>>(check.takeError());

@@ -145,8 +145,8 @@ Expected<Options> parseArgs(int argc, char **argv) {
       TC_ASSIGN_OR_RETURN(std::string text, value());
       char *end = nullptr;
       options.tuneMargin = std::strtod(text.c_str(), &end);
-      if (text.empty() || *end != '\0' || !(options.tuneMargin >= -1 && options.tuneMargin < 1))
-        return makeError("--tune-margin: expected a number in [-1, 1), got '", text, "'");
+      if (text.empty() || *end != '\0' || !(options.tuneMargin >= -1 && options.tuneMargin <= 0.9))
+        return makeError("--tune-margin: expected a number from -1 to 0.9, got '", text, "'");
     } else if (arg == "--tune-cache") {
       TC_ASSIGN_OR_RETURN(options.tuneCache, value());
     } else if (arg == "--dry-run") {

@@ -32,6 +32,9 @@ struct LoadOptions {
   int cudaDevice = 0;
   /// CUDA-graph replay: -1 = as the bundle was compiled (-O reduce-overhead), 0 = off, 1 = on.
   int cudaGraphs = -1;
+  /// GEMM libraries (cuBLASLt) where the bundle's tuning chose them; false runs every GEMM on its
+  /// generated kernel (tuning compares against that).
+  bool gemmLibraries = true;
   /// The most bytes any one input, output or intermediate buffer of a run may take, checked
   /// before anything is allocated; 0 = TENSORC_MAX_TENSOR_BYTES or kDefaultMaxTensorBytes.
   int64_t maxTensorBytes = 0;

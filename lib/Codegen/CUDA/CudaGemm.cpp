@@ -307,7 +307,7 @@ SymInt KernelRenderer::renderProductEpilogue(const codegen::TemplateKernel &t, c
   out += "    const long long tk_batch = tk_i / (tk_M * tk_groups), tk_row = (tk_i / tk_groups) % "
          "tk_M,\n";
   out += strCat("                    tk_col = (tk_i % tk_groups) * ", count, ";\n");
-  out += strCat("    float tk_p[", count, "];\n");
+  out += strCat("    __align__(16) float tk_p[", count, "];\n");
   if (count % 4 == 0) { // 16-byte loads of the product
     for (int64_t v = 0; v < count / 4; ++v)
       out += strCat("    reinterpret_cast<float4 *>(tk_p)[", v,
