@@ -905,24 +905,33 @@ Expected<std::vector<CudaExecutor::GemmTiming>> CudaExecutor::tuneGemms(
   TC_RETURN_IF_ERROR(d.check(d.eventCreate(&end, 0), "cuEventCreate"));
   std::shared_ptr<void> endOwner(nullptr, [&](void *) { d.eventDestroy(end); });
   iterations = std::max<int64_t>(iterations, 1);
-  // Microseconds per call of `enqueue`: the median of three rounds of `iterations` back to back,
-  // after two calls that warm caches and the instruction cache.
+  // Microseconds per call of `enqueue`.
+  // A model at batch 1 streams each layer's weights from memory once per run; calls back to
+  // back on the same operands would find them in the L2 cache (tens of MB on an H100) and favour
+  // whichever way reuses it best. So each call is timed alone, after a copy of kFlushBytes
+  // that evicts the L2: the median of `iterations` calls, after one untimed warm-up call.
+  constexpr size_t kFlushBytes = size_t(128) << 20;
+  cu::DevicePtr flush = 0;
+  TC_RETURN_IF_ERROR(
+      d.check(d.memAlloc(&flush, 2 * kFlushBytes), "allocating the L2 flush buffer"));
+  std::shared_ptr<void> flushOwner(nullptr, [&](void *) { d.memFree(flush); });
   auto time = [&](const std::function<Status()> &enqueue) -> Expected<double> {
-    for (int warm = 0; warm < 2; ++warm)
-      TC_RETURN_IF_ERROR(enqueue());
-    std::vector<double> rounds;
-    for (int r = 0; r < 3; ++r) {
+    TC_RETURN_IF_ERROR(enqueue());
+    std::vector<double> calls;
+    for (int64_t it = 0; it < iterations; ++it) {
+      TC_RETURN_IF_ERROR(
+          d.check(d.memcpyDtoDAsync(flush + kFlushBytes, flush, kFlushBytes, stream_),
+                  "flushing the L2 cache"));
       TC_RETURN_IF_ERROR(d.check(d.eventRecord(start, stream_), "cuEventRecord"));
-      for (int64_t it = 0; it < iterations; ++it)
-        TC_RETURN_IF_ERROR(enqueue());
+      TC_RETURN_IF_ERROR(enqueue());
       TC_RETURN_IF_ERROR(d.check(d.eventRecord(end, stream_), "cuEventRecord"));
       TC_RETURN_IF_ERROR(d.check(d.streamSynchronize(stream_), "timing a GEMM"));
       float ms = 0;
       TC_RETURN_IF_ERROR(d.check(d.eventElapsedTime(&ms, start, end), "cuEventElapsedTime"));
-      rounds.push_back(double(ms) * 1e3 / double(iterations));
+      calls.push_back(double(ms) * 1e3);
     }
-    std::sort(rounds.begin(), rounds.end());
-    return rounds[1];
+    std::sort(calls.begin(), calls.end());
+    return calls[calls.size() / 2];
   };
   DeviceBuffers buffers(*this, shapes);
   std::vector<GemmTiming> timings;

@@ -21,7 +21,9 @@ Subcommand addTuneCommand(CLI::App &app) {
   command
       ->add_option("--dim", *dims, "Value of a symbolic dim for generated inputs, e.g. --dim s0=64")
       ->excludes(inputsOption);
-  command->add_option("--iterations", tune->iterations, "Calls timed per round (3 rounds)")
+  command
+      ->add_option("--iterations", tune->iterations,
+                   "Calls timed per way, each after evicting the L2 cache (median)")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   command

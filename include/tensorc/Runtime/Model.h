@@ -100,11 +100,11 @@ public:
     std::string note;
   };
   /// On a GPU: runs `inputs` once, then times every GEMM launch that has a library call both
-  /// ways (`iterations` back to back, median of three rounds; up to `algorithms` of cuBLASLt's
-  /// candidates; `wanted`, when given, picks the launches); cuBLASLt wins where it is faster by
-  /// more than `margin` and agrees with the kernel (1e-4 of the output's largest magnitude in
-  /// strict f32, 2e-2 otherwise). The outputs of later runs are unaffected (nothing of the bundle
-  /// changes). Errors on the CPU, and when cuBLASLt cannot be loaded.
+  /// ways (each call alone after evicting the L2 cache, the median of `iterations`; up to
+  /// `algorithms` of cuBLASLt's candidates; `wanted`, when given, picks the launches); cuBLASLt
+  /// wins where it is faster by more than `margin` and agrees with the kernel (1e-4 of the output's
+  /// largest magnitude in strict f32, 2e-2 otherwise). The outputs of later runs are unaffected
+  /// (nothing of the bundle changes). Errors on the CPU, and when cuBLASLt cannot be loaded.
   Expected<std::vector<GemmTiming>> tuneGemms(const std::vector<Tensor> &inputs, int64_t iterations,
                                               int64_t algorithms, double margin,
                                               const std::function<bool(size_t)> &wanted = nullptr);

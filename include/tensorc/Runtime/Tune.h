@@ -20,7 +20,7 @@ struct TuneOptions {
   uint64_t seed = 0;
   std::map<std::string, int64_t> dims; // symbolic dims for random inputs
   int cudaDevice = 0;
-  int64_t iterations = 20; // calls timed back to back per round (three rounds, median)
+  int64_t iterations = 20; // calls timed, each alone after evicting the L2 cache (median)
   int64_t algorithms = 8;  // cuBLASLt's first candidates timed per GEMM
   /// How much faster cuBLASLt must be to be chosen (0.03: 3%); negative prefers it, -1 chooses it
   /// wherever it agrees with the kernel (to test the library path).
