@@ -108,11 +108,11 @@ public:
   using GemmTiming = Model::GemmTiming;
   /// Times every launch with a GEMM call (Launch::gemm) at the last run's binding: its kernel,
   /// then up to `algorithms` cuBLASLt algorithms each followed by the epilogue function, each
-  /// `iterations` times back to back (median of `rounds`). The library wins when it is faster by
-  /// more than `margin` (0.03: 3%; -1: always) and its output matches the kernel's (relative to the
-  /// output's largest magnitude: 1e-4 for strict f32, 2e-2 for f16/bf16/TF32). Leaves buffers'
-  /// contents undefined: run again before reading outputs. Errors when cuBLASLt cannot be loaded.
-  /// `wanted` (null: every one) picks the launches to time.
+  /// call alone after evicting the L2 cache (the median of `iterations` calls). The library wins
+  /// when it is faster by more than `margin` (0.03: 3%; -1: always) and its output matches the
+  /// kernel's (relative to the output's largest magnitude: 1e-4 for strict f32, 2e-2 for
+  /// f16/bf16/TF32). Leaves buffers' contents undefined: run again before reading outputs. Errors
+  /// when cuBLASLt cannot be loaded. `wanted` (null: every one) picks the launches to time.
   Expected<std::vector<GemmTiming>> tuneGemms(const std::map<std::string, int64_t> &bindings,
                                               const std::vector<int64_t> &symbols,
                                               const std::vector<std::vector<int64_t>> &shapes,
