@@ -41,10 +41,7 @@ Expected<Library> load() {
     library.file = name;
     std::string missing;
     auto resolve = [&](auto &slot, const char *symbol) {
-      void *address = dlsym(handle, symbol);
-      if (!address && missing.empty())
-        missing = symbol;
-      slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(address);
+      cu::resolveSymbol(handle, slot, symbol, missing);
     };
     resolve(library.create, "cublasLtCreate");
     resolve(library.destroy, "cublasLtDestroy");

@@ -21,6 +21,13 @@ Status Driver::check(Result result, const std::string &what) const {
   return makeError(what, ": ", describe(result));
 }
 
+void *findSymbol(void *library, const char *name, std::string &missing) {
+  void *symbol = ::dlsym(library, name);
+  if (!symbol)
+    missing += std::string(missing.empty() ? "" : ", ") + name;
+  return symbol;
+}
+
 namespace {
 
 Expected<const Driver *> loadDriver() {
@@ -30,12 +37,7 @@ Expected<const Driver *> loadDriver() {
                      "); is an NVIDIA driver installed?");
   static Driver driver;
   std::string missing;
-  auto resolve = [&](auto &slot, const char *name) {
-    void *symbol = ::dlsym(library, name);
-    if (!symbol)
-      missing += std::string(missing.empty() ? "" : ", ") + name;
-    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(symbol);
-  };
+  auto resolve = [&](auto &slot, const char *name) { resolveSymbol(library, slot, name, missing); };
   // The names are the ABI versions cuda.h maps the API names to.
   resolve(driver.init, "cuInit");
   resolve(driver.deviceGetCount, "cuDeviceGetCount");

@@ -100,6 +100,14 @@ struct Driver {
   Status check(Result result, const std::string &what) const;
 };
 
+/// Symbol `name` of a dlopen'ed `library`, or null after adding `name` to `missing` (a
+/// comma-separated list). resolveSymbol sets a function-pointer slot with it.
+void *findSymbol(void *library, const char *name, std::string &missing);
+template <typename Slot>
+void resolveSymbol(void *library, Slot &slot, const char *name, std::string &missing) {
+  slot = reinterpret_cast<Slot>(findSymbol(library, name, missing));
+}
+
 /// The process's driver: loaded and cuInit'ed on first use. Errors say why no GPU can be used
 /// (no libcuda.so.1, a missing entry point, cuInit failing, e.g. no device present).
 Expected<const Driver *> driver();

@@ -2,11 +2,11 @@
 #include "CudaExecutor.h"
 
 #include "tensorc/Interp/Interpreter.h"
+#include "tensorc/Runtime/Tune.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -120,9 +120,12 @@ CudaExecutor::create(const Manifest &manifest, const FileReader &readFile,
                                    bundle::kGridDependencySymbol) == cu::kSuccess;
     }
 
-  // Each kernel from its own module (manifest validation keeps cudaModule in range).
+  // Each kernel from its own module (manifest validation keeps cudaModule in range), and a GEMM
+  // launch's epilogue function beside it.
   self->functions_.assign(manifest.launches.size(), nullptr);
   self->dependentLaunch_.assign(manifest.launches.size(), false);
+  self->epilogues_.assign(manifest.launches.size(), nullptr);
+  int64_t libraryGemms = 0;
   for (size_t i = 0; i < manifest.launches.size(); ++i) {
     const Launch &launch = manifest.launches[i];
     if (launch.kind != LaunchKind::Kernel)
@@ -130,10 +133,10 @@ CudaExecutor::create(const Manifest &manifest, const FileReader &readFile,
     size_t module = size_t(launch.cudaModule);
     if (module >= images.size())
       return makeError(label(manifest, i), ": no CUDA module ", launch.cudaModule);
-    TC_RETURN_IF_ERROR(d.check(
-        d.moduleGetFunction(&self->functions_[i], self->modules_[module],
-                            (launch.cudaSymbol.empty() ? launch.name : launch.cudaSymbol).c_str()),
-        label(manifest, i) + ": kernel not in " + images[module]->file));
+    std::string symbol = launch.cudaSymbol.empty() ? launch.name : launch.cudaSymbol;
+    TC_RETURN_IF_ERROR(
+        d.check(d.moduleGetFunction(&self->functions_[i], self->modules_[module], symbol.c_str()),
+                label(manifest, i) + ": kernel not in " + images[module]->file));
     self->dependentLaunch_[i] = waits[module];
     // Dynamic shared memory is opted into once per function: the default limit of 48 KB counts
     // static and dynamic shared memory together, so a kernel with 48 KB of dynamic shared memory
@@ -144,43 +147,36 @@ CudaExecutor::create(const Manifest &manifest, const FileReader &readFile,
           d.funcSetAttribute(self->functions_[i], kMaxDynamicShared, int(launch.cudaSharedBytes)),
           label(manifest, i) + ": " + std::to_string(launch.cudaSharedBytes) +
               " bytes of dynamic shared memory"));
-  }
-
-  // GEMM launches' epilogue functions, beside their kernels; cuBLASLt where tuning chose it.
-  self->epilogues_.assign(manifest.launches.size(), nullptr);
-  self->useLibrary_.assign(manifest.launches.size(), false);
-  int64_t libraryGemms = 0;
-  for (size_t i = 0; i < manifest.launches.size(); ++i) {
-    const Launch &launch = manifest.launches[i];
-    if (launch.kind != LaunchKind::Kernel || !launch.gemm)
+    if (!launch.gemm)
       continue;
     libraryGemms += launch.gemm->library == bundle::kCublasLt;
     if (launch.gemm->direct)
       continue;
-    std::string symbol =
-        (launch.cudaSymbol.empty() ? launch.name : launch.cudaSymbol) + bundle::kGemmEpilogueSuffix;
-    TC_RETURN_IF_ERROR(d.check(
-        d.moduleGetFunction(&self->epilogues_[i], self->modules_[size_t(launch.cudaModule)],
-                            symbol.c_str()),
-        label(manifest, i) + ": " + symbol + " not in " + images[size_t(launch.cudaModule)]->file));
+    symbol += bundle::kGemmEpilogueSuffix;
+    TC_RETURN_IF_ERROR(
+        d.check(d.moduleGetFunction(&self->epilogues_[i], self->modules_[module], symbol.c_str()),
+                label(manifest, i) + ": " + symbol + " not in " + images[module]->file));
   }
-  const char *libraryOff = std::getenv("TENSORC_GEMM_LIBRARY");
-  if (libraryGemms > 0 && !options.gemmLibraries) {
-    self->gemmLibrary_ = strCat("generated kernels (the bundle chose cuBLASLt for ", libraryGemms,
-                                " GEMMs; libraries off)");
-  } else if (libraryGemms > 0 && libraryOff && std::string(libraryOff) == "0") {
-    self->gemmLibrary_ = strCat("generated kernels (the bundle chose cuBLASLt for ", libraryGemms,
-                                " GEMMs; TENSORC_GEMM_LIBRARY=0)");
-  } else if (libraryGemms > 0) {
-    if (Status opened = self->openLibrary(); !opened) {
-      self->gemmLibrary_ = strCat("generated kernels (the bundle chose cuBLASLt for ", libraryGemms,
-                                  " GEMMs, but ", opened.message(), ")");
-    } else {
+
+  // cuBLASLt where tuning chose it, unless turned off or not loadable: then the kernels run.
+  self->useLibrary_.assign(manifest.launches.size(), false);
+  if (libraryGemms > 0) {
+    const char *libraryOff = std::getenv("TENSORC_GEMM_LIBRARY");
+    // Why the kernels run instead, as the end of gemmLibrary_; empty: the library runs.
+    std::string off = !options.gemmLibraries                         ? "; libraries off"
+                      : libraryOff && std::string(libraryOff) == "0" ? "; TENSORC_GEMM_LIBRARY=0"
+                                                                     : "";
+    if (Status opened = off.empty() ? self->openLibrary() : Status::ok(); !opened)
+      off = ", but " + opened.message();
+    if (off.empty()) {
       for (size_t i = 0; i < manifest.launches.size(); ++i)
         self->useLibrary_[i] =
             manifest.launches[i].gemm && manifest.launches[i].gemm->library == bundle::kCublasLt;
       self->gemmLibrary_ =
           strCat("cuBLASLt for ", libraryGemms, " GEMMs (", self->blas_->file, ")");
+    } else {
+      self->gemmLibrary_ = strCat("generated kernels (the bundle chose cuBLASLt for ", libraryGemms,
+                                  " GEMMs", off, ")");
     }
   }
 
@@ -576,10 +572,14 @@ CudaExecutor::gemmPlan(size_t index, const std::map<std::string, int64_t> &bindi
 
 Status CudaExecutor::placeProducts(const std::map<std::string, int64_t> &bindings, bool all) {
   int64_t floats = 0;
+  bool any = false; // a GEMM runs on the library: it needs the workspace, direct or not
   for (size_t i = 0; i < manifest_->launches.size(); ++i) {
     const Launch &launch = manifest_->launches[i];
-    if (!launch.gemm || launch.gemm->direct || !(all || useLibrary_[i]))
+    if (!launch.gemm || !(all || useLibrary_[i]))
       continue;
+    any = true;
+    if (launch.gemm->direct)
+      continue; // writes its output: no product
     int64_t size = 1;
     for (const bundle::SizeExpr *dim : {&launch.gemm->batch, &launch.gemm->m, &launch.gemm->n}) {
       TC_ASSIGN_OR_RETURN(int64_t value, dim->evaluate(bindings));
@@ -588,9 +588,6 @@ Status CudaExecutor::placeProducts(const std::map<std::string, int64_t> &binding
     }
     floats = std::max(floats, size);
   }
-  bool any = floats > 0;
-  for (size_t i = 0; i < manifest_->launches.size() && !any; ++i)
-    any = manifest_->launches[i].gemm && (all || useLibrary_[i]);
   if (!any)
     return Status::ok();
   TC_RETURN_IF_ERROR(
@@ -979,21 +976,11 @@ Expected<std::vector<CudaExecutor::GemmTiming>> CudaExecutor::tuneGemms(
     // magnitude.
     TC_RETURN_IF_ERROR(runLibraryGemm(i, bindings, symbols, shapes, size_t(timing.algo), false));
     TC_ASSIGN_OR_RETURN(Tensor actual, buffers.read(output));
-    double largest = 0, difference = 0;
-    for (int64_t e = 0; e < expected.numel(); ++e) {
-      double want = expected.getDouble(e), got = actual.getDouble(e);
-      if (std::isfinite(want))
-        largest = std::max(largest, std::fabs(want));
-      // A value finite in one output and not in the other (an overflow) is an infinite difference.
-      if (std::isfinite(want) && std::isfinite(got))
-        difference = std::max(difference, std::fabs(want - got));
-      else if (!(std::isnan(want) && std::isnan(got)) && want != got)
-        difference = INFINITY;
-    }
-    timing.maxError = largest > 0 ? difference / largest : difference;
+    OutputDifference difference = outputDifference(expected, actual);
+    timing.maxError = difference.relative();
     bool strict = launch.gemm->dtype == DType::F32 && !launch.gemm->tf32;
     double tolerance = strict ? 1e-4 : 2e-2;
-    if (largest == 0 && expected.numel() > 0)
+    if (difference.largest == 0 && expected.numel() > 0)
       timing.note = "not chosen: the kernel's output has no finite nonzero value to check "
                     "cuBLASLt's against";
     else if (!(timing.maxError <= tolerance))

@@ -38,30 +38,21 @@ Expected<std::string> readText(const std::string &path) {
   return text.str();
 }
 
-/// The largest difference between two runs' outputs, relative to each output's largest finite
-/// magnitude; a value finite in one and not in the other (an overflow one run has) is an infinite
-/// difference.
-double outputDifference(const std::vector<Tensor> &a, const std::vector<Tensor> &b) {
-  double worst = 0;
-  for (size_t o = 0; o < a.size() && o < b.size(); ++o) {
-    double largest = 0, difference = 0;
-    for (int64_t e = 0; e < a[o].numel() && e < b[o].numel(); ++e) {
-      double x = a[o].getDouble(e), y = b[o].getDouble(e);
-      if (std::isfinite(x))
-        largest = std::max(largest, std::fabs(x));
-      if (std::isfinite(x) != std::isfinite(y) || std::isnan(x) != std::isnan(y))
-        difference = INFINITY;
-      else if (std::isfinite(x))
-        difference = std::max(difference, std::fabs(x - y));
-      else if (x != y && !std::isnan(x)) // infinities of opposite signs
-        difference = INFINITY;
-    }
-    worst = std::max(worst, largest > 0 ? difference / largest : difference);
-  }
-  return worst;
-}
-
 } // namespace
+
+OutputDifference outputDifference(const Tensor &expected, const Tensor &actual) {
+  OutputDifference result;
+  for (int64_t e = 0; e < expected.numel() && e < actual.numel(); ++e) {
+    double want = expected.getDouble(e), got = actual.getDouble(e);
+    if (std::isfinite(want))
+      result.largest = std::max(result.largest, std::fabs(want));
+    if (std::isfinite(want) && std::isfinite(got))
+      result.difference = std::max(result.difference, std::fabs(want - got));
+    else if (!(std::isnan(want) && std::isnan(got)) && want != got)
+      result.difference = INFINITY;
+  }
+  return result;
+}
 
 Status tuneBundle(const TuneOptions &options, std::ostream &report) {
   std::error_code ec;
@@ -241,7 +232,9 @@ Status tuneBundle(const TuneOptions &options, std::ostream &report) {
       check ? (*check)->run(*inputs) : Expected<std::vector<Tensor>>(check.takeError());
   if (!after)
     return restore(after.takeError().withContext("running the tuned bundle"));
-  double difference = outputDifference(*before, *after);
+  double difference = 0; // the worst output's
+  for (size_t o = 0; o < before->size() && o < after->size(); ++o)
+    difference = std::max(difference, outputDifference((*before)[o], (*after)[o]).relative());
   bool strict = manifest->matmulPrecision != "high";
   bool f32 = true;
   for (const bundle::TensorDesc &output : manifest->outputs)

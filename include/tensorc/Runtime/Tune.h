@@ -6,6 +6,7 @@
 #pragma once
 
 #include "tensorc/Support/Status.h"
+#include "tensorc/Support/Tensor.h"
 
 #include <cstdint>
 #include <iosfwd>
@@ -30,6 +31,17 @@ struct TuneOptions {
   /// timed ones to; "" for none.
   std::string cache;
 };
+
+/// How far `actual` is from `expected` (one shape): the largest |actual - expected| over the
+/// elements, relative to `expected`'s largest finite magnitude (the absolute difference when it
+/// has none). A value finite in one and not in the other (an overflow one side has), or
+/// infinities of opposite signs, is an infinite difference; NaN matches NaN.
+struct OutputDifference {
+  double largest = 0;    // expected's largest finite magnitude
+  double difference = 0; // the largest |actual - expected|
+  double relative() const { return largest > 0 ? difference / largest : difference; }
+};
+OutputDifference outputDifference(const Tensor &expected, const Tensor &actual);
 
 /// Times the bundle's GEMM launches on the GPU both ways (Model::tuneGemms), prints a table to
 /// `report`, and rewrites manifest.json with the winners: atomically, then checked end to end
