@@ -399,6 +399,10 @@ CASES = {
                                          ("bool", (2, 1, 1, 96)), 3),
     "bf16_e64_one_query_five_keys": ("bf16", (3, 2, 1, 5, 64, 64), ("add", (3, 1, 1, 5)), 2),
     "f16_e16_four_key_tiles": ("f16", (1, 1, 128, 256, 16, 16), None, 1 << 30),
+    # two key tiles in flight (head dims <= 64): the ring wraps twice, the last tile is partial,
+    # and each block runs four query tiles one after another through the same buffers
+    "f16_e64_five_key_tiles_few_blocks": ("f16", (2, 2, 130, 300, 64, 64), ("add", (130, 300)),
+                                          3),
     # strict f32: head dims of the tiled kernel (e % 4, ev % 16, up to 64), else the row kernel
     "f32_tiled_add_mask": ("f32", (1, 2, 75, 70, 64, 64), ("add", (75, 70)), 1 << 30),
     "f32_tiled_e20_ev48_bool_mask_per_head_few_blocks": ("f32", (2, 3, 70, 45, 20, 48),

@@ -62,6 +62,7 @@ Expected<LaunchConfig> KernelRenderer::renderTiledAttention(const LoopNode &node
   usesFlashAttention = true;
   const SimtFlashTiles simt;
   int64_t rows = f32 ? simt.rows : kFlashRows, threads = f32 ? simt.threads() : kFlashThreads;
+  int64_t stages = flashAttentionStages(a.e, a.ev);
   blockThreads = int(threads);
   size_t rank = a.batchDims.size() + 2;
   int maskKind = a.mask.buffer < 0                                             ? 0
@@ -75,8 +76,8 @@ Expected<LaunchConfig> KernelRenderer::renderTiledAttention(const LoopNode &node
     text += strCat("  __shared__ __align__(16) float ", smem, "[",
                    simtAttentionSmemFloats(a.e, a.ev, simt.rows), "];\n");
   else
-    text += strCat("  __shared__ __align__(16) unsigned short ", smem, "[", kFlashKeys, " * (",
-                   a.e + 8, " + ", a.ev + 8, ")];\n");
+    text += strCat("  __shared__ __align__(16) unsigned short ", smem, "[",
+                   flashAttentionSmemElements(a.e, a.ev, stages), "];\n");
   text += strCat("  const long long qTiles = (L + ", rows - 1, ") / ", rows,
                  ", total = ", ex->index(a.batch, symbols), " * qTiles;\n");
   text += "  for (long long t = blockIdx.x; t < total; t += gridDim.x) {\n";
@@ -98,7 +99,7 @@ Expected<LaunchConfig> KernelRenderer::renderTiledAttention(const LoopNode &node
       f32 ? strCat("tc_flash_attention_f32<", a.e, ", ", a.ev, ", ", maskKind, ", ", safe, ", ",
                    simt.rows, ", ", simt.rowsPerThread, ">")
           : strCat("tc_flash_attention<", a.e, ", ", a.ev, ", ", bf16 ? "true" : "false", ", ",
-                   maskKind, ", ", safe, ">");
+                   maskKind, ", ", safe, ", ", stages, ">");
   text += strCat("    ", kernel, "(", args, mask, ", ", maskRow, ", ", maskCol, ", L, S, row0, ",
                  scaleLog2, ", ", smem, ");\n");
   text += "  }\n";

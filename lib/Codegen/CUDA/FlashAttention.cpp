@@ -7,6 +7,15 @@
 
 namespace tensorc::cuda {
 
+int64_t flashAttentionSmemElements(int64_t e, int64_t ev, int64_t stages) {
+  int64_t tiles = kFlashKeys * (e + 8 + ev + 8);
+  return stages == 1 ? tiles : kFlashRows * (e + 8) + stages * tiles;
+}
+
+int64_t flashAttentionStages(int64_t e, int64_t ev) {
+  return flashAttentionSmemElements(e, ev, 2) * 2 <= kStaticSmemBytes ? 2 : 1;
+}
+
 bool flashAttentionFits(const loop::LoopProgram &program, const loop::LoopNode &node) {
   const loop::LoopNode::Attention &a = node.attention;
   DType dtype = program.buffers[size_t(a.q.buffer)].dtype;
@@ -26,14 +35,13 @@ const std::string &flashAttentionLibrary() {
   // lanes 8m..8m+7, and gives lane 4r + c, in register m, elements (r, 2c) and (r, 2c + 1) of
   // matrix m; with .trans elements (2c, r) and (2c + 1, r).
   //
-  // Per block: Q (64 x E) is staged through K's shared buffer into A fragments, once. Then per key
-  // tile: S = Q . K^T (each warp 16 x 64, K rows are B's columns as stored), scores to log2
-  // units (scale * log2 e, the mask times log2 e, -inf for keys past S or masked out), the
-  // online softmax (running max m and sum l per row, the accumulators rescaled by
-  // 2^(m_old - m_new)), P rounded to the input dtype as A fragments straight from the score
-  // accumulators, O += P . V with V's fragments through ldmatrix.trans. K and V have one shared
-  // buffer each, loaded with cp.async so each load overlaps a compute phase: V of tile j while
-  // S of tile j multiplies, K of tile j + 1 while the softmax and P . V of tile j run.
+  // Per block: Q (64 x E) is loaded into A fragments, once. Then per key tile: S = Q . K^T (each
+  // warp 16 x 64, K rows are B's columns as stored), scores to log2 units (scale * log2 e, the
+  // mask times log2 e, -inf for keys past S or masked out), the online softmax (running max m and
+  // sum l per row, the accumulators rescaled by 2^(m_old - m_new)), P rounded to the input dtype
+  // as A fragments straight from the score accumulators, O += P . V with V's fragments through
+  // ldmatrix.trans. How K and V tiles flow through shared memory (one buffer each, or two) is the
+  // kernel's STAGES (tc_flash_attention's comment).
   static const std::string text = R"(// Flash attention (f16/bf16, mma.sync m16n8k16, sm_80+)
 #define TC_FA_ROWS 64
 #define TC_FA_KEYS 64
@@ -114,13 +122,126 @@ TC_DEVICE void tc_fa_load(unsigned short *dst, const unsigned short *__restrict_
   }
 }
 
+// S = Q . K^T for one key tile: this warp's 16 rows x TC_FA_KEYS keys, n-tiles of 8 keys, two per
+// ldmatrix from the tile at `kLane` (this lane's K row address).
+template <int E, bool BF16>
+TC_DEVICE void tc_fa_scores(float (&s)[TC_FA_KEYS / 8][4], const unsigned (&qf)[E / 16][4], unsigned kLane) {
+  constexpr int KS = E + 8, NT = TC_FA_KEYS / 8;
+  #pragma unroll
+  for (int n = 0; n < NT; ++n)
+    s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+  #pragma unroll
+  for (int kk = 0; kk < E / 16; ++kk) {
+    #pragma unroll
+    for (int n2 = 0; n2 < NT / 2; ++n2) {
+      unsigned b[4];
+      tc_ldmatrix_x4(b, kLane + (n2 * 16 * KS + kk * 16) * 2);
+      tc_mma16816<BF16>(s[2 * n2], qf[kk], b[0], b[1]);
+      tc_mma16816<BF16>(s[2 * n2 + 1], qf[kk], b[2], b[3]);
+    }
+  }
+}
+
+// The scores of keys [key0, key0 + keys) to log2 units with the mask (-inf for keys past the
+// tile's valid ones), then the online softmax step: the running max m and this thread's part of
+// the running sum l for its rows `row` and `row` + 8, the accumulators rescaled by
+// 2^(m_old - m_new), and s replaced by P (unnormalized). Element i of n-tile n is row
+// `row` + (i >> 1) * 8, key n * 8 + 2t + (i & 1).
+template <int EV, bool BF16, int MASK>
+TC_DEVICE void tc_fa_softmax(float (&s)[TC_FA_KEYS / 8][4], float (&m)[2], float (&l)[2], float (&o)[EV / 8][4],
+                             const void *__restrict__ mask, long long maskRow, long long maskCol, long long L,
+                             long long row, long long key0, int keys, float scaleLog2) {
+  constexpr int NT = TC_FA_KEYS / 8;
+  const int t = threadIdx.x & 3;
+  const float negInf = __int_as_float((int)0xff800000u);
+  const float log2e = 1.4426950408889634f;
+  float tileMax[2] = {negInf, negInf};
+  #pragma unroll
+  for (int n = 0; n < NT; ++n) {
+    #pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int key = n * 8 + 2 * t + (i & 1);
+      float x = s[n][i] * scaleLog2;
+      if (MASK != 0) {
+        const long long r = row + (i >> 1) * 8;
+        if (key < keys && r < L) {
+          const long long at = r * maskRow + (key0 + key) * maskCol;
+          if (MASK == 1)
+            x += log2e * tc_widen<BF16>(static_cast<const unsigned short *>(mask)[at]);
+          else if (!static_cast<const unsigned char *>(mask)[at])
+            x = negInf;
+        }
+      }
+      x = key < keys ? x : negInf;
+      s[n][i] = x;
+      tileMax[i >> 1] = fmaxf(tileMax[i >> 1], x);
+    }
+  }
+  // A row's four threads (one quad) agree on its max. While every score so far is -inf the
+  // exponent base is 0, so those keys weigh 0 (not NaN); a row that stays so ends as 0 / 0 = NaN,
+  // as the unfused softmax gives.
+  float base[2];
+  #pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    tileMax[r] = fmaxf(tileMax[r], __shfl_xor_sync(0xffffffffu, tileMax[r], 1));
+    tileMax[r] = fmaxf(tileMax[r], __shfl_xor_sync(0xffffffffu, tileMax[r], 2));
+    const float next = fmaxf(m[r], tileMax[r]);
+    base[r] = next == negInf ? 0.0f : next;
+    const float alpha = tc_exp2(m[r] - base[r]); // 0 while m was -inf, 1 when unchanged
+    m[r] = next;
+    l[r] *= alpha;
+    #pragma unroll
+    for (int d = 0; d < EV / 8; ++d) {
+      o[d][2 * r] *= alpha;
+      o[d][2 * r + 1] *= alpha;
+    }
+  }
+  #pragma unroll
+  for (int n = 0; n < NT; ++n) {
+    #pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float p = tc_exp2(s[n][i] - base[i >> 1]);
+      s[n][i] = p;
+      l[i >> 1] += p;
+    }
+  }
+}
+
+// O += P . V: P's A fragment for keys 16j..16j+15 is n-tiles 2j and 2j + 1 of the scores; V's B
+// fragments for two 8-column tiles per ldmatrix.trans from the tile at `vLane`.
+template <int EV, bool BF16>
+TC_DEVICE void tc_fa_pv(float (&o)[EV / 8][4], const float (&s)[TC_FA_KEYS / 8][4], unsigned vLane) {
+  constexpr int VS = EV + 8, NT = TC_FA_KEYS / 8;
+  #pragma unroll
+  for (int j = 0; j < NT / 2; ++j) {
+    const unsigned a[4] = {tc_pack2<BF16>(s[2 * j][0], s[2 * j][1]), tc_pack2<BF16>(s[2 * j][2], s[2 * j][3]),
+                           tc_pack2<BF16>(s[2 * j + 1][0], s[2 * j + 1][1]),
+                           tc_pack2<BF16>(s[2 * j + 1][2], s[2 * j + 1][3])};
+    #pragma unroll
+    for (int d2 = 0; d2 < EV / 16; ++d2) {
+      unsigned b[4];
+      tc_ldmatrix_x4_trans(b, vLane + (j * 16 * VS + d2 * 16) * 2);
+      tc_mma16816<BF16>(o[2 * d2], a, b[0], b[1]);
+      tc_mma16816<BF16>(o[2 * d2 + 1], a, b[2], b[3]);
+    }
+  }
+}
+
 // Rows [row0, row0 + 64) of out = softmax(q . k^T * scale [+ mask]) . v for one batch entry:
 // q [L, E], k [S, E], v [S, EV], out [L, EV], rows ldq, ldk, ldv, ldo elements apart (multiples
 // of 8, 16-byte aligned bases), each row contiguous. MASK: 0 none, 1 additive (q's dtype), 2 bool
 // (false: -inf), element (i, j) at mask[i * maskRow + j * maskCol]. `scaleLog2` = scale * log2 e.
-// `smem` holds TC_FA_KEYS * (E + 8 + EV + 8) elements, 16-byte aligned. Every thread of the block
-// calls it with the same arguments.
-template <int E, int EV, bool BF16, int MASK, bool SAFE>
+// Every thread of the block calls it with the same arguments; `smem` is 16-byte aligned and holds
+// TC_FA_KEYS * (E + 8 + EV + 8) elements when STAGES is 1, TC_FA_ROWS * (E + 8) +
+// 2 * TC_FA_KEYS * (E + 8 + EV + 8) when it is 2.
+//
+// STAGES 1: K and V have one shared buffer each and Q is staged through K's, each load
+// overlapping a compute phase: V of tile j while S of tile j multiplies, K of tile j + 1 while the
+// softmax and P . V of tile j run. STAGES 2: Q has its own buffer and K and V two each, tile j in
+// buffer j % 2, loaded as one cp.async group two tiles ahead: Q and the first two tiles are in
+// flight together (one memory round trip before the first multiply, where STAGES 1 waits for
+// three: Q, K, V), and tile j + 1 arrives while tile j computes.
+template <int E, int EV, bool BF16, int MASK, bool SAFE, int STAGES>
 TC_DEVICE void tc_flash_attention(const unsigned short *__restrict__ q, long long ldq,
                                   const unsigned short *__restrict__ k, long long ldk,
                                   const unsigned short *__restrict__ v, long long ldv,
@@ -129,31 +250,19 @@ TC_DEVICE void tc_flash_attention(const unsigned short *__restrict__ q, long lon
                                   long long L, long long S, long long row0, float scaleLog2,
                                   unsigned short *smem) {
   static_assert(E % 16 == 0 && EV % 16 == 0, "head dims are whole k-steps");
-  constexpr int KS = E + 8, VS = EV + 8, NT = TC_FA_KEYS / 8;
-  unsigned short *Ks = smem, *Vs = smem + TC_FA_KEYS * KS;
+  static_assert(STAGES == 1 || STAGES == 2, "one or two key tiles in shared memory");
+  static_assert(TC_FA_ROWS == TC_FA_KEYS, "Q is staged in a K tile's buffer");
+  constexpr int KS = E + 8, VS = EV + 8, KTILE = TC_FA_KEYS * KS, VTILE = TC_FA_KEYS * VS;
+  unsigned short *Qs = smem, *Ks = STAGES == 1 ? smem : smem + TC_FA_ROWS * KS, *Vs = Ks + STAGES * KTILE;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
   // This lane's ldmatrix row addresses (bytes, shared window) for Q, K (keys 0-7 | 8-15 of an
   // n-tile pair, columns 0-7 | 8-15 of a k-step) and V (keys 0-7 | 8-15 of a k-step, columns
-  // 0-7 | 8-15 of a pair of 8-column tiles); loops add compile-time offsets.
-  const unsigned qLane = tc_smem_address(Ks + (warp * 16 + (lane & 15)) * KS + (lane >> 4) * 8);
+  // 0-7 | 8-15 of a pair of 8-column tiles) in buffer 0; loops add compile-time offsets.
+  const unsigned qLane = tc_smem_address(Qs + (warp * 16 + (lane & 15)) * KS + (lane >> 4) * 8);
   const unsigned kLane = tc_smem_address(Ks + ((lane & 7) + (lane >> 4) * 8) * KS + ((lane >> 3) & 1) * 8);
   const unsigned vLane = tc_smem_address(Vs + ((lane & 7) + ((lane >> 3) & 1) * 8) * VS + (lane >> 4) * 8);
   const float negInf = __int_as_float((int)0xff800000u);
-  const float log2e = 1.4426950408889634f;
-
-  // Q's A fragments, one per 16 columns, staged through K's buffer (64 rows of E + 8 elements):
-  // in a block's next tile the last reads of K lie behind two barriers already, and the first
-  // load of K follows the barrier after the fragments are read.
-  static_assert(TC_FA_ROWS == TC_FA_KEYS, "Q is staged in K's buffer");
-  tc_fa_load<E, TC_FA_ROWS>(Ks, q, ldq, row0, L);
-  tc_cp_async_commit();
-  tc_cp_async_wait<0>();
-  __syncthreads();
-  unsigned qf[E / 16][4];
-  #pragma unroll
-  for (int kk = 0; kk < E / 16; ++kk)
-    tc_ldmatrix_x4(qf[kk], qLane + kk * 16 * 2);
-  __syncthreads();
+  const long long tiles = (S + TC_FA_KEYS - 1) / TC_FA_KEYS, row = row0 + warp * 16 + g;
 
   float o[EV / 8][4];
   #pragma unroll
@@ -161,121 +270,89 @@ TC_DEVICE void tc_flash_attention(const unsigned short *__restrict__ q, long lon
     o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
   // Running max (log2 units) and this thread's part of the running sum, for rows g and g + 8.
   float m[2] = {negInf, negInf}, l[2] = {0.0f, 0.0f};
-  const long long tiles = (S + TC_FA_KEYS - 1) / TC_FA_KEYS;
-  tc_fa_load<E, TC_FA_KEYS>(Ks, k, ldk, 0, S);
-  tc_cp_async_commit();
-  for (long long kt = 0; kt < tiles; ++kt) {
-    const long long key0 = kt * TC_FA_KEYS;
-    const int keys = (int)(S - key0 < TC_FA_KEYS ? S - key0 : TC_FA_KEYS); // valid keys in the tile
-    tc_cp_async_wait<0>();
-    __syncthreads(); // K tile kt is in; every warp is done with V tile kt - 1
-    tc_fa_load<EV, TC_FA_KEYS>(Vs, v, ldv, key0, S);
+  unsigned qf[E / 16][4]; // Q's A fragments, one per 16 columns
+  float s[TC_FA_KEYS / 8][4];
+  if constexpr (STAGES == 1) {
+    // Q through K's buffer: in a block's next tile the last reads of K lie behind two barriers
+    // already, and the first load of K follows the barrier after the fragments are read.
+    tc_fa_load<E, TC_FA_ROWS>(Qs, q, ldq, row0, L);
     tc_cp_async_commit();
-
-    // S = Q . K^T: n-tiles of 8 keys, two per ldmatrix.
-    float s[NT][4];
+    tc_cp_async_wait<0>();
+    __syncthreads();
     #pragma unroll
-    for (int n = 0; n < NT; ++n)
-      s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
-    #pragma unroll
-    for (int kk = 0; kk < E / 16; ++kk) {
-      #pragma unroll
-      for (int n2 = 0; n2 < NT / 2; ++n2) {
-        unsigned b[4];
-        tc_ldmatrix_x4(b, kLane + (n2 * 16 * KS + kk * 16) * 2);
-        tc_mma16816<BF16>(s[2 * n2], qf[kk], b[0], b[1]);
-        tc_mma16816<BF16>(s[2 * n2 + 1], qf[kk], b[2], b[3]);
-      }
+    for (int kk = 0; kk < E / 16; ++kk)
+      tc_ldmatrix_x4(qf[kk], qLane + kk * 16 * 2);
+    __syncthreads();
+    tc_fa_load<E, TC_FA_KEYS>(Ks, k, ldk, 0, S);
+    tc_cp_async_commit();
+    for (long long kt = 0; kt < tiles; ++kt) {
+      const long long key0 = kt * TC_FA_KEYS;
+      const int keys = (int)(S - key0 < TC_FA_KEYS ? S - key0 : TC_FA_KEYS); // valid keys in the tile
+      tc_cp_async_wait<0>();
+      __syncthreads(); // K tile kt is in; every warp is done with V tile kt - 1
+      tc_fa_load<EV, TC_FA_KEYS>(Vs, v, ldv, key0, S);
+      tc_cp_async_commit();
+      tc_fa_scores<E, BF16>(s, qf, kLane);
+      __syncthreads(); // every warp is done with K tile kt
+      if (kt + 1 < tiles)
+        tc_fa_load<E, TC_FA_KEYS>(Ks, k, ldk, key0 + TC_FA_KEYS, S);
+      tc_cp_async_commit(); // empty after the last tile: the wait below still means "V is in"
+      tc_fa_softmax<EV, BF16, MASK>(s, m, l, o, mask, maskRow, maskCol, L, row, key0, keys, scaleLog2);
+      tc_cp_async_wait<1>();
+      __syncthreads(); // V tile kt is in
+      tc_fa_pv<EV, BF16>(o, s, vLane);
     }
-    __syncthreads(); // every warp is done with K tile kt
-    if (kt + 1 < tiles)
-      tc_fa_load<E, TC_FA_KEYS>(Ks, k, ldk, key0 + TC_FA_KEYS, S);
-    tc_cp_async_commit(); // empty after the last tile: the wait below still means "V is in"
-
-    // Scores in log2 units; element i of n-tile n is row g + (i >> 1) * 8, key n * 8 + 2t + (i & 1).
-    float tileMax[2] = {negInf, negInf};
+    tc_cp_async_wait<0>();
+  } else {
+    // Groups in flight: Q, then one per tile (K and V together; empty past the last tile), so
+    // that "all but the newest group" always means "tile kt is in".
+    tc_fa_load<E, TC_FA_ROWS>(Qs, q, ldq, row0, L);
+    tc_cp_async_commit();
     #pragma unroll
-    for (int n = 0; n < NT; ++n) {
-      #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int key = n * 8 + 2 * t + (i & 1);
-        float x = s[n][i] * scaleLog2;
-        if (MASK != 0) {
-          const long long row = row0 + warp * 16 + g + (i >> 1) * 8;
-          if (key < keys && row < L) {
-            const long long at = row * maskRow + (key0 + key) * maskCol;
-            if (MASK == 1)
-              x += log2e * tc_widen<BF16>(static_cast<const unsigned short *>(mask)[at]);
-            else if (!static_cast<const unsigned char *>(mask)[at])
-              x = negInf;
-          }
-        }
-        x = key < keys ? x : negInf;
-        s[n][i] = x;
-        tileMax[i >> 1] = fmaxf(tileMax[i >> 1], x);
+    for (int j = 0; j < 2; ++j) {
+      if (j < tiles) {
+        tc_fa_load<E, TC_FA_KEYS>(Ks + j * KTILE, k, ldk, j * TC_FA_KEYS, S);
+        tc_fa_load<EV, TC_FA_KEYS>(Vs + j * VTILE, v, ldv, j * TC_FA_KEYS, S);
       }
+      tc_cp_async_commit();
     }
-    // Online softmax: a row's four threads (one quad) agree on its max. While every score so
-    // far is -inf the exponent base is 0, so those keys weigh 0 (not NaN); a row that stays so
-    // ends as 0 / 0 = NaN, as the unfused softmax gives.
-    float base[2];
+    tc_cp_async_wait<2>();
+    __syncthreads(); // Q is in
     #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      tileMax[r] = fmaxf(tileMax[r], __shfl_xor_sync(0xffffffffu, tileMax[r], 1));
-      tileMax[r] = fmaxf(tileMax[r], __shfl_xor_sync(0xffffffffu, tileMax[r], 2));
-      const float next = fmaxf(m[r], tileMax[r]);
-      base[r] = next == negInf ? 0.0f : next;
-      const float alpha = tc_exp2(m[r] - base[r]); // 0 while m was -inf, 1 when unchanged
-      m[r] = next;
-      l[r] *= alpha;
-      #pragma unroll
-      for (int d = 0; d < EV / 8; ++d) {
-        o[d][2 * r] *= alpha;
-        o[d][2 * r + 1] *= alpha;
+    for (int kk = 0; kk < E / 16; ++kk)
+      tc_ldmatrix_x4(qf[kk], qLane + kk * 16 * 2);
+    for (long long kt = 0; kt < tiles; ++kt) {
+      const long long key0 = kt * TC_FA_KEYS;
+      const int keys = (int)(S - key0 < TC_FA_KEYS ? S - key0 : TC_FA_KEYS); // valid keys in the tile
+      const int buffer = (int)(kt & 1);
+      tc_cp_async_wait<1>();
+      __syncthreads(); // tile kt is in
+      tc_fa_scores<E, BF16>(s, qf, kLane + buffer * KTILE * 2);
+      tc_fa_softmax<EV, BF16, MASK>(s, m, l, o, mask, maskRow, maskCol, L, row, key0, keys, scaleLog2);
+      tc_fa_pv<EV, BF16>(o, s, vLane + buffer * VTILE * 2);
+      __syncthreads(); // every warp is done with this buffer
+      if (kt + 2 < tiles) {
+        tc_fa_load<E, TC_FA_KEYS>(Ks + buffer * KTILE, k, ldk, key0 + 2 * TC_FA_KEYS, S);
+        tc_fa_load<EV, TC_FA_KEYS>(Vs + buffer * VTILE, v, ldv, key0 + 2 * TC_FA_KEYS, S);
       }
+      tc_cp_async_commit();
     }
-    #pragma unroll
-    for (int n = 0; n < NT; ++n) {
-      #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const float p = tc_exp2(s[n][i] - base[i >> 1]);
-        s[n][i] = p;
-        l[i >> 1] += p;
-      }
-    }
-
-    tc_cp_async_wait<1>();
-    __syncthreads(); // V tile kt is in
-    // O += P . V: P's A fragment for keys 16j..16j+15 is n-tiles 2j and 2j + 1 of the scores;
-    // V's B fragments for two 8-column tiles per ldmatrix.trans.
-    #pragma unroll
-    for (int j = 0; j < NT / 2; ++j) {
-      const unsigned a[4] = {tc_pack2<BF16>(s[2 * j][0], s[2 * j][1]), tc_pack2<BF16>(s[2 * j][2], s[2 * j][3]),
-                             tc_pack2<BF16>(s[2 * j + 1][0], s[2 * j + 1][1]),
-                             tc_pack2<BF16>(s[2 * j + 1][2], s[2 * j + 1][3])};
-      #pragma unroll
-      for (int d2 = 0; d2 < EV / 16; ++d2) {
-        unsigned b[4];
-        tc_ldmatrix_x4_trans(b, vLane + (j * 16 * VS + d2 * 16) * 2);
-        tc_mma16816<BF16>(o[2 * d2], a, b[0], b[1]);
-        tc_mma16816<BF16>(o[2 * d2 + 1], a, b[2], b[3]);
-      }
-    }
+    tc_cp_async_wait<0>();
+    __syncthreads(); // a block's next rows reuse the buffers: every warp is done with them
   }
-  tc_cp_async_wait<0>();
 
   // out = O / l, two elements per 32-bit store.
   #pragma unroll
   for (int r = 0; r < 2; ++r) {
     l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
     l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
-    const long long row = row0 + warp * 16 + g + r * 8;
+    const long long orow = row + r * 8;
     // SAFE (torch's safe softmax): a row whose softmax is undefined (l is 0 or NaN) gives 0.
     const bool zero = SAFE && !(l[r] > 0.0f);
-    if (row < L) {
+    if (orow < L) {
       #pragma unroll
       for (int d = 0; d < EV / 8; ++d)
-        *reinterpret_cast<unsigned *>(out + row * ldo + d * 8 + 2 * t) =
+        *reinterpret_cast<unsigned *>(out + orow * ldo + d * 8 + 2 * t) =
             tc_pack2<BF16>(zero ? 0.0f : o[d][2 * r] / l[r], zero ? 0.0f : o[d][2 * r + 1] / l[r]);
     }
   }

@@ -16,10 +16,21 @@ constexpr int64_t kFlashRows = 64, kFlashKeys = 64, kFlashThreads = 128;
 /// Others run on the warp-per-row kernel.
 bool flashAttentionFits(const loop::LoopProgram &program, const loop::LoopNode &node);
 
-/// Device code of the flash kernel: `tc_flash_attention<E, EV, BF16, MASK>(...)` computes one
-/// block's 64 query rows of one batch entry (see FlashAttention.cpp). A module holds it once,
-/// after prelude(), when one of its kernels calls it.
+/// Device code of the flash kernel: `tc_flash_attention<E, EV, BF16, MASK, SAFE, STAGES>(...)`
+/// computes one block's 64 query rows of one batch entry (see FlashAttention.cpp). A module
+/// holds it once, after prelude(), when one of its kernels calls it.
 const std::string &flashAttentionLibrary();
+
+/// Shared memory a kernel's block may declare statically.
+constexpr int64_t kStaticSmemBytes = 48 * 1024;
+
+/// Key tiles of K and V the flash kernel keeps in shared memory (its STAGES): two, with Q in a
+/// buffer of its own, so that Q and the first two tiles load together and each next tile loads
+/// while one computes, where that fits kStaticSmemBytes (head dims up to 64); else one.
+int64_t flashAttentionStages(int64_t e, int64_t ev);
+
+/// The flash kernel's shared memory, in 16-bit elements, for head dims e and ev and `stages`.
+int64_t flashAttentionSmemElements(int64_t e, int64_t ev, int64_t stages);
 
 /// Keys per tile of the strict-f32 tiled kernel; its blocks take `rows` query rows,
 /// `rowsPerThread` per thread: rows / rowsPerThread x 16 threads. 16 rows of 2 per thread came
