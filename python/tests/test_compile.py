@@ -1,6 +1,8 @@
 """tensorc.compile and tensorc.compile_torch: the compiled models against the interpreter and
 torch, options passed to the driver, and its errors as CompileError."""
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -31,6 +33,17 @@ def test_compile_errors_carry_the_compiler_message(tmp_path):
     with pytest.raises(tensorc.CompileError, match="--no-such-option"):
         tensorc.compile(model_path("ln_silu"), tmp_path / "out", no_such_option=True)
     assert issubclass(tensorc.CompileError, tensorc.Error)
+
+
+def test_the_packaged_exporter_loads_without_torch():
+    # compile_torch runs the exporter the package ships; every module it imports must ship with
+    # it. torch is imported only when it exports, so this runs where torch is absent (as on CI),
+    # here made certain by hiding it.
+    code = ("import sys\nsys.modules['torch'] = None\nimport tensorc._compile\n"
+            "exporter = tensorc._compile._exporter()\n"
+            "assert callable(exporter.lower) and callable(exporter.weights_of)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
 
 
 def test_compile_torch_matches_torch(tmp_path):
