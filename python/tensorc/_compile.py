@@ -62,7 +62,7 @@ def compile(model_path, out, target="cpu", **options):
 
 
 def _exporter():
-    """tools/export_fx.py, shipped in the package (it imports the safetensors helper beside it)."""
+    """tools/export_fx.py, shipped in the package (it imports the modules shipped beside it)."""
     tools = os.path.join(_HERE, "_tools")
     module = sys.modules.get("tensorc._export_fx")
     if module is None:

@@ -8,7 +8,7 @@
 # RUN: CUDA_VISIBLE_DEVICES= tensorc compile %s --target cuda -O max-autotune -o tuned 2>&1 | FileCheck %s --check-prefix=LATER
 # RUN: tensorc run ma --random-inputs 1 --outputs cpu.safetensors && python3 -c "import json; m = json.load(open('ma/manifest.json')); m['launches'][0]['cuda_gemm']['library'] = 'cublaslt'; json.dump(m, open('ma/manifest.json', 'w'))" && tensorc run ma --random-inputs 1 --outputs chosen.safetensors && cmp cpu.safetensors chosen.safetensors
 # RUN: printf '{"format": 1, "entries": {"sm_90|f32->f32|1x64x48x96|A:k,ld96,bs0,a16|B:k,ld96,bs0,a16|epilogue|tem_mm_add_relu": {"library": "cublaslt", "algo": 2}}}' > cache.json
-# RUN: CUDA_VISIBLE_DEVICES= tensorc compile %s --target cuda -O max-autotune --tuning-cache cache.json -o cached 2>&1 | FileCheck %s --check-prefix=CACHED && FileCheck %s --check-prefix=CHOSEN < cached/manifest.json
+# RUN: CUDA_VISIBLE_DEVICES= tensorc compile %s --target cuda -O max-autotune --tuning-cache cache.json --no-cache -o cached 2>&1 | FileCheck %s --check-prefix=CACHED && FileCheck %s --check-prefix=CHOSEN < cached/manifest.json
 # RUN: not tensorc compile %s --target cuda --tuning-cache cache.json -o plain 2>&1 | FileCheck %s --check-prefix=NEEDS
 # -O max-autotune: every GEMM template also carries a library call (its operands as strided views
 # of its arguments, its sizes, and an epilogue function that applies its fused epilogue to a
