@@ -4,41 +4,24 @@
 // loaded with dlopen only by bundles that chose it).
 #include "tensorc/Runtime/Tune.h"
 
+#include "BundleFiles.h"
 #include "tensorc/Bundle/BundleWriter.h"
 #include "tensorc/Bundle/Manifest.h"
 #include "tensorc/Bundle/TuningCache.h"
 #include "tensorc/Runtime/Model.h"
 #include "tensorc/Runtime/RunInputs.h"
 #include "tensorc/Support/Printable.h"
-#include "tensorc/Support/SignalCleanup.h"
 #include "tensorc/Support/StrCat.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
-
-#include <unistd.h>
 
 namespace tensorc::rt {
 
-namespace {
-
 namespace fs = std::filesystem;
-
-Expected<std::string> readText(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return makeError(path, ": cannot read");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-} // namespace
 
 OutputDifference outputDifference(const Tensor &expected, const Tensor &actual) {
   OutputDifference result;
@@ -60,7 +43,7 @@ Status tuneBundle(const TuneOptions &options, std::ostream &report) {
   if (!fs::is_directory(options.bundle, ec) || !fs::is_regular_file(manifestPath, ec))
     return makeError(options.bundle, ": not a bundle directory (tune rewrites a bundle's "
                                      "manifest.json; a model .so cannot be tuned afterwards)");
-  TC_ASSIGN_OR_RETURN(std::string text, readText(manifestPath));
+  TC_ASSIGN_OR_RETURN(std::string text, readFile(manifestPath));
   std::optional<bundle::TuningCache> cache;
   if (!options.cache.empty()) {
     Expected<bundle::TuningCache> loaded = bundle::TuningCache::load(options.cache);
@@ -68,12 +51,9 @@ Status tuneBundle(const TuneOptions &options, std::ostream &report) {
       return loaded.takeError();
     cache = std::move(*loaded);
   }
-  Expected<Json> json = Json::parse(text);
-  if (!json)
-    return makeError(manifestPath, ": ", json.error().message());
-  Expected<bundle::Manifest> manifest = bundle::Manifest::fromJson(*json);
+  Expected<bundle::Manifest> manifest = parseManifest(text, manifestPath);
   if (!manifest)
-    return makeError(manifestPath, ": ", manifest.error().message());
+    return manifest.takeError();
   size_t calls = 0;
   for (const bundle::Launch &launch : manifest->launches)
     calls += launch.gemm.has_value();
@@ -100,26 +80,13 @@ Status tuneBundle(const TuneOptions &options, std::ostream &report) {
   for (bundle::Launch &launch : untuned.launches)
     if (launch.gemm)
       launch.gemm->library.clear(), launch.gemm->algo = 0;
-  // Replaces manifest.json whole (a temporary file renamed over it): a crash or a signal leaves
-  // the old manifest or the new one, never a mix.
-  auto replaceManifest = [&](const std::string &bytes) -> Status {
-    std::string temp = strCat(options.bundle, "/.manifest.json.tune-", ::getpid());
-    cleanup::ScopedPath guard(temp);
-    Status written = bundle::writeFile(temp, bytes);
-    if (written) {
-      fs::rename(temp, manifestPath, ec);
-      if (ec)
-        written = makeError(manifestPath, ": cannot replace: ", ec.message());
-    }
-    if (!written)
-      fs::remove(temp, ec);
-    return written;
-  };
+  // manifest.json is replaced whole (bundle::replaceFile): a crash or a signal leaves the old
+  // manifest or the new one, never a mix.
   bool replaced = false;
   auto restore = [&](Error error) -> Status {
     if (!replaced)
       return error;
-    if (Status restored = replaceManifest(text); !restored)
+    if (Status restored = bundle::replaceFile(manifestPath, text); !restored)
       return makeError(error.message(),
                        "; and restoring the manifest failed: ", restored.message());
     return error;
@@ -221,7 +188,7 @@ Status tuneBundle(const TuneOptions &options, std::ostream &report) {
     report << "tensorc: --dry-run: " << manifestPath << " left as it was\n";
     return Status::ok();
   }
-  TC_RETURN_IF_ERROR(replaceManifest(tuned.toJson().dump(2) + "\n"));
+  TC_RETURN_IF_ERROR(bundle::replaceFile(manifestPath, tuned.toJson().dump(2) + "\n"));
   replaced = true;
   if (chosen == 0)
     return Status::ok();

@@ -50,6 +50,24 @@ Status writeFile(const std::string &path, const std::string &bytes) {
   return Status::ok();
 }
 
+Status replaceFile(const std::string &path, const std::string &bytes) {
+  fs::path target(path);
+  std::string temp = (target.parent_path() /
+                      ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid())))
+                         .string();
+  cleanup::ScopedPath guard(temp);
+  Status written = writeFile(temp, bytes);
+  std::error_code ec;
+  if (written) {
+    fs::rename(temp, path, ec);
+    if (ec)
+      written = makeError(path, ": cannot replace: ", ec.message());
+  }
+  if (!written)
+    fs::remove(temp, ec);
+  return written;
+}
+
 StagingArea::StagingArea(std::string destination, std::string dir, Kind kind)
     : destination_(std::move(destination)), dir_(std::move(dir)), kind_(kind),
       onSignal_(std::make_unique<cleanup::ScopedPath>(dir_)) {}

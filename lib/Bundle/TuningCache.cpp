@@ -10,8 +10,6 @@
 #include <fstream>
 #include <sstream>
 
-#include <unistd.h>
-
 namespace tensorc::bundle {
 
 namespace {
@@ -95,15 +93,7 @@ Status TuningCache::save(const std::string &path) const {
     entries[key] = std::move(item);
   }
   json["entries"] = std::move(entries);
-  std::string temp = strCat(path, ".tmp-", ::getpid());
-  TC_RETURN_IF_ERROR(writeFile(temp, json.dump(1) + "\n"));
-  std::error_code ec;
-  std::filesystem::rename(temp, path, ec);
-  if (ec) {
-    std::filesystem::remove(temp, ec);
-    return makeError(path, ": cannot write the tuning cache");
-  }
-  return Status::ok();
+  return replaceFile(path, json.dump(1) + "\n");
 }
 
 std::optional<std::string> TuningCache::key(const Manifest &manifest, const Launch &launch,

@@ -1,11 +1,16 @@
 // Tests of the bundle manifest: SizeExpr parsing and evaluation, JSON round trip, validation.
 #include "tensorc/Bundle/Manifest.h"
+#include "tensorc/Bundle/BundleWriter.h"
 #include "tensorc/Bundle/TuningCache.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iterator>
 
 using namespace tensorc;
 using namespace tensorc::bundle;
@@ -422,6 +427,36 @@ TEST(ManifestJson, RejectsBadGemmCalls) {
   EXPECT_EQ(gemmErrorAfter([&](Json &j) { gemm(j)["epilogue_grid"] = true; }),
             "launches[0].cuda_gemm.epilogue_grid: expected an integer or a size expression "
             "string, got a boolean");
+}
+
+TEST(BundleWriter, ReplaceFileSwapsWholeAndLeavesNoTemporary) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::path(::testing::TempDir()) / "replace-file-test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  auto names = [&] {
+    std::vector<std::string> found;
+    for (const fs::directory_entry &e : fs::directory_iterator(dir))
+      found.push_back(e.path().filename().string());
+    std::sort(found.begin(), found.end());
+    return found;
+  };
+  std::string path = (dir / "manifest.json").string();
+  ASSERT_TRUE(writeFile(path, "old").isOk());
+  ASSERT_TRUE(replaceFile(path, "new contents").isOk());
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "new contents");
+  EXPECT_EQ(names(), std::vector<std::string>{"manifest.json"});
+  // A target that cannot be replaced (a non-empty directory): an error naming it, and the
+  // temporary file is gone.
+  fs::create_directories(dir / "taken" / "inside");
+  Status failed = replaceFile((dir / "taken").string(), "bytes");
+  ASSERT_FALSE(failed.isOk());
+  EXPECT_EQ(failed.message().rfind((dir / "taken").string() + ": cannot replace: ", 0), 0u)
+      << failed.message();
+  EXPECT_EQ(names(), (std::vector<std::string>{"manifest.json", "taken"}));
+  fs::remove_all(dir);
 }
 
 TEST(TuningCache, KeysSavesAndAppliesChoices) {

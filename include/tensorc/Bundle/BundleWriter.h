@@ -52,4 +52,9 @@ Status writeBundleDirectory(const std::string &outDir,
 /// Writes `bytes` to `path` (creating parent directories), with a clear error naming the file.
 Status writeFile(const std::string &path, const std::string &bytes);
 
+/// Replaces `path` whole with `bytes`: written to a temporary file beside it (removed on a
+/// failure or a signal) and renamed over it, so a reader or a crash sees the old file or the new
+/// one, never a mix.
+Status replaceFile(const std::string &path, const std::string &bytes);
+
 } // namespace tensorc::bundle
