@@ -507,6 +507,12 @@ CudaExecutor::gemmPlan(size_t index, const std::map<std::string, int64_t> &bindi
     return makeError(what, ": sizes ", problem.batch, " x ", problem.m, " x ", problem.n, " x ",
                      problem.k);
   size_t elementBytes = dtypeSize(g.dtype);
+  auto elementsOf = [&](size_t id) {
+    int64_t elements = 1;
+    for (int64_t dim : shapes[id])
+      elements *= dim;
+    return elements;
+  };
   // Each operand view must lie inside its buffer: the last element it reads is below the
   // buffer's element count.
   auto operand = [&](const bundle::GemmCall::Operand &o, int64_t rows, const char *name,
@@ -517,9 +523,7 @@ CudaExecutor::gemmPlan(size_t index, const std::map<std::string, int64_t> &bindi
     TC_ASSIGN_OR_RETURN(out.batchStride, o.batchStride.evaluate(bindings));
     out.kContiguous = o.kContiguous;
     size_t id = size_t(launch.args[size_t(o.arg)]);
-    int64_t elements = 1;
-    for (int64_t dim : shapes[id])
-      elements *= dim;
+    int64_t elements = elementsOf(id);
     int64_t lines = o.kContiguous ? rows : problem.k, line = o.kContiguous ? problem.k : rows;
     // In 128 bits: an edited manifest's strides cannot wrap the bound around.
     __int128 last = __int128(offset) + __int128(problem.batch - 1) * out.batchStride +
@@ -542,9 +546,7 @@ CudaExecutor::gemmPlan(size_t index, const std::map<std::string, int64_t> &bindi
   c = product_;
   if (g.direct) { // the output itself, dense [batch][M][N]
     size_t id = size_t(launch.args[size_t(g.output)]);
-    int64_t elements = 1;
-    for (int64_t dim : shapes[id])
-      elements *= dim;
+    int64_t elements = elementsOf(id);
     if (__int128(elements) < __int128(problem.batch) * problem.m * problem.n)
       return makeError(what, ": output buffer '", manifest_->buffers[id].name, "' has ", elements,
                        " elements, not ", problem.batch, " x ", problem.m, " x ", problem.n);
