@@ -4,17 +4,17 @@
 
 #include "ManifestJson.h"
 #include "tensorc/Bundle/BundleWriter.h"
+#include "tensorc/Support/MappedFile.h"
 
 #include <cctype>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 namespace tensorc::bundle {
 
 namespace {
 
 constexpr int64_t kCacheFormat = 1;
+constexpr uint64_t kMaxCacheBytes = uint64_t(64) << 20;
 
 /// The kernel's name without its trailing index: "tem_mm_add_mul_erf_6" -> "tem_mm_add_mul_erf".
 std::string nameStem(const std::string &name) {
@@ -33,12 +33,10 @@ Expected<TuningCache> TuningCache::load(const std::string &path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
     return cache;
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in && !in.eof())
-    return makeError(path, ": cannot read");
-  Expected<Json> json = Json::parse(text.str());
+  // A directory or a FIFO is refused, not read (a FIFO would block).
+  TC_ASSIGN_OR_RETURN(std::string text,
+                      readRegularFile(path, kMaxCacheBytes, "a tuning cache over 64 MiB"));
+  Expected<Json> json = Json::parse(text);
   if (!json)
     return makeError(path, ": ", json.error().message());
   auto context = [&](Error error) { return std::move(error).withContext(path); };

@@ -510,6 +510,13 @@ TEST(TuningCache, KeysSavesAndAppliesChoices) {
             path + ": entries.k.algo: must be 0 to 1000, got -3");
   EXPECT_NE(errorIn("{").find(path + ": "), std::string::npos);
   std::remove(path.c_str());
+  // A directory where the file should be: refused, not read.
+  std::string directory = ::testing::TempDir() + "/tuning-cache-dir.json";
+  std::filesystem::create_directories(directory);
+  Expected<TuningCache> notFile = TuningCache::load(directory);
+  ASSERT_FALSE(notFile);
+  EXPECT_EQ(notFile.error().message(), directory + ": not a regular file");
+  std::filesystem::remove(directory);
 }
 
 TEST(ManifestJson, RequiresADigestForEveryFileTheRuntimeReads) {
