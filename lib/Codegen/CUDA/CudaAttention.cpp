@@ -61,8 +61,15 @@ Expected<LaunchConfig> KernelRenderer::renderTiledAttention(const LoopNode &node
   const LoopNode::Attention &a = node.attention;
   usesFlashAttention = true;
   const SimtFlashTiles simt;
-  int64_t rows = f32 ? simt.rows : kFlashRows, threads = f32 ? simt.threads() : kFlashThreads;
-  int64_t stages = flashAttentionStages(a.e, a.ev);
+  // The flash kernel's blocks take fewer rows each where its grid would leave SMs idle (known
+  // sizes; a symbolic batch or length counts as large).
+  int64_t split =
+      f32 ? 1
+          : flashAttentionSplit(sizeHint(a.batch) * ((sizeHint(a.l) + kFlashRows - 1) / kFlashRows),
+                                targetGpu().sms);
+  int64_t rows = f32 ? simt.rows : kFlashRows / split,
+          threads = f32 ? simt.threads() : kFlashThreads;
+  int64_t stages = flashAttentionStages(a.e, a.ev, split);
   blockThreads = int(threads);
   size_t rank = a.batchDims.size() + 2;
   int maskKind = a.mask.buffer < 0                                             ? 0
@@ -77,7 +84,7 @@ Expected<LaunchConfig> KernelRenderer::renderTiledAttention(const LoopNode &node
                    simtAttentionSmemFloats(a.e, a.ev, simt.rows), "];\n");
   else
     text += strCat("  __shared__ __align__(16) unsigned short ", smem, "[",
-                   flashAttentionSmemElements(a.e, a.ev, stages), "];\n");
+                   flashAttentionSmemElements(a.e, a.ev, stages, split), "];\n");
   text += strCat("  const long long qTiles = (L + ", rows - 1, ") / ", rows,
                  ", total = ", ex->index(a.batch, symbols), " * qTiles;\n");
   text += "  for (long long t = blockIdx.x; t < total; t += gridDim.x) {\n";
@@ -99,7 +106,7 @@ Expected<LaunchConfig> KernelRenderer::renderTiledAttention(const LoopNode &node
       f32 ? strCat("tc_flash_attention_f32<", a.e, ", ", a.ev, ", ", maskKind, ", ", safe, ", ",
                    simt.rows, ", ", simt.rowsPerThread, ">")
           : strCat("tc_flash_attention<", a.e, ", ", a.ev, ", ", bf16 ? "true" : "false", ", ",
-                   maskKind, ", ", safe, ", ", stages, ">");
+                   maskKind, ", ", safe, ", ", stages, ", ", split, ">");
   text += strCat("    ", kernel, "(", args, mask, ", ", maskRow, ", ", maskCol, ", L, S, row0, ",
                  scaleLog2, ", ", smem, ");\n");
   text += "  }\n";

@@ -5,16 +5,23 @@
 
 #include "tensorc/Ops/AttentionShapes.h"
 
+#include <algorithm>
+
 namespace tensorc::cuda {
 
-int64_t flashAttentionSmemElements(int64_t e, int64_t ev, int64_t stages) {
+int64_t flashAttentionSmemElements(int64_t e, int64_t ev, int64_t stages, int64_t split) {
   int64_t tiles = kFlashKeys * (e + 8 + ev + 8);
-  return stages == 1 ? tiles : kFlashRows * (e + 8) + stages * tiles;
+  int64_t elements = stages == 1 ? tiles : kFlashRows / split * (e + 8) + stages * tiles;
+  // Split rows meet in the same memory: a max, a sum and EV floats per warp and row.
+  int64_t parts = split > 1 ? kFlashThreads / 32 * 16 * (ev + 2) * 2 : 0;
+  return std::max(elements, parts);
 }
 
-int64_t flashAttentionStages(int64_t e, int64_t ev) {
-  return flashAttentionSmemElements(e, ev, 2) * 2 <= kStaticSmemBytes ? 2 : 1;
+int64_t flashAttentionStages(int64_t e, int64_t ev, int64_t split) {
+  return flashAttentionSmemElements(e, ev, 2, split) * 2 <= kStaticSmemBytes ? 2 : 1;
 }
+
+int64_t flashAttentionSplit(int64_t blocks, int64_t sms) { return blocks * 2 <= sms ? 2 : 1; }
 
 bool flashAttentionFits(const loop::LoopProgram &program, const loop::LoopNode &node) {
   const loop::LoopNode::Attention &a = node.attention;
@@ -93,9 +100,8 @@ template <bool BF16> TC_DEVICE float tc_widen(unsigned short h) { return BF16 ? 
 template <int D, int ROWS>
 TC_DEVICE void tc_fa_load(unsigned short *dst, const unsigned short *__restrict__ src, long long ld, long long r0,
                           long long n) {
-  constexpr int CHUNKS = D / 8;
-  static_assert(ROWS * CHUNKS % TC_FA_THREADS == 0, "whole chunks per thread");
-  if constexpr (TC_FA_THREADS % CHUNKS == 0) {
+  constexpr int CHUNKS = D / 8, TOTAL = ROWS * CHUNKS;
+  if constexpr (TC_FA_THREADS % CHUNKS == 0 && TOTAL % TC_FA_THREADS == 0) {
     // The block covers STEP whole rows per pass: one column and a fixed row stride per thread.
     constexpr int STEP = TC_FA_THREADS / CHUNKS;
     const int r = threadIdx.x / CHUNKS, col = (threadIdx.x % CHUNKS) * 8;
@@ -111,8 +117,10 @@ TC_DEVICE void tc_fa_load(unsigned short *dst, const unsigned short *__restrict_
     }
   } else {
     #pragma unroll
-    for (int i = 0; i < ROWS * CHUNKS / TC_FA_THREADS; ++i) {
+    for (int i = 0; i < (TOTAL + TC_FA_THREADS - 1) / TC_FA_THREADS; ++i) {
       const int c = i * TC_FA_THREADS + threadIdx.x, r = c / CHUNKS, col = (c % CHUNKS) * 8;
+      if (TOTAL % TC_FA_THREADS != 0 && c >= TOTAL)
+        break;
       unsigned short *d = dst + r * (D + 8) + col;
       if (r0 + r < n)
         tc_cp_async16(tc_smem_address(d), src + (r0 + r) * ld + col);
@@ -122,11 +130,11 @@ TC_DEVICE void tc_fa_load(unsigned short *dst, const unsigned short *__restrict_
   }
 }
 
-// S = Q . K^T for one key tile: this warp's 16 rows x TC_FA_KEYS keys, n-tiles of 8 keys, two per
-// ldmatrix from the tile at `kLane` (this lane's K row address).
-template <int E, bool BF16>
-TC_DEVICE void tc_fa_scores(float (&s)[TC_FA_KEYS / 8][4], const unsigned (&qf)[E / 16][4], unsigned kLane) {
-  constexpr int KS = E + 8, NT = TC_FA_KEYS / 8;
+// S = Q . K^T for this warp's keys of one tile: 16 rows x NT n-tiles of 8 keys, two per ldmatrix
+// from the tile at `kLane` (this lane's K row address).
+template <int E, bool BF16, int NT>
+TC_DEVICE void tc_fa_scores(float (&s)[NT][4], const unsigned (&qf)[E / 16][4], unsigned kLane) {
+  constexpr int KS = E + 8;
   #pragma unroll
   for (int n = 0; n < NT; ++n)
     s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
@@ -142,16 +150,40 @@ TC_DEVICE void tc_fa_scores(float (&s)[TC_FA_KEYS / 8][4], const unsigned (&qf)[
   }
 }
 
-// The scores of keys [key0, key0 + keys) to log2 units with the mask (-inf for keys past the
-// tile's valid ones), then the online softmax step: the running max m and this thread's part of
-// the running sum l for its rows `row` and `row` + 8, the accumulators rescaled by
-// 2^(m_old - m_new), and s replaced by P (unnormalized). Element i of n-tile n is row
+// This thread's mask elements of its keys [key0, key0 + keys) as stored (MASK 1: the bits of an
+// f16/bf16 value, 2: a bool), element i of n-tile n at row `row` + (i >> 1) * 8, key n * 8 + 2t +
+// (i & 1); 0 where the row or key lies outside. Loaded before the tile's scores are multiplied,
+// so that the mask's memory round trip overlaps them instead of following them.
+template <int MASK, int NT>
+TC_DEVICE void tc_fa_mask_load(unsigned short (&mk)[NT][4], const void *__restrict__ mask,
+                               long long maskRow, long long maskCol, long long L, long long row,
+                               long long key0, int keys) {
+  const int t = threadIdx.x & 3;
+  #pragma unroll
+  for (int n = 0; n < NT; ++n) {
+    #pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int key = n * 8 + 2 * t + (i & 1);
+      const long long r = row + (i >> 1) * 8;
+      mk[n][i] = 0;
+      if (MASK != 0 && key < keys && r < L) {
+        const long long at = r * maskRow + (key0 + key) * maskCol;
+        mk[n][i] = MASK == 1 ? static_cast<const unsigned short *>(mask)[at]
+                             : (unsigned short)static_cast<const unsigned char *>(mask)[at];
+      }
+    }
+  }
+}
+
+// The scores of this warp's keys [key0, key0 + keys) to log2 units with the mask (mk, tc_fa_mask_load's;
+// -inf for keys past the tile's valid ones), then the online softmax step: the running max m and
+// this thread's part of the running sum l for its rows `row` and `row` + 8, the accumulators
+// rescaled by 2^(m_old - m_new), and s replaced by P (unnormalized). Element i of n-tile n is row
 // `row` + (i >> 1) * 8, key n * 8 + 2t + (i & 1).
-template <int EV, bool BF16, int MASK>
-TC_DEVICE void tc_fa_softmax(float (&s)[TC_FA_KEYS / 8][4], float (&m)[2], float (&l)[2], float (&o)[EV / 8][4],
-                             const void *__restrict__ mask, long long maskRow, long long maskCol, long long L,
-                             long long row, long long key0, int keys, float scaleLog2) {
-  constexpr int NT = TC_FA_KEYS / 8;
+template <int EV, bool BF16, int MASK, int NT>
+TC_DEVICE void tc_fa_softmax(float (&s)[NT][4], float (&m)[2], float (&l)[2], float (&o)[EV / 8][4],
+                             const unsigned short (&mk)[NT][4], long long L, long long row, int keys,
+                             float scaleLog2) {
   const int t = threadIdx.x & 3;
   const float negInf = __int_as_float((int)0xff800000u);
   const float log2e = 1.4426950408889634f;
@@ -162,15 +194,11 @@ TC_DEVICE void tc_fa_softmax(float (&s)[TC_FA_KEYS / 8][4], float (&m)[2], float
     for (int i = 0; i < 4; ++i) {
       const int key = n * 8 + 2 * t + (i & 1);
       float x = s[n][i] * scaleLog2;
-      if (MASK != 0) {
-        const long long r = row + (i >> 1) * 8;
-        if (key < keys && r < L) {
-          const long long at = r * maskRow + (key0 + key) * maskCol;
-          if (MASK == 1)
-            x += log2e * tc_widen<BF16>(static_cast<const unsigned short *>(mask)[at]);
-          else if (!static_cast<const unsigned char *>(mask)[at])
-            x = negInf;
-        }
+      if (MASK != 0 && key < keys && row + (i >> 1) * 8 < L) {
+        if (MASK == 1)
+          x += log2e * tc_widen<BF16>(mk[n][i]);
+        else if (!mk[n][i])
+          x = negInf;
       }
       x = key < keys ? x : negInf;
       s[n][i] = x;
@@ -209,9 +237,9 @@ TC_DEVICE void tc_fa_softmax(float (&s)[TC_FA_KEYS / 8][4], float (&m)[2], float
 
 // O += P . V: P's A fragment for keys 16j..16j+15 is n-tiles 2j and 2j + 1 of the scores; V's B
 // fragments for two 8-column tiles per ldmatrix.trans from the tile at `vLane`.
-template <int EV, bool BF16>
-TC_DEVICE void tc_fa_pv(float (&o)[EV / 8][4], const float (&s)[TC_FA_KEYS / 8][4], unsigned vLane) {
-  constexpr int VS = EV + 8, NT = TC_FA_KEYS / 8;
+template <int EV, bool BF16, int NT>
+TC_DEVICE void tc_fa_pv(float (&o)[EV / 8][4], const float (&s)[NT][4], unsigned vLane) {
+  constexpr int VS = EV + 8;
   #pragma unroll
   for (int j = 0; j < NT / 2; ++j) {
     const unsigned a[4] = {tc_pack2<BF16>(s[2 * j][0], s[2 * j][1]), tc_pack2<BF16>(s[2 * j][2], s[2 * j][3]),
@@ -227,13 +255,18 @@ TC_DEVICE void tc_fa_pv(float (&o)[EV / 8][4], const float (&s)[TC_FA_KEYS / 8][
   }
 }
 
-// Rows [row0, row0 + 64) of out = softmax(q . k^T * scale [+ mask]) . v for one batch entry:
-// q [L, E], k [S, E], v [S, EV], out [L, EV], rows ldq, ldk, ldv, ldo elements apart (multiples
-// of 8, 16-byte aligned bases), each row contiguous. MASK: 0 none, 1 additive (q's dtype), 2 bool
-// (false: -inf), element (i, j) at mask[i * maskRow + j * maskCol]. `scaleLog2` = scale * log2 e.
-// Every thread of the block calls it with the same arguments; `smem` is 16-byte aligned and holds
-// TC_FA_KEYS * (E + 8 + EV + 8) elements when STAGES is 1, TC_FA_ROWS * (E + 8) +
-// 2 * TC_FA_KEYS * (E + 8 + EV + 8) when it is 2.
+// Rows [row0, row0 + ROWS) of out = softmax(q . k^T * scale [+ mask]) . v for one batch entry,
+// ROWS = 64 / SPLIT: q [L, E], k [S, E], v [S, EV], out [L, EV], rows ldq, ldk, ldv, ldo elements
+// apart (multiples of 8, 16-byte aligned bases), each row contiguous. MASK: 0 none, 1 additive
+// (q's dtype), 2 bool (false: -inf), element (i, j) at mask[i * maskRow + j * maskCol].
+// `scaleLog2` = scale * log2 e. Every thread of the block calls it with the same arguments;
+// `smem` is 16-byte aligned and holds flashAttentionSmemElements(E, EV, STAGES, SPLIT) elements.
+//
+// SPLIT warps (1 or 2) share each 16 rows: warp `part` of them takes keys [part * KW,
+// (part + 1) * KW) of every tile (KW = 64 / SPLIT) with a running max and sum of its own, and at
+// the end the parts meet in shared memory (each rescaled by 2^(its max - the rows' max)). Where
+// the grid is small (short sequences, batch 1), that cuts the chain of dependent work each warp
+// runs by SPLIT and puts SPLIT times the blocks on the SMs.
 //
 // STAGES 1: K and V have one shared buffer each and Q is staged through K's, each load
 // overlapping a compute phase: V of tile j while S of tile j multiplies, K of tile j + 1 while the
@@ -241,7 +274,7 @@ TC_DEVICE void tc_fa_pv(float (&o)[EV / 8][4], const float (&s)[TC_FA_KEYS / 8][
 // buffer j % 2, loaded as one cp.async group two tiles ahead: Q and the first two tiles are in
 // flight together (one memory round trip before the first multiply, where STAGES 1 waits for
 // three: Q, K, V), and tile j + 1 arrives while tile j computes.
-template <int E, int EV, bool BF16, int MASK, bool SAFE, int STAGES>
+template <int E, int EV, bool BF16, int MASK, bool SAFE, int STAGES, int SPLIT>
 TC_DEVICE void tc_flash_attention(const unsigned short *__restrict__ q, long long ldq,
                                   const unsigned short *__restrict__ k, long long ldk,
                                   const unsigned short *__restrict__ v, long long ldv,
@@ -251,18 +284,23 @@ TC_DEVICE void tc_flash_attention(const unsigned short *__restrict__ q, long lon
                                   unsigned short *smem) {
   static_assert(E % 16 == 0 && EV % 16 == 0, "head dims are whole k-steps");
   static_assert(STAGES == 1 || STAGES == 2, "one or two key tiles in shared memory");
-  static_assert(TC_FA_ROWS == TC_FA_KEYS, "Q is staged in a K tile's buffer");
+  static_assert(SPLIT == 1 || SPLIT == 2, "one or two warps per 16 rows");
+  constexpr int ROWS = TC_FA_ROWS / SPLIT, KW = TC_FA_KEYS / SPLIT, NT = KW / 8;
+  static_assert(ROWS <= TC_FA_KEYS, "Q is staged in a K tile's buffer");
   constexpr int KS = E + 8, VS = EV + 8, KTILE = TC_FA_KEYS * KS, VTILE = TC_FA_KEYS * VS;
-  unsigned short *Qs = smem, *Ks = STAGES == 1 ? smem : smem + TC_FA_ROWS * KS, *Vs = Ks + STAGES * KTILE;
+  unsigned short *Qs = smem, *Ks = STAGES == 1 ? smem : smem + ROWS * KS, *Vs = Ks + STAGES * KTILE;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const int group = warp / SPLIT, part = warp % SPLIT; // this warp's 16 rows, and its keys
   // This lane's ldmatrix row addresses (bytes, shared window) for Q, K (keys 0-7 | 8-15 of an
   // n-tile pair, columns 0-7 | 8-15 of a k-step) and V (keys 0-7 | 8-15 of a k-step, columns
   // 0-7 | 8-15 of a pair of 8-column tiles) in buffer 0; loops add compile-time offsets.
-  const unsigned qLane = tc_smem_address(Qs + (warp * 16 + (lane & 15)) * KS + (lane >> 4) * 8);
-  const unsigned kLane = tc_smem_address(Ks + ((lane & 7) + (lane >> 4) * 8) * KS + ((lane >> 3) & 1) * 8);
-  const unsigned vLane = tc_smem_address(Vs + ((lane & 7) + ((lane >> 3) & 1) * 8) * VS + (lane >> 4) * 8);
+  const unsigned qLane = tc_smem_address(Qs + (group * 16 + (lane & 15)) * KS + (lane >> 4) * 8);
+  const unsigned kLane =
+      tc_smem_address(Ks + (part * KW + (lane & 7) + (lane >> 4) * 8) * KS + ((lane >> 3) & 1) * 8);
+  const unsigned vLane =
+      tc_smem_address(Vs + (part * KW + (lane & 7) + ((lane >> 3) & 1) * 8) * VS + (lane >> 4) * 8);
   const float negInf = __int_as_float((int)0xff800000u);
-  const long long tiles = (S + TC_FA_KEYS - 1) / TC_FA_KEYS, row = row0 + warp * 16 + g;
+  const long long tiles = (S + TC_FA_KEYS - 1) / TC_FA_KEYS, row = row0 + group * 16 + g;
 
   float o[EV / 8][4];
   #pragma unroll
@@ -271,12 +309,24 @@ TC_DEVICE void tc_flash_attention(const unsigned short *__restrict__ q, long lon
   // Running max (log2 units) and this thread's part of the running sum, for rows g and g + 8.
   float m[2] = {negInf, negInf}, l[2] = {0.0f, 0.0f};
   unsigned qf[E / 16][4]; // Q's A fragments, one per 16 columns
-  float s[TC_FA_KEYS / 8][4];
+  float s[NT][4];
+  // The mask of this warp's keys of the next tile to compute: tile 0's is loaded with Q and the
+  // first K/V tiles, each next one as soon as the softmax has used the last, so that its memory
+  // round trip overlaps P . V and the next tile's loads.
+  unsigned short mk[NT][4];
+  // Valid keys of tile kt from this warp's first.
+  auto keysOf = [&](long long kt) {
+    return (int)(S - kt * TC_FA_KEYS < TC_FA_KEYS ? S - kt * TC_FA_KEYS : TC_FA_KEYS) - part * KW;
+  };
+  auto loadMask = [&](long long kt) {
+    tc_fa_mask_load<MASK, NT>(mk, mask, maskRow, maskCol, L, row, kt * TC_FA_KEYS + part * KW, keysOf(kt));
+  };
   if constexpr (STAGES == 1) {
     // Q through K's buffer: in a block's next tile the last reads of K lie behind two barriers
     // already, and the first load of K follows the barrier after the fragments are read.
-    tc_fa_load<E, TC_FA_ROWS>(Qs, q, ldq, row0, L);
+    tc_fa_load<E, ROWS>(Qs, q, ldq, row0, L);
     tc_cp_async_commit();
+    loadMask(0);
     tc_cp_async_wait<0>();
     __syncthreads();
     #pragma unroll
@@ -287,26 +337,28 @@ TC_DEVICE void tc_flash_attention(const unsigned short *__restrict__ q, long lon
     tc_cp_async_commit();
     for (long long kt = 0; kt < tiles; ++kt) {
       const long long key0 = kt * TC_FA_KEYS;
-      const int keys = (int)(S - key0 < TC_FA_KEYS ? S - key0 : TC_FA_KEYS); // valid keys in the tile
+      const int keys = keysOf(kt);
       tc_cp_async_wait<0>();
       __syncthreads(); // K tile kt is in; every warp is done with V tile kt - 1
       tc_fa_load<EV, TC_FA_KEYS>(Vs, v, ldv, key0, S);
       tc_cp_async_commit();
-      tc_fa_scores<E, BF16>(s, qf, kLane);
+      tc_fa_scores<E, BF16, NT>(s, qf, kLane);
       __syncthreads(); // every warp is done with K tile kt
       if (kt + 1 < tiles)
         tc_fa_load<E, TC_FA_KEYS>(Ks, k, ldk, key0 + TC_FA_KEYS, S);
       tc_cp_async_commit(); // empty after the last tile: the wait below still means "V is in"
-      tc_fa_softmax<EV, BF16, MASK>(s, m, l, o, mask, maskRow, maskCol, L, row, key0, keys, scaleLog2);
+      tc_fa_softmax<EV, BF16, MASK, NT>(s, m, l, o, mk, L, row, keys, scaleLog2);
+      if (kt + 1 < tiles)
+        loadMask(kt + 1);
       tc_cp_async_wait<1>();
       __syncthreads(); // V tile kt is in
-      tc_fa_pv<EV, BF16>(o, s, vLane);
+      tc_fa_pv<EV, BF16, NT>(o, s, vLane);
     }
     tc_cp_async_wait<0>();
   } else {
     // Groups in flight: Q, then one per tile (K and V together; empty past the last tile), so
     // that "all but the newest group" always means "tile kt is in".
-    tc_fa_load<E, TC_FA_ROWS>(Qs, q, ldq, row0, L);
+    tc_fa_load<E, ROWS>(Qs, q, ldq, row0, L);
     tc_cp_async_commit();
     #pragma unroll
     for (int j = 0; j < 2; ++j) {
@@ -316,6 +368,7 @@ TC_DEVICE void tc_flash_attention(const unsigned short *__restrict__ q, long lon
       }
       tc_cp_async_commit();
     }
+    loadMask(0);
     tc_cp_async_wait<2>();
     __syncthreads(); // Q is in
     #pragma unroll
@@ -323,13 +376,14 @@ TC_DEVICE void tc_flash_attention(const unsigned short *__restrict__ q, long lon
       tc_ldmatrix_x4(qf[kk], qLane + kk * 16 * 2);
     for (long long kt = 0; kt < tiles; ++kt) {
       const long long key0 = kt * TC_FA_KEYS;
-      const int keys = (int)(S - key0 < TC_FA_KEYS ? S - key0 : TC_FA_KEYS); // valid keys in the tile
-      const int buffer = (int)(kt & 1);
+      const int keys = keysOf(kt), buffer = (int)(kt & 1);
       tc_cp_async_wait<1>();
       __syncthreads(); // tile kt is in
-      tc_fa_scores<E, BF16>(s, qf, kLane + buffer * KTILE * 2);
-      tc_fa_softmax<EV, BF16, MASK>(s, m, l, o, mask, maskRow, maskCol, L, row, key0, keys, scaleLog2);
-      tc_fa_pv<EV, BF16>(o, s, vLane + buffer * VTILE * 2);
+      tc_fa_scores<E, BF16, NT>(s, qf, kLane + buffer * KTILE * 2);
+      tc_fa_softmax<EV, BF16, MASK, NT>(s, m, l, o, mk, L, row, keys, scaleLog2);
+      if (kt + 1 < tiles)
+        loadMask(kt + 1);
+      tc_fa_pv<EV, BF16, NT>(o, s, vLane + buffer * VTILE * 2);
       __syncthreads(); // every warp is done with this buffer
       if (kt + 2 < tiles) {
         tc_fa_load<E, TC_FA_KEYS>(Ks + buffer * KTILE, k, ldk, key0 + 2 * TC_FA_KEYS, S);
@@ -341,21 +395,79 @@ TC_DEVICE void tc_flash_attention(const unsigned short *__restrict__ q, long lon
     __syncthreads(); // a block's next rows reuse the buffers: every warp is done with them
   }
 
-  // out = O / l, two elements per 32-bit store.
   #pragma unroll
   for (int r = 0; r < 2; ++r) {
     l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
     l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
-    const long long orow = row + r * 8;
-    // SAFE (torch's safe softmax): a row whose softmax is undefined (l is 0 or NaN) gives 0.
-    const bool zero = SAFE && !(l[r] > 0.0f);
-    if (orow < L) {
+  }
+  if constexpr (SPLIT > 1) {
+    // The parts of each row meet in shared memory (the tiles' buffers, free after the barrier):
+    // max and sum per part and row, then O per part, row and column; the group's part 0 combines
+    // them, each part weighted by 2^(its max - the rows' max) (0 for a part whose keys were all
+    // masked, so that a row with every key masked still ends as 0 / 0).
+    constexpr int PARTS = TC_FA_THREADS / 32; // (group, part) pairs
+    float *pm = reinterpret_cast<float *>(smem), *pl = pm + PARTS * 16, *po = pl + PARTS * 16;
+    if (STAGES == 1)
+      __syncthreads(); // (STAGES 2 ends its loop on one)
+    #pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      if (t == 0) {
+        pm[warp * 16 + g + r * 8] = m[r];
+        pl[warp * 16 + g + r * 8] = l[r];
+      }
       #pragma unroll
       for (int d = 0; d < EV / 8; ++d)
-        *reinterpret_cast<unsigned *>(out + orow * ldo + d * 8 + 2 * t) =
-            tc_pack2<BF16>(zero ? 0.0f : o[d][2 * r] / l[r], zero ? 0.0f : o[d][2 * r + 1] / l[r]);
+        *reinterpret_cast<float2 *>(po + (warp * 16 + g + r * 8) * EV + d * 8 + 2 * t) =
+            make_float2(o[d][2 * r], o[d][2 * r + 1]);
+    }
+    __syncthreads();
+    if (part == 0) {
+      #pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int at = warp * 16 + g + r * 8; // this row's entry of part 0
+        float top = pm[at];
+        #pragma unroll
+        for (int p = 1; p < SPLIT; ++p)
+          top = fmaxf(top, pm[at + p * 16]);
+        float weight[SPLIT];
+        l[r] = 0.0f;
+        #pragma unroll
+        for (int p = 0; p < SPLIT; ++p) {
+          weight[p] = pm[at + p * 16] == negInf ? 0.0f : tc_exp2(pm[at + p * 16] - top);
+          l[r] += pl[at + p * 16] * weight[p];
+        }
+        #pragma unroll
+        for (int d = 0; d < EV / 8; ++d) {
+          float2 sum = make_float2(0.0f, 0.0f);
+          #pragma unroll
+          for (int p = 0; p < SPLIT; ++p) {
+            const float2 x = *reinterpret_cast<const float2 *>(po + (at + p * 16) * EV + d * 8 + 2 * t);
+            sum.x += x.x * weight[p];
+            sum.y += x.y * weight[p];
+          }
+          o[d][2 * r] = sum.x;
+          o[d][2 * r + 1] = sum.y;
+        }
+      }
     }
   }
+  // out = O / l, two elements per 32-bit store.
+  if (part == 0) {
+    #pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const long long orow = row + r * 8;
+      // SAFE (torch's safe softmax): a row whose softmax is undefined (l is 0 or NaN) gives 0.
+      const bool zero = SAFE && !(l[r] > 0.0f);
+      if (orow < L) {
+        #pragma unroll
+        for (int d = 0; d < EV / 8; ++d)
+          *reinterpret_cast<unsigned *>(out + orow * ldo + d * 8 + 2 * t) =
+              tc_pack2<BF16>(zero ? 0.0f : o[d][2 * r] / l[r], zero ? 0.0f : o[d][2 * r + 1] / l[r]);
+      }
+    }
+  }
+  if constexpr (SPLIT > 1)
+    __syncthreads(); // a block's next rows reuse the buffers: part 0 is done reading the parts
 }
 )";
   return text;

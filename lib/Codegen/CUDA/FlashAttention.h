@@ -16,9 +16,9 @@ constexpr int64_t kFlashRows = 64, kFlashKeys = 64, kFlashThreads = 128;
 /// Others run on the warp-per-row kernel.
 bool flashAttentionFits(const loop::LoopProgram &program, const loop::LoopNode &node);
 
-/// Device code of the flash kernel: `tc_flash_attention<E, EV, BF16, MASK, SAFE, STAGES>(...)`
-/// computes one block's 64 query rows of one batch entry (see FlashAttention.cpp). A module
-/// holds it once, after prelude(), when one of its kernels calls it.
+/// Device code of the flash kernel: `tc_flash_attention<E, EV, BF16, MASK, SAFE, STAGES,
+/// SPLIT>(...)` computes one block's 64 / SPLIT query rows of one batch entry (see
+/// FlashAttention.cpp). A module holds it once, after prelude(), when one of its kernels calls it.
 const std::string &flashAttentionLibrary();
 
 /// Shared memory a kernel's block may declare statically.
@@ -27,10 +27,18 @@ constexpr int64_t kStaticSmemBytes = 48 * 1024;
 /// Key tiles of K and V the flash kernel keeps in shared memory (its STAGES): two, with Q in a
 /// buffer of its own, so that Q and the first two tiles load together and each next tile loads
 /// while one computes, where that fits kStaticSmemBytes (head dims up to 64); else one.
-int64_t flashAttentionStages(int64_t e, int64_t ev);
+int64_t flashAttentionStages(int64_t e, int64_t ev, int64_t split);
 
-/// The flash kernel's shared memory, in 16-bit elements, for head dims e and ev and `stages`.
-int64_t flashAttentionSmemElements(int64_t e, int64_t ev, int64_t stages);
+/// The flash kernel's shared memory, in 16-bit elements, for head dims e and ev, `stages` and
+/// `split`.
+int64_t flashAttentionSmemElements(int64_t e, int64_t ev, int64_t stages, int64_t split);
+
+/// The flash kernel's SPLIT (warps that share 16 query rows, each taking a slice of every key
+/// tile; blocks then take kFlashRows / SPLIT rows) for `blocks` blocks of kFlashRows rows on a
+/// GPU of `sms` multiprocessors: 2 while those would leave half the SMs idle, else 1. At batch 1
+/// the kernel is latency-bound with one warp per scheduler (BERT-base s128: 24 blocks); two warps
+/// per 16 rows took 5-8% off it at 24-48 blocks on an H200 and lost at 96, four lost everywhere.
+int64_t flashAttentionSplit(int64_t blocks, int64_t sms);
 
 /// Keys per tile of the strict-f32 tiled kernel; its blocks take `rows` query rows,
 /// `rowsPerThread` per thread: rows / rowsPerThread x 16 threads. 16 rows of 2 per thread came
