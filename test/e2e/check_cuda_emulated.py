@@ -424,7 +424,8 @@ CASES = {
     "bf16_symbolic_batch_and_keys": ("bf16", ("b", 2, 90, "s", 64, 64), ("add", ("b", 1, 1, "s")),
                                      4, {"b": 3, "s": 70}),
     # how many warps share 16 query rows (each a slice of every key tile) follows the grid: 2
-    # where 64-row blocks would leave half the SMs idle (the small cases above), else 1
+    # where 64-row blocks would leave three quarters of the SMs idle (the small cases above),
+    # else 1
     "f16_e64_two_warps_per_rows_add_mask": ("f16", (1, 10, 100, 90, 64, 64), ("add", (100, 90)),
                                             6),
     "f16_e32_one_warp_per_rows_many_blocks": ("f16", (2, 70, 64, 64, 32, 32), None, 8),

@@ -6,8 +6,8 @@
 
 # f16, head dim 64, sequences not multiples of the 64-row/64-key tiles, an additive [L, S] mask
 # broadcast over batch and heads: the flash device code once, then a block per 32 query rows (8
-# heads x 2 blocks of 64 rows would leave more than half the SMs idle: two warps share each 16
-# rows, each taking half of every key tile, SPLIT 2); head dims of 64 keep two key tiles of K and
+# heads x 2 blocks of 64 rows would leave more than three quarters of the SMs idle: two warps
+# share each 16 rows, each taking half of every key tile, SPLIT 2); head dims of 64 keep two key tiles of K and
 # V in shared memory and Q in its own buffer (32 x 72 + 2 x 64 x (72 + 72) elements, STAGES 2).
 # CHECK-LABEL: // Flash attention (f16/bf16, mma.sync m16n8k16, sm_80+)
 # CHECK: cp.async.cg.shared.global

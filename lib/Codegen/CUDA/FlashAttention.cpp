@@ -21,7 +21,7 @@ int64_t flashAttentionStages(int64_t e, int64_t ev, int64_t split) {
   return flashAttentionSmemElements(e, ev, 2, split) * 2 <= kStaticSmemBytes ? 2 : 1;
 }
 
-int64_t flashAttentionSplit(int64_t blocks, int64_t sms) { return blocks * 2 <= sms ? 2 : 1; }
+int64_t flashAttentionSplit(int64_t blocks, int64_t sms) { return blocks * 4 <= sms ? 2 : 1; }
 
 bool flashAttentionFits(const loop::LoopProgram &program, const loop::LoopNode &node) {
   const loop::LoopNode::Attention &a = node.attention;

@@ -35,9 +35,11 @@ int64_t flashAttentionSmemElements(int64_t e, int64_t ev, int64_t stages, int64_
 
 /// The flash kernel's SPLIT (warps that share 16 query rows, each taking a slice of every key
 /// tile; blocks then take kFlashRows / SPLIT rows) for `blocks` blocks of kFlashRows rows on a
-/// GPU of `sms` multiprocessors: 2 while those would leave half the SMs idle, else 1. At batch 1
-/// the kernel is latency-bound with one warp per scheduler (BERT-base s128: 24 blocks); two warps
-/// per 16 rows took 5-8% off it at 24-48 blocks on an H200 and lost at 96, four lost everywhere.
+/// GPU of `sms` multiprocessors: 2 while those would leave three quarters of the SMs idle, else
+/// 1. At batch 1 the kernel is latency-bound with one warp per scheduler (BERT-base s128: 24
+/// blocks). On an H200, two warps per 16 rows took 5-8% off the kernel at 24-48 blocks and lost
+/// at 96, four lost everywhere; in whole models (CUDA graphs) two gained 1.0-1.3% at 24 blocks
+/// (BERT-base, GPT-2, DistilBERT f16) and lost 0.6% at 48 (ViT-B/16 f16).
 int64_t flashAttentionSplit(int64_t blocks, int64_t sms);
 
 /// Keys per tile of the strict-f32 tiled kernel; its blocks take `rows` query rows,
