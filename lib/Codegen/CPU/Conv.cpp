@@ -8,6 +8,7 @@
 #include "tensorc/Codegen/CPU/PackedGemm.h"
 #include "tensorc/Codegen/CPU/WeightPacking.h"
 
+#include <llvm/Analysis/VectorUtils.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/DerivedTypes.h>
 #include <llvm/IR/Function.h>
@@ -494,6 +495,22 @@ void DepthwiseEmitter::emitMicroTile(Value *image, Value *inputImage, Value *out
   for (int64_t i = 0; i < pixels; ++i) {
     Value *ow = b.CreateAdd(ow0, i64(i));
     Value *pixel = b.CreateAdd(b.CreateMul(oh, i64(p.ow)), ow);
+    if (!masked && epilogue && count > 1) {
+      // The pixel's channel vectors (adjacent channels) through the epilogue as one wide vector:
+      // its operations come out side by side, so the vectors' dependency chains overlap.
+      llvm::SmallVector<Value *, 4> parts(accs.begin() + i * count,
+                                          accs.begin() + (i + 1) * int64_t(count));
+      Value *wide = epilogue(b, llvm::concatenateVectors(b, parts), image, pixel, c0);
+      for (unsigned v = 0; v < count; ++v) {
+        llvm::SmallVector<int, 16> lane;
+        for (int64_t l = 0; l < lanes; ++l)
+          lane.push_back(int(int64_t(v) * lanes + l));
+        b.CreateAlignedStore(b.CreateShuffleVector(wide, lane),
+                             gep(outputImage, offset(oh, ow, p.oh, p.ow, p.oc, c0, v)),
+                             llvm::Align(4));
+      }
+      continue;
+    }
     for (unsigned v = 0; v < count; ++v) {
       Value *ptr = gep(outputImage, offset(oh, ow, p.oh, p.ow, p.oc, c0, v));
       Value *value = accs[size_t(i) * count + v];

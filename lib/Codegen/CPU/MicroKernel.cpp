@@ -344,6 +344,13 @@ void emitEpilogueInPlace(llvm::IRBuilderBase &b, const CpuTarget &target,
   const int64_t lanes = std::max(1u, target.f32Lanes());
   llvm::Type *f32 = b.getFloatTy();
   auto *vecTy = llvm::FixedVectorType::get(f32, unsigned(lanes));
+  // A strip's row (16 columns) at a time where the target's vectors are narrower: the epilogue's
+  // operations on the row's vectors come out side by side (a <16 x float> operation is split
+  // into adjacent vector instructions), so their dependency chains (an exp or a division takes a
+  // few dozen dependent instructions) overlap instead of filling the scheduler one chain at a
+  // time.
+  auto *stripTy = llvm::FixedVectorType::get(f32, 16);
+  Value *stripCols = b.CreateAnd(cols, b.getInt64(~int64_t(15)));
   Value *vectorCols = b.CreateAnd(cols, b.getInt64(~(lanes - 1)));
   emitFor(b, b.getInt64(0), rows, 1, "epi.row", [&](Value *i) {
     Value *rowPtr = b.CreateInBoundsGEP(f32, tile, b.CreateMul(i, rowStride));
@@ -356,7 +363,12 @@ void emitEpilogueInPlace(llvm::IRBuilderBase &b, const CpuTarget &target,
       Value *out = epilogue(b, acc, b.CreateAdd(row0, i), b.CreateAdd(col0, j));
       b.CreateAlignedStore(out, ptr, llvm::Align(4));
     };
-    emitFor(b, b.getInt64(0), vectorCols, lanes, "epi.vec", [&](Value *j) { apply(vecTy, j); });
+    Value *vectorFrom = b.getInt64(0);
+    if (lanes > 1 && lanes < 16) {
+      emitFor(b, b.getInt64(0), stripCols, 16, "epi.strip", [&](Value *j) { apply(stripTy, j); });
+      vectorFrom = stripCols;
+    }
+    emitFor(b, vectorFrom, vectorCols, lanes, "epi.vec", [&](Value *j) { apply(vecTy, j); });
     emitFor(b, vectorCols, cols, 1, "epi.scalar", [&](Value *j) { apply(f32, j); });
   });
 }
