@@ -19,6 +19,7 @@
 #include "tensorc/Support/Timing.h"
 
 #include <llvm/ADT/STLFunctionalExtras.h>
+#include <llvm/Analysis/VectorUtils.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/GlobalAlias.h>
@@ -205,6 +206,8 @@ Status KernelEmitter::loopKernel(const codegen::LoopKernel &loopKernel) {
     return Status::ok();
   }
 
+  if (emitInterleavedRows(loopKernel))
+    return Status::ok();
   // Purely elementwise over the outer dims: walk [begin, end) a row segment of the last dim at a
   // time, so the last dim is an inner loop that vectorizes even though it is a parallel dim.
   std::string last = loop::loopVar(k - 1);
@@ -221,6 +224,62 @@ Status KernelEmitter::loopKernel(const codegen::LoopKernel &loopKernel) {
     }
   });
   return Status::ok();
+}
+
+bool KernelEmitter::emitInterleavedRows(const codegen::LoopKernel &loopKernel) {
+  size_t k = kernel.outerRanges.size();
+  std::optional<int64_t> channels = k >= 2 ? kernel.outerRanges[k - 1].constant() : std::nullopt;
+  if (lanes < 2 || !channels || *channels < 2 || *channels > 4 || *channels >= int64_t(lanes))
+    return false;
+  const std::string wVar = loop::loopVar(k - 2), cVar = loop::loopVar(k - 1);
+  for (const LoopNode *node : loopKernel.stages)
+    if (!isVectorizable(node->body, wVar))
+      return false;
+  const int64_t c = *channels, block = c * int64_t(lanes);
+  // Output j of a block is channel j % C of pixel j / C: element (j % C) * lanes + j / C of the
+  // channel vectors laid end to end.
+  llvm::SmallVector<int, 64> interleave;
+  for (int64_t j = 0; j < block; ++j)
+    interleave.push_back(int((j % c) * int64_t(lanes) + j / c));
+  // Rows of W x C elements (the dims before W bound per row), walked a segment at a time.
+  Value *rowLength = b.CreateMul(outerRanges[k - 2], i64(c));
+  auto scalar = [&](const EmitScope &scope, Value *rowBase, Value *j) {
+    EmitScope at = scope;
+    at.vars[wVar] = b.CreateUDiv(j, i64(c));
+    at.vars[cVar] = b.CreateURem(j, i64(c));
+    for (const LoopNode *node : loopKernel.stages)
+      ex->store(node->output, node->body->dtype, ex->emitBody(node->body, at),
+                b.CreateAdd(rowBase, j));
+  };
+  emitLoop(begin, end, "irow", [&](Value *o) {
+    Value *lo = b.CreateURem(o, rowLength);
+    EmitScope scope = symbols;
+    decompose(b.CreateUDiv(o, rowLength), outerRanges, k - 2, scope);
+    Value *hi = b.CreateAdd(lo, smin(b.CreateSub(rowLength, lo), b.CreateSub(end, o)));
+    Value *rowBase = b.CreateSub(o, lo);
+    // Scalars up to the first whole block, whole blocks, scalars after the last.
+    Value *first = smin(hi, b.CreateMul(emitCeilDiv(b, lo, block), i64(block)));
+    Value *last = smax(first, b.CreateMul(b.CreateUDiv(hi, i64(block)), i64(block)));
+    emitFor(lo, first, 1, "irow.head", [&](Value *j) { scalar(scope, rowBase, j); });
+    emitFor(first, last, block, "irow.block", [&](Value *j) {
+      EmitScope at = scope;
+      at.vars[wVar] = b.CreateUDiv(j, i64(c));
+      at.vectorVar = wVar;
+      at.lanes = lanes;
+      for (const LoopNode *node : loopKernel.stages) {
+        llvm::SmallVector<Value *, 4> perChannel;
+        for (int64_t ch = 0; ch < c; ++ch) {
+          at.vars[cVar] = i64(ch);
+          perChannel.push_back(ex->emitBody(node->body, at));
+        }
+        Value *values = b.CreateShuffleVector(llvm::concatenateVectors(b, perChannel), interleave);
+        ex->store(node->output, node->body->dtype, values, b.CreateAdd(rowBase, j));
+      }
+    });
+    emitFor(last, hi, 1, "irow.tail", [&](Value *j) { scalar(scope, rowBase, j); });
+    return b.CreateAdd(o, b.CreateSub(hi, lo));
+  });
+  return true;
 }
 
 void KernelEmitter::emitRowSegments(

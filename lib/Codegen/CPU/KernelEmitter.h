@@ -83,6 +83,12 @@ private:
       llvm::Value *first, llvm::Value *last,
       llvm::function_ref<void(const EmitScope &, llvm::Value *, llvm::Value *, llvm::Value *)>
           body);
+  /// An elementwise kernel whose last outer dim is a short constant C (2-4, fewer than the
+  /// vector lanes: an NCHW -> NHWC copy of 3-channel images) and whose loads all run contiguously
+  /// along the dim before it (W): rows of W x C elements, lanes values of W per vector for each c,
+  /// the C vectors interleaved into C x lanes contiguous outputs and stored at once. False (and
+  /// nothing emitted) for other kernels.
+  bool emitInterleavedRows(const codegen::LoopKernel &loopKernel);
   /// A kernel of reductions over dims that are not the innermost (an NHWC tensor's H and W): the
   /// last outer dim runs vectors wide across its contiguous elements, each lane its own reduction.
   bool reducesAcrossColumns(const codegen::LoopKernel &loopKernel) const;
