@@ -175,15 +175,14 @@ TC_DEVICE void tc_fa_mask_load(unsigned short (&mk)[NT][4], const void *__restri
   }
 }
 
-// The scores of this warp's keys [key0, key0 + keys) to log2 units with the mask (mk, tc_fa_mask_load's;
-// -inf for keys past the tile's valid ones), then the online softmax step: the running max m and
-// this thread's part of the running sum l for its rows `row` and `row` + 8, the accumulators
-// rescaled by 2^(m_old - m_new), and s replaced by P (unnormalized). Element i of n-tile n is row
-// `row` + (i >> 1) * 8, key n * 8 + 2t + (i & 1).
+// The scores of this warp's first `keys` keys of the tile to log2 units with the mask (mk,
+// tc_fa_mask_load's; -inf for keys past them), then the online softmax step: the running max m
+// and this thread's part of the running sum l for its two rows (g and g + 8 of the warp's 16),
+// the accumulators rescaled by 2^(m_old - m_new), and s replaced by P (unnormalized). Element i
+// of n-tile n is row g + (i >> 1) * 8, key n * 8 + 2t + (i & 1).
 template <int EV, bool BF16, int MASK, int NT>
 TC_DEVICE void tc_fa_softmax(float (&s)[NT][4], float (&m)[2], float (&l)[2], float (&o)[EV / 8][4],
-                             const unsigned short (&mk)[NT][4], long long L, long long row, int keys,
-                             float scaleLog2) {
+                             const unsigned short (&mk)[NT][4], int keys, float scaleLog2) {
   const int t = threadIdx.x & 3;
   const float negInf = __int_as_float((int)0xff800000u);
   const float log2e = 1.4426950408889634f;
@@ -194,12 +193,12 @@ TC_DEVICE void tc_fa_softmax(float (&s)[NT][4], float (&m)[2], float (&l)[2], fl
     for (int i = 0; i < 4; ++i) {
       const int key = n * 8 + 2 * t + (i & 1);
       float x = s[n][i] * scaleLog2;
-      if (MASK != 0 && key < keys && row + (i >> 1) * 8 < L) {
-        if (MASK == 1)
-          x += log2e * tc_widen<BF16>(mk[n][i]);
-        else if (!mk[n][i])
-          x = negInf;
-      }
+      // Outside the rows and keys mk is 0: nothing added, or -inf for a key past the tile's
+      // valid ones (as the line below gives) or a row past L (never stored).
+      if (MASK == 1)
+        x += log2e * tc_widen<BF16>(mk[n][i]);
+      else if (MASK == 2 && !mk[n][i])
+        x = negInf;
       x = key < keys ? x : negInf;
       s[n][i] = x;
       tileMax[i >> 1] = fmaxf(tileMax[i >> 1], x);
@@ -347,7 +346,7 @@ TC_DEVICE void tc_flash_attention(const unsigned short *__restrict__ q, long lon
       if (kt + 1 < tiles)
         tc_fa_load<E, TC_FA_KEYS>(Ks, k, ldk, key0 + TC_FA_KEYS, S);
       tc_cp_async_commit(); // empty after the last tile: the wait below still means "V is in"
-      tc_fa_softmax<EV, BF16, MASK, NT>(s, m, l, o, mk, L, row, keys, scaleLog2);
+      tc_fa_softmax<EV, BF16, MASK, NT>(s, m, l, o, mk, keys, scaleLog2);
       if (kt + 1 < tiles)
         loadMask(kt + 1);
       tc_cp_async_wait<1>();
@@ -380,7 +379,7 @@ TC_DEVICE void tc_flash_attention(const unsigned short *__restrict__ q, long lon
       tc_cp_async_wait<1>();
       __syncthreads(); // tile kt is in
       tc_fa_scores<E, BF16, NT>(s, qf, kLane + buffer * KTILE * 2);
-      tc_fa_softmax<EV, BF16, MASK, NT>(s, m, l, o, mk, L, row, keys, scaleLog2);
+      tc_fa_softmax<EV, BF16, MASK, NT>(s, m, l, o, mk, keys, scaleLog2);
       if (kt + 1 < tiles)
         loadMask(kt + 1);
       tc_fa_pv<EV, BF16, NT>(o, s, vLane + buffer * VTILE * 2);
