@@ -336,9 +336,15 @@ ExprRef Legalizer::floatPow(const ExprRef &x, const ExprRef &y) {
   auto c = [t](double v) { return B::constant(v, t); };
   auto mul = [](const ExprRef &p, const ExprRef &q) { return B::binary(BinaryOp::Mul, p, q); };
   auto div = [](const ExprRef &p, const ExprRef &q) { return B::binary(BinaryOp::Div, p, q); };
-  // Small constant exponents, as torch special-cases them: exact and cheap.
-  if (y->kind == ExprKind::Constant) {
-    double e = y->value;
+  // Small constant exponents, as torch special-cases them: exact and cheap. An integer exponent
+  // may reach here cast (an f16/bf16 one is a constant cast to the narrow type and back to f32):
+  // each value below is exact in every float dtype, and its multiplies keep pow's results at
+  // zeros, infinities and NaN. +-0.5 only as a constant of x's own dtype.
+  const Expr *constant = y.get();
+  while (constant->kind == ExprKind::Cast && isFloating(constant->dtype))
+    constant = constant->operands[0].get();
+  if (constant->kind == ExprKind::Constant) {
+    double e = constant->value;
     if (e == 0)
       return c(1);
     if (e == 1)
@@ -347,15 +353,15 @@ ExprRef Legalizer::floatPow(const ExprRef &x, const ExprRef &y) {
       return mul(x, x);
     if (e == 3)
       return mul(mul(x, x), x);
-    if (e == 0.5)
-      return B::unary(UnaryOp::Sqrt, x);
-    if (e == -0.5)
-      return B::unary(UnaryOp::Rsqrt, x);
     if (e == -1)
       return div(c(1), x);
     if (e == -2)
       return div(c(1), mul(x, x));
   }
+  if (y->kind == ExprKind::Constant && y->value == 0.5)
+    return B::unary(UnaryOp::Sqrt, x);
+  if (y->kind == ExprKind::Constant && y->value == -0.5)
+    return B::unary(UnaryOp::Rsqrt, x);
   if (options_.nativeFloatPow)
     return B::binary(BinaryOp::Pow, x, y);
   // |x|^y = exp(y log |x|), then C's rules: a negative (or -0) base with an odd integer exponent
