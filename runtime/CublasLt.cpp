@@ -17,7 +17,9 @@ constexpr int kComputeF32 = 68;                           // CUBLAS_COMPUTE_32F:
 constexpr int kComputeF32FastTf32 = 77;                   // CUBLAS_COMPUTE_32F_FAST_TF32
 constexpr int kRealF32 = 0, kRealF16 = 2, kRealBF16 = 14; // cudaDataType
 constexpr int kOpN = 0, kOpT = 1;
-constexpr int kDescTransA = 3, kDescTransB = 4;
+constexpr int kDescTransA = 3, kDescTransB = 4, kDescEpilogue = 7, kDescBiasPointer = 8,
+              kDescBiasDataType = 26;
+constexpr int kEpilogueBias = 4; // CUBLASLT_EPILOGUE_BIAS: + a vector along D's rows
 constexpr int kLayoutBatchCount = 5, kLayoutBatchStride = 6;
 constexpr int kPrefMaxWorkspace = 1;
 constexpr int kPrefAlignmentA = 5, kPrefAlignmentB = 6, kPrefAlignmentC = 7, kPrefAlignmentD = 8;
@@ -91,7 +93,7 @@ std::string Problem::describe() const {
   return strCat(dtypeName(dtype), tf32 ? " (TF32)" : "", " ", batch > 1 ? strCat(batch, "x ") : "",
                 m, "x", n, "x", k, " (A ", a.kContiguous ? "k" : "m", "-major, B ",
                 b.kContiguous ? "k" : "n", "-major", output != DType::F32 ? ", out " : "",
-                output != DType::F32 ? dtypeName(output) : "", ")");
+                output != DType::F32 ? dtypeName(output) : "", bias ? ", + bias" : "", ")");
 }
 
 Expected<std::unique_ptr<Plan>> Plan::create(const Library &library, Handle handle,
@@ -128,6 +130,17 @@ Expected<std::unique_ptr<Plan>> Plan::create(const Library &library, Handle hand
       l.descSetAttribute(plan->desc_, kDescTransA, &first.op, sizeof first.op), "transpose A"));
   TC_RETURN_IF_ERROR(l.check(
       l.descSetAttribute(plan->desc_, kDescTransB, &second.op, sizeof second.op), "transpose B"));
+  if (p.bias) {
+    // C^T's rows are N: the bias runs along them, in the output's dtype.
+    int epilogue = kEpilogueBias, biasType = realType(p.output);
+    TC_RETURN_IF_ERROR(l.check(
+        l.descSetAttribute(plan->desc_, kDescEpilogue, &epilogue, sizeof epilogue), "epilogue"));
+    TC_RETURN_IF_ERROR(
+        l.check(l.descSetAttribute(plan->desc_, kDescBiasDataType, &biasType, sizeof biasType),
+                "bias dtype"));
+    TC_RETURN_IF_ERROR(l.check(
+        l.descSetAttribute(plan->desc_, kDescBiasPointer, &p.bias, sizeof p.bias), "bias pointer"));
+  }
   int32_t batch = int32_t(p.batch);
   auto layout = [&](Layout &out, int dtype, const Matrix &m, int64_t batchStride) -> Status {
     TC_RETURN_IF_ERROR(l.check(l.layoutCreate(&out, dtype, m.rows, m.cols, m.ld), "layout"));
@@ -186,9 +199,12 @@ Plan::~Plan() {
     library_->descDestroy(desc_);
 }
 
-Status Plan::run(const void *a, const void *b, void *c, void *workspace, cu::Stream stream,
-                 size_t algo) const {
+Status Plan::run(const void *a, const void *b, const void *bias, void *c, void *workspace,
+                 cu::Stream stream, size_t algo) const {
   const HeuristicResult &chosen = algorithms_[std::min(algo, algorithms_.size() - 1)];
+  if (bias)
+    TC_RETURN_IF_ERROR(library_->check(
+        library_->descSetAttribute(desc_, kDescBiasPointer, &bias, sizeof bias), "bias pointer"));
   const float one = 1.0f, zero = 0.0f;
   // The library's first operand is B (see create).
   return library_->check(library_->matmul(handle_, desc_, &one, b, layoutA_, a, layoutB_, &zero, c,

@@ -83,6 +83,10 @@ struct Problem {
   } a, b;
   DType output = DType::F32;
   int64_t outputAlignment = 256;
+  /// A vector of N elements of dtype `output` added to every row of the product before it is
+  /// rounded to `output` (cuBLASLt's bias epilogue), or null. Its address is the one run() gets:
+  /// the heuristic reads its alignment.
+  const void *bias = nullptr;
   /// "f32 128x768x3072 (A k-major, B n-major)" for reports.
   std::string describe() const;
 };
@@ -99,10 +103,11 @@ public:
   Plan &operator=(const Plan &) = delete;
 
   size_t algorithms() const { return algorithms_.size(); }
-  /// Enqueues C = A . B with algorithm `algo` (clamped to those offered) on `stream`; `c` is the
-  /// dense [batch][M][N] result.
-  Status run(const void *a, const void *b, void *c, void *workspace, cu::Stream stream,
-             size_t algo) const;
+  /// Enqueues C = A . B (+ the bias, for a problem with one: `bias`, aligned as the problem's)
+  /// with algorithm `algo` (clamped to those offered) on `stream`; `c` is the dense
+  /// [batch][M][N] result.
+  Status run(const void *a, const void *b, const void *bias, void *c, void *workspace,
+             cu::Stream stream, size_t algo) const;
 
 private:
   Plan() = default;

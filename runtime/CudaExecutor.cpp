@@ -488,8 +488,8 @@ int64_t alignmentOf(uint64_t address) {
 Expected<const blaslt::Plan *>
 CudaExecutor::gemmPlan(size_t index, const std::map<std::string, int64_t> &bindings,
                        const std::vector<int64_t> &symbols,
-                       const std::vector<std::vector<int64_t>> &shapes, cu::DevicePtr &a,
-                       cu::DevicePtr &b, cu::DevicePtr &c, std::string *problemText) {
+                       const std::vector<std::vector<int64_t>> &shapes, GemmAddresses &at,
+                       std::string *problemText) {
   const Launch &launch = manifest_->launches[index];
   const bundle::GemmCall &g = *launch.gemm;
   std::string what = label(*manifest_, index) + ": GEMM call";
@@ -541,9 +541,10 @@ CudaExecutor::gemmPlan(size_t index, const std::map<std::string, int64_t> &bindi
           std::min(out.alignment, alignmentOf(uint64_t(out.batchStride) * elementBytes));
     return Status::ok();
   };
-  TC_RETURN_IF_ERROR(operand(g.a, problem.m, "A", problem.a, a));
-  TC_RETURN_IF_ERROR(operand(g.b, problem.n, "B", problem.b, b));
-  c = product_;
+  TC_RETURN_IF_ERROR(operand(g.a, problem.m, "A", problem.a, at.a));
+  TC_RETURN_IF_ERROR(operand(g.b, problem.n, "B", problem.b, at.b));
+  at.c = product_;
+  at.bias = 0;
   if (g.direct) { // the output itself, dense [batch][M][N]
     size_t id = size_t(launch.args[size_t(g.output)]);
     int64_t elements = elementsOf(id);
@@ -551,13 +552,21 @@ CudaExecutor::gemmPlan(size_t index, const std::map<std::string, int64_t> &bindi
       return makeError(what, ": output buffer '", manifest_->buffers[id].name, "' has ", elements,
                        " elements, not ", problem.batch, " x ", problem.m, " x ", problem.n);
     problem.output = manifest_->buffers[id].dtype;
-    c = pointers_[id];
-    problem.outputAlignment = alignmentOf(c);
+    at.c = pointers_[id];
+    problem.outputAlignment = alignmentOf(at.c);
+  }
+  if (g.bias >= 0) { // N elements of the output's dtype (the manifest's checks)
+    size_t id = size_t(launch.args[size_t(g.bias)]);
+    if (elementsOf(id) < problem.n)
+      return makeError(what, ": bias buffer '", manifest_->buffers[id].name, "' has ",
+                       elementsOf(id), " elements, not ", problem.n);
+    at.bias = pointers_[id];
+    problem.bias = reinterpret_cast<const void *>(uintptr_t(at.bias));
   }
   if (problemText)
     *problemText = problem.describe();
   std::vector<int64_t> key = {int64_t(index), problem.a.alignment, problem.b.alignment,
-                              problem.outputAlignment};
+                              problem.outputAlignment, at.bias ? alignmentOf(at.bias) : 0};
   key.insert(key.end(), symbols.begin(), symbols.end());
   std::unique_ptr<blaslt::Plan> &plan = plans_[key];
   if (!plan) {
@@ -601,12 +610,11 @@ Status CudaExecutor::runLibraryGemm(size_t index, const std::map<std::string, in
                                     const std::vector<int64_t> &symbols,
                                     const std::vector<std::vector<int64_t>> &shapes, size_t algo,
                                     bool fallBack) {
-  cu::DevicePtr a = 0, b = 0, c = 0;
-  Expected<const blaslt::Plan *> plan = gemmPlan(index, bindings, symbols, shapes, a, b, c);
-  Status ran = plan ? (*plan)->run(reinterpret_cast<const void *>(uintptr_t(a)),
-                                   reinterpret_cast<const void *>(uintptr_t(b)),
-                                   reinterpret_cast<void *>(uintptr_t(c)),
-                                   reinterpret_cast<void *>(uintptr_t(workspace_)), stream_, algo)
+  GemmAddresses at;
+  Expected<const blaslt::Plan *> plan = gemmPlan(index, bindings, symbols, shapes, at);
+  auto pointer = [](cu::DevicePtr address) { return reinterpret_cast<void *>(uintptr_t(address)); };
+  Status ran = plan ? (*plan)->run(pointer(at.a), pointer(at.b), pointer(at.bias), pointer(at.c),
+                                   pointer(workspace_), stream_, algo)
                     : Status(plan.takeError());
   if (!ran) {
     if (!fallBack)
@@ -951,9 +959,9 @@ Expected<std::vector<CudaExecutor::GemmTiming>> CudaExecutor::tuneGemms(
     TC_RETURN_IF_ERROR(generated());
     int64_t output = launch.args[size_t(launch.gemm->output)];
     TC_ASSIGN_OR_RETURN(Tensor expected, buffers.read(output));
-    cu::DevicePtr a = 0, b = 0, c = 0;
+    GemmAddresses at;
     Expected<const blaslt::Plan *> plan =
-        gemmPlan(i, bindings, symbols, shapes, a, b, c, &timing.problem);
+        gemmPlan(i, bindings, symbols, shapes, at, &timing.problem);
     if (!plan) {
       timing.note = plan.error().message();
       timings.push_back(std::move(timing));

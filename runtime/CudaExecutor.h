@@ -140,14 +140,19 @@ private:
   /// takes `extra` after the symbols instead of split-K workspaces).
   Status launchKernel(size_t index, cu::Function function, int64_t grid,
                       const std::vector<int64_t> &symbols, const cu::DevicePtr *extra);
+  /// A library GEMM's device addresses: its operands, its result (the product scratch, or a
+  /// direct call's output) and its bias (0: none).
+  struct GemmAddresses {
+    cu::DevicePtr a = 0, b = 0, c = 0, bias = 0;
+  };
   /// The cuBLASLt plan of GEMM launch `index` at this binding (and its operands' alignment),
-  /// made on first use; the operands' device addresses in `a`, `b`, the result's (the product
-  /// scratch, or a direct call's output) in `c`.
+  /// made on first use, and the addresses it runs on.
   /// Errors when an operand view leaves its buffer (`shapes[id]`: the bound shapes).
-  Expected<const blaslt::Plan *>
-  gemmPlan(size_t index, const std::map<std::string, int64_t> &bindings,
-           const std::vector<int64_t> &symbols, const std::vector<std::vector<int64_t>> &shapes,
-           cu::DevicePtr &a, cu::DevicePtr &b, cu::DevicePtr &c, std::string *problem = nullptr);
+  Expected<const blaslt::Plan *> gemmPlan(size_t index,
+                                          const std::map<std::string, int64_t> &bindings,
+                                          const std::vector<int64_t> &symbols,
+                                          const std::vector<std::vector<int64_t>> &shapes,
+                                          GemmAddresses &at, std::string *problem = nullptr);
   /// Grows the product scratch to the largest product of the GEMM launches that run on the
   /// library (`all`: every GEMM launch) at this binding, and the library's workspace.
   Status placeProducts(const std::map<std::string, int64_t> &bindings, bool all);

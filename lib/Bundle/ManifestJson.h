@@ -76,6 +76,8 @@ inline Json gemmCallJson(const GemmCall &gemm, bool choice) {
   item["output"] = gemm.output;
   if (gemm.direct)
     item["direct"] = true;
+  if (gemm.bias >= 0)
+    item["bias"] = gemm.bias;
   item["m"] = exprJson(gemm.m);
   item["n"] = exprJson(gemm.n);
   item["k"] = exprJson(gemm.k);

@@ -62,6 +62,7 @@ Expected<GemmCall> readGemmCall(const ObjectReader &reader) {
   }
   TC_ASSIGN_OR_RETURN(gemm.output, reader.integer("output"));
   TC_ASSIGN_OR_RETURN(gemm.direct, reader.boolean("direct", false, false));
+  TC_ASSIGN_OR_RETURN(gemm.bias, reader.integer("bias", false, -1));
   TC_ASSIGN_OR_RETURN(gemm.m, reader.expr("m"));
   TC_ASSIGN_OR_RETURN(gemm.n, reader.expr("n"));
   TC_ASSIGN_OR_RETURN(gemm.k, reader.expr("k"));

@@ -199,6 +199,17 @@ Status validateManifest(const Manifest &manifest) {
         DType out = manifest.buffers[size_t(launch.args[size_t(gemm->output)])].dtype;
         if (gemm->direct && out != DType::F32 && out != DType::F16 && out != DType::BF16)
           return makeError(at, ".direct: a library cannot write a ", dtypeName(out), " output");
+        if (gemm->bias != -1) {
+          if (!gemm->direct)
+            return makeError(at, ".bias: only a direct GEMM call adds a bias");
+          if (gemm->bias < 0 || gemm->bias >= int64_t(launch.args.size()))
+            return makeError(at, ".bias: the launch has no argument ", gemm->bias, " (it has ",
+                             launch.args.size(), ")");
+          const BufferDesc &bias = manifest.buffers[size_t(launch.args[size_t(gemm->bias)])];
+          if (bias.dtype != out)
+            return makeError(at, ".bias: buffer '", bias.name, "' is ", dtypeName(bias.dtype),
+                             ", the output ", dtypeName(out));
+        }
         for (auto [key, expr] :
              {std::pair{"m", &gemm->m}, std::pair{"n", &gemm->n}, std::pair{"k", &gemm->k},
               std::pair{"batch", &gemm->batch}, std::pair{"epilogue_grid", &gemm->epilogueGrid}})

@@ -118,7 +118,10 @@ std::optional<std::string> TuningCache::key(const Manifest &manifest, const Laun
                 values[0], "x", values[1], "x", values[2], "x", values[3],
                 "|A:", layout(g.a.kContiguous, values[4], values[5], values[6]),
                 "|B:", layout(g.b.kContiguous, values[7], values[8], values[9]), "|",
-                g.direct ? "direct" : "epilogue", "|", nameStem(launch.name));
+                g.bias >= 0 ? "bias"
+                : g.direct  ? "direct"
+                            : "epilogue",
+                "|", nameStem(launch.name));
 }
 
 const TuningEntry *TuningCache::find(const std::string &key) const {

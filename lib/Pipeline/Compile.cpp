@@ -239,6 +239,7 @@ Expected<bundle::GemmCall> gemmCall(const cuda::GemmCall &gemm) {
   call.tf32 = gemm.tf32;
   call.output = gemm.output;
   call.direct = gemm.direct;
+  call.bias = gemm.bias;
   for (auto [from, to] : {std::pair{&gemm.a, &call.a}, std::pair{&gemm.b, &call.b}}) {
     to->arg = from->arg;
     to->kContiguous = from->kContiguous;

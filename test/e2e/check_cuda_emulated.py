@@ -175,7 +175,8 @@ def emulation_source(kernels_cu, manifest, symbols, library_gemms=False):
     """kernels.cu without inline PTX, plus a main() that runs the launch list on buffer files.
     With `library_gemms`, every launch with a GEMM call (-O max-autotune) runs as a tuned
     bundle's would on cuBLASLt: the product of the call's operand views computed on the host
-    (in double, as a library would in its own order), then the kernel's epilogue function."""
+    (in double, as a library would in its own order), then the kernel's epilogue function (or,
+    for a direct call, the library's store, adding its bias)."""
     lines = kernels_cu.splitlines(keepends=True)
     kept, skipping = [], False
     for line in lines:
@@ -234,6 +235,11 @@ def emulation_source(kernels_cu, manifest, symbols, library_gemms=False):
             if gemm.get("direct"):  # no epilogue function: the library writes the output
                 out = buffers[launch["args"][gemm["output"]]]
                 count = "*".join(f"{evaluate(gemm[d], symbols)}ll" for d in ("m", "n", "batch"))
+                if "bias" in gemm:  # the library's bias epilogue: + bias[col] before rounding
+                    rows = "*".join(f"{evaluate(gemm[d], symbols)}ll" for d in ("m", "batch"))
+                    main.append(f"  tc_emu_add_bias(tk_product, {rows}, "
+                                f"{evaluate(gemm['n'], symbols)}ll, {args[gemm['bias']]}, "
+                                f"{ {'f32': 0, 'f16': 1, 'bf16': 2}[out['dtype']] });")
                 main.append(f"  tc_emu_store(tk_product, {count}, {args[gemm['output']]}, "
                             f"{ {'f32': 0, 'f16': 1, 'bf16': 2}[out['dtype']] });")
                 continue
@@ -288,6 +294,13 @@ static void tc_emu_product(const T *a, long long aOffset, long long aLd, long lo
         }
         out[(e * m + i) * n + j] = float(sum);
       }
+}
+// A GEMM library's bias epilogue: bias[col] (the output's dtype) added to the f32 product.
+template <class T>
+static void tc_emu_add_bias(float *p, long long rows, long long n, const T *bias, int kind) {
+  for (long long i = 0; i < rows; ++i)
+    for (long long j = 0; j < n; ++j)
+      p[i * n + j] += tc_emu_value(bias[j], kind);
 }
 static void tc_emu_store(const float *p, long long n, float *out, int) {
   std::copy(p, p + n, out);

@@ -162,7 +162,7 @@ def bundle_seeds():
         return dict(id=i, name=name, kind=kind, dtype="f32", shape=shape, **extra)
 
     sample = {
-        "format_version": 2, "tensorc_version": "0.1.0", "source_hash": "", "model": "m.fx",
+        "format_version": 3, "tensorc_version": "0.1.0", "source_hash": "", "model": "m.fx",
         "symbols": ["batch"],
         "inputs": [{"name": "x", "dtype": "f32", "shape": matrix},
                    {"name": "y", "dtype": "f32", "shape": matrix}],

@@ -180,7 +180,7 @@ TEST(ManifestJson, RoundTrips) {
 
 TEST(ManifestJson, RejectsOtherFormatVersions) {
   EXPECT_EQ(errorAfter([](Json &j) { j["format_version"] = 1; }),
-            "bundle format version 1, this runtime reads 2");
+            "bundle format version 1, this runtime reads 3");
   EXPECT_EQ(errorAfter([](Json &j) { j["format_version"] = "1"; }),
             "format_version: expected an integer, got a string");
   EXPECT_EQ(Manifest::fromJson(Json(3)).error().message(),
@@ -386,6 +386,16 @@ TEST(ManifestJson, RoundTripsGemmCalls) {
   EXPECT_EQ(g->epilogueGrid.text(), "(batch + 255)//256");
   EXPECT_EQ(g->library, "cublaslt");
   EXPECT_EQ(g->algo, 3);
+  EXPECT_EQ(g->bias, -1);
+  EXPECT_EQ(item(*json, "launches", 0)["cuda_gemm"].find("bias"), nullptr);
+  // A direct call with a bias (w, one f32 per column) reads back as written.
+  Manifest biased = gemmManifest();
+  biased.launches[0].gemm->direct = true;
+  biased.launches[0].gemm->bias = 1;
+  Expected<Manifest> withBias = Manifest::fromJson(biased.toJson());
+  ASSERT_TRUE(withBias) << withBias.error().message();
+  EXPECT_EQ(withBias->launches[0].gemm->bias, 1);
+  EXPECT_TRUE(withBias->launches[0].gemm->direct);
   // Untuned: no choice is written, and none is read back.
   Manifest untuned = gemmManifest();
   untuned.launches[0].gemm->library.clear();
@@ -422,6 +432,19 @@ TEST(ManifestJson, RejectsBadGemmCalls) {
               item(j, "buffers", 2)["dtype"] = "i32";
             }),
             "launches[0].cuda_gemm.direct: a library cannot write a i32 output");
+  EXPECT_EQ(gemmErrorAfter([&](Json &j) { gemm(j)["bias"] = 1; }),
+            "launches[0].cuda_gemm.bias: only a direct GEMM call adds a bias");
+  EXPECT_EQ(gemmErrorAfter([&](Json &j) {
+              gemm(j)["direct"] = true;
+              gemm(j)["bias"] = 3;
+            }),
+            "launches[0].cuda_gemm.bias: the launch has no argument 3 (it has 3)");
+  EXPECT_EQ(gemmErrorAfter([&](Json &j) {
+              gemm(j)["direct"] = true;
+              gemm(j)["bias"] = 1;
+              item(j, "buffers", 2)["dtype"] = "f16";
+            }),
+            "launches[0].cuda_gemm.bias: buffer 'w' is f32, the output f16");
   EXPECT_EQ(gemmErrorAfter([&](Json &j) { gemm(j)["algo"] = 5000; }),
             "launches[0].cuda_gemm.algo: must be 0 to 1000, got 5000");
   EXPECT_EQ(gemmErrorAfter([&](Json &j) { gemm(j)["epilogue_grid"] = true; }),

@@ -303,9 +303,9 @@ TEST_F(RuntimeTest, ReportsBadBundleFiles) {
   EXPECT_EQ(error.rfind(dir_ + "/manifest.json: ", 0), 0u) << error;
 
   Manifest manifest = sampleManifest();
-  manifest.formatVersion = 3;
+  manifest.formatVersion = 4;
   writeBundle(manifest);
-  EXPECT_EQ(loadError(), dir_ + "/manifest.json: bundle format version 3, this runtime reads 2");
+  EXPECT_EQ(loadError(), dir_ + "/manifest.json: bundle format version 4, this runtime reads 3");
 
   manifest = sampleManifest();
   manifest.buffers[2].shape = {constant(5)};

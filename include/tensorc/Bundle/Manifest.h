@@ -19,7 +19,8 @@
 namespace tensorc::bundle {
 
 /// 2: `files` (a sha256 per bundle file) and kernel signature tables in the kernel images.
-constexpr int64_t kFormatVersion = 2;
+/// 3: GEMM calls' `bias` (a runtime reading 2 would drop the bias of a library GEMM).
+constexpr int64_t kFormatVersion = 3;
 
 /// An integer expression over symbols in SymInt's canonical text: integers, symbol names,
 /// + - *, `//` (floor division) and `%` (remainder, Python semantics) by constants, parentheses.
@@ -90,7 +91,12 @@ struct GemmCall {
   bool tf32 = false;        // f32 operands multiply as TF32 (--matmul-precision high)
   Operand a, b;             // A is M x K, B is K x N, per batch entry
   int64_t output = 0;       // the argument (position in Launch::args) the epilogue writes
-  bool direct = false;      // no epilogue: the library writes `output` (dense, f32/f16/bf16)
+  bool direct = false;      // no epilogue function: the library writes `output` (dense,
+                            // f32/f16/bf16)
+  /// The argument (position in Launch::args) holding a vector of N elements of the output's dtype
+  /// that the library adds to every row of the f32 product before rounding it to `output`
+  /// (cuBLASLt's bias epilogue; only with `direct`), or -1.
+  int64_t bias = -1;
   SizeExpr m, n, k, batch;
   SizeExpr epilogueGrid; // blocks of kGemmEpilogueBlock threads for the epilogue function
   /// Chosen by tuning (not part of the compiled kernel's signature): "" runs the generated

@@ -147,6 +147,35 @@ std::optional<std::vector<SymInt>> KernelRenderer::permutedRead(const LoopNode &
   return sched::permutedStrides(*index, epilogue.ranges);
 }
 
+std::optional<int> KernelRenderer::biasOnly(const loop::LoopProgram &program,
+                                            const LoopNode &templateNode,
+                                            const LoopNode &epilogue) {
+  using loop::ExprKind;
+  DType dtype = program.buffers[size_t(templateNode.output)].dtype;
+  if (epilogue.kind != LoopNode::Kind::Pointwise || epilogue.ranges.empty() ||
+      program.buffers[size_t(epilogue.output)].dtype != dtype ||
+      epilogue.ranges.back() != templateNode.gemm.n || permutedRead(templateNode, epilogue))
+    return std::nullopt;
+  // f16/bf16 arithmetic is legalized to f32: loads of such buffers yield f32 values, and the
+  // store rounds the sum.
+  const loop::Expr *sum = epilogue.body.get();
+  if (sum->kind != ExprKind::Binary || sum->binary != loop::BinaryOp::Add ||
+      (sum->dtype != dtype && sum->dtype != DType::F32))
+    return std::nullopt;
+  auto load = [&](const loop::Expr *e) -> const loop::Expr * {
+    return e->kind == ExprKind::Load && (e->dtype == dtype || e->dtype == DType::F32) ? e : nullptr;
+  };
+  const loop::Expr *product = load(sum->operands[0].get()), *bias = load(sum->operands[1].get());
+  if (bias && bias->buffer == templateNode.output)
+    std::swap(product, bias);
+  SymInt column = SymInt::symbol(loop::loopVar(epilogue.ranges.size() - 1));
+  if (!product || !bias || product->buffer != templateNode.output ||
+      bias->buffer == templateNode.output || bias->index != column ||
+      program.buffers[size_t(bias->buffer)].dtype != dtype)
+    return std::nullopt;
+  return bias->buffer;
+}
+
 LaunchConfig KernelRenderer::libraryLaunch(kl::KernelSource source, SymInt grid) {
   librarySource = std::move(source.source);
   usesKernelLibrary = true;
@@ -268,6 +297,15 @@ Expected<LaunchConfig> KernelRenderer::renderLibraryGemm(const codegen::Template
     // writes itself: no epilogue function, no product scratch.
     DType out = program.buffers[size_t(t.output)].dtype;
     call.direct = !t.epilogue && (out == DType::F32 || out == DType::F16 || out == DType::BF16);
+    // A bias-only epilogue is the library's too: it adds the bias to the f32 product and rounds
+    // once to the output dtype, as torch's addmm does through cuBLASLt (this kernel rounds the
+    // product to f16/bf16 before adding: results may differ in the last bit).
+    if (std::optional<int> bias =
+            t.epilogue ? biasOnly(program, *t.node, *t.epilogue) : std::nullopt) {
+      call.direct = true;
+      call.bias =
+          int64_t(std::find(kernel.args.begin(), kernel.args.end(), *bias) - kernel.args.begin());
+    }
     call.epilogueGrid = call.direct ? SymInt(0) : renderProductEpilogue(t, s.m, s.n, s.batch);
     TC_RETURN_IF_ERROR(ex->status());
     launch.gemm = std::move(call);

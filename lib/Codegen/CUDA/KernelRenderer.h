@@ -179,6 +179,11 @@ private:
   /// its own index (the scheduler allows nothing else).
   static std::optional<std::vector<SymInt>> permutedRead(const LoopNode &templateNode,
                                                          const LoopNode &epilogue);
+  /// When the epilogue only adds a vector along N to the product, in the product's dtype
+  /// (out[b][m][n] = product[b][m][n] + bias[n], a linear layer's bias): the bias buffer, which a
+  /// GEMM library adds as it stores the product (cuBLASLt's bias epilogue); nullopt otherwise.
+  static std::optional<int> biasOnly(const loop::LoopProgram &program, const LoopNode &templateNode,
+                                     const LoopNode &epilogue);
   /// The library's epilogue hook for a GEMM or channels-last convolution template: the site's
   /// accumulators through the scheduled epilogue (if any) into the template's output buffer.
   std::string libraryEpilogue(const codegen::TemplateKernel &t, const kernels::EpilogueSite &site);

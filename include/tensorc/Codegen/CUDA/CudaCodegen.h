@@ -34,6 +34,9 @@ struct GemmCall {
   Operand a, b;
   int64_t output = 0;  // position of the buffer the epilogue writes among the kernel's arguments
   bool direct = false; // no epilogue (and no epilogue function): the library writes the output
+  /// Position of a vector of N elements (the output's dtype) the library adds to every row of
+  /// the product before rounding it (a bias-only epilogue; `direct` then too), or -1.
+  int64_t bias = -1;
   SymInt m, n, k, batch;
   SymInt epilogueGrid; // blocks of bundle::kGemmEpilogueBlock threads
 };
