@@ -1,8 +1,8 @@
 # RUN: tensorc inspect %s --stage cuda | FileCheck %s
 # pow by a small integer constant is multiplies, as torch special-cases it, in f16 too, where
-# the exponent reaches the renderer as a constant cast to f16 and back to f32 (GPT-2's gelu_new:
-# x + 0.044715 * pow(x, 3.0)). Other exponents keep powf (0.5 too: sqrt differs from pow at -0
-# and -inf).
+# the exponent reaches the renderer as a constant cast to f16 and back to f32 (gelu_new written
+# out: x + 0.044715 * pow(x, 3.0)). Other exponents keep powf (0.5 too: sqrt differs from pow at
+# -0 and -inf).
 # CHECK-LABEL: poi_fused_pow_mul_add_0(
 # CHECK-NOT: powf
 # CHECK: [[SQ:v[0-9]+]] = [[X:v[0-9]+]] * [[X]];
