@@ -3,8 +3,10 @@
 #include "tensorc/Lowering/LoweringRules.h"
 #include "OpTestUtil.h"
 #include "tensorc/Frontend/FX/FxParser.h"
+#include "tensorc/Lowering/ExprVisitor.h"
 #include "tensorc/Lowering/Lower.h"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 #include <set>
 
@@ -82,6 +84,44 @@ graph(%x: f32[]):
   EXPECT_EQ(program->fallbacks, (std::vector<std::string>{"aten.sum", "aten.amax", "aten.argmax"}));
   for (const LoopNode &node : program->nodes)
     EXPECT_EQ(node.externReason, "a reduction of a scalar");
+}
+
+TEST(LoweringRules, OneElementWeightsAreLiterals) {
+  // An exporter's scalar initializers (gelu_new's pow exponent 3.0, its 0.5) are weights of one
+  // element: they lower to literals in the body, not weight buffers, so the bundle does not carry
+  // them and pow by 3 can become multiplies. A larger weight stays a buffer.
+  const char *text = R"(
+graph(%x: f32[4, 8], %e: f32[], %h: f32[1], %w: f32[8]):
+  %p : f32[4, 8] = call_function[target=aten.pow](args=(%x, %e))
+  %q : f32[4, 8] = call_function[target=aten.mul](args=(%p, %h))
+  %r : f32[4, 8] = call_function[target=aten.add](args=(%q, %w))
+  return (%r,)
+)";
+  Expected<Graph> graph = fx::parseFx(text, test::registry(), "t.fx");
+  ASSERT_TRUE(graph) << graph.error().message();
+  Tensor e = Tensor::zerosUnchecked(DType::F32, {}), h = Tensor::zerosUnchecked(DType::F32, {1});
+  e.setDouble(0, 3.0);
+  h.setDouble(0, 0.5);
+  graph->weights()["e"] = e;
+  graph->weights()["h"] = h;
+  graph->weights()["w"] = Tensor::zerosUnchecked(DType::F32, {8});
+  Expected<LoopProgram> program = lower(*graph, LowerOptions());
+  ASSERT_TRUE(program) << program.error().message();
+  EXPECT_EQ(program->weights.count("e"), 0u);
+  EXPECT_EQ(program->weights.count("h"), 0u);
+  EXPECT_EQ(program->weights.count("w"), 1u);
+  std::vector<double> constants;
+  for (const LoopNode &node : program->nodes)
+    if (node.body)
+      forEachExpr(node.body, [&](const Expr &expr) {
+        if (expr.kind == ExprKind::Constant)
+          constants.push_back(expr.value);
+        EXPECT_FALSE(expr.kind == ExprKind::Load &&
+                     (program->buffers[size_t(expr.buffer)].name == "e" ||
+                      program->buffers[size_t(expr.buffer)].name == "h"));
+      });
+  EXPECT_NE(std::find(constants.begin(), constants.end(), 3.0), constants.end());
+  EXPECT_NE(std::find(constants.begin(), constants.end(), 0.5), constants.end());
 }
 
 } // namespace
