@@ -37,15 +37,9 @@ Expected<LoopProgram> lower(const Graph &graph, const LowerOptions &options) {
     // is a literal, as a one-element prims.constant is: it fuses into its users as an immediate
     // and simplifications that need a constant (pow by 3) see one. Weights are constants of the
     // bundle; parameters a training step updates are inputs by now, not weights.
-    if (weight) {
-      const Tensor &data = graph.weights().at(input->name());
-      DType dtype = input->type().dtype;
-      if (data.numel() == 1 && input->type().isStatic()) {
-        context.setConstant(input.get(), isFloating(dtype)
-                                             ? makeConstant(data.getDouble(0), dtype)
-                                             : makeIntConstant(data.getInt(0), dtype));
-        continue;
-      }
+    if (weight && graph.weights().at(input->name()).numel() == 1 && input->type().isStatic()) {
+      context.setConstant(input.get(), graph.weights().at(input->name()));
+      continue;
     }
     int id = context.addBuffer(input->name(), weight ? Buffer::Kind::Weight : Buffer::Kind::Input,
                                input->type());

@@ -117,6 +117,12 @@ public:
   void setConstant(const Value *value, ExprRef constant) {
     setPointwise(value, [constant](const Index &) { return constant; }, 0, false, {});
   }
+  /// `value` is the one element of `data` at every index (a one-element constant or weight).
+  void setConstant(const Value *value, const Tensor &data) {
+    DType dtype = data.dtype();
+    setConstant(value, isFloating(dtype) ? makeConstant(data.getDouble(0), dtype)
+                                         : makeIntConstant(data.getInt(0), dtype));
+  }
   /// The origins of `node`'s inlined inputs, then its own op.
   std::vector<std::string> mergedOrigins(const Node &node);
   /// Ops per element its inlined inputs recompute.

@@ -9,9 +9,7 @@ namespace {
 Status lowerConstant(LowerContext &context, const Node &node) {
   const Tensor &value = AttrReader(node.attrs()).getTensor("value");
   if (value.numel() == 1) {
-    ExprRef constant = isFloating(value.dtype()) ? makeConstant(value.getDouble(0), value.dtype())
-                                                 : makeIntConstant(value.getInt(0), value.dtype());
-    context.setConstant(node.output(), constant);
+    context.setConstant(node.output(), value);
     return Status::ok();
   }
   int buffer =
