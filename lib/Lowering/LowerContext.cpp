@@ -302,29 +302,30 @@ void LowerContext::setPointwise(const Value *value, Loader load, int cost, bool 
   // become the epilogue.
   // So does one whose views are an attention's operands (a Q/K/V projection split into heads):
   // the attention then reads the heads in place.
-  if ((users > 1 &&
-       (cost >= options_.realizeCostThreshold || (readsTemplate && !onlyPointwiseUsers(value)))) ||
+  // And one with several users of which one, through views, is a matrix product's operand: the
+  // product reads its operands from memory anyway, so the others read that buffer too instead
+  // of each recomputing the value from its inputs (a LayerNorm's output feeding the next
+  // projection and the residual add: materialized as the reshaped view alone, the residual
+  // recomputed it from the saved statistics and an f32 copy of x - mean).
+  if ((users > 1 && (cost >= options_.realizeCostThreshold ||
+                     (readsTemplate && !onlyPointwiseUsers(value)) || viewsFeedGemm(value))) ||
       cost >= options_.maxInlineCost || (readsTemplate && viewsFeedAttention(value)))
     materialize(value);
 }
 
-bool LowerContext::viewsFeedAttention(const Value *value) const {
+bool LowerContext::viewsFeed(const Value *value,
+                             const std::function<bool(const Node &, size_t)> &isOperand) const {
   std::vector<const Value *> work = {value};
   std::set<const Value *> seen;
   while (!work.empty()) {
     const Value *at = work.back();
     work.pop_back();
-    if (!seen.insert(at).second)
+    if (!seen.insert(at).second || !users_.count(at))
       continue;
-    for (const Node *user : users(at)) {
+    for (const Node *user : users_.at(at)) {
       if (!user)
         continue;
       switch (user->opId()) {
-      case OpId::ScaledDotProductAttention:
-        for (size_t i = 0; i < 3 && i < user->inputs().size(); ++i)
-          if (user->input(i) == at)
-            return true;
-        break;
       case OpId::View:
       case OpId::Reshape:
       case OpId::Permute:
@@ -337,11 +338,26 @@ bool LowerContext::viewsFeedAttention(const Value *value) const {
           work.push_back(output);
         break;
       default:
+        for (size_t i = 0; i < user->inputs().size(); ++i)
+          if (user->input(i) == at && isOperand(*user, i))
+            return true;
         break;
       }
     }
   }
   return false;
+}
+
+bool LowerContext::viewsFeedAttention(const Value *value) const {
+  return viewsFeed(value, [](const Node &user, size_t input) {
+    return user.opId() == OpId::ScaledDotProductAttention && input < 3;
+  });
+}
+
+bool LowerContext::viewsFeedGemm(const Value *value) const {
+  return viewsFeed(value, [](const Node &user, size_t input) {
+    return (user.opId() == OpId::Mm || user.opId() == OpId::Bmm) && input < 2;
+  });
 }
 
 bool LowerContext::onlyPointwiseUsers(const Value *value) const {

@@ -143,9 +143,14 @@ public:
 
 private:
   bool onlyPointwiseUsers(const Value *value) const;
-  /// Whether views of `value` (reshapes, permutes, slices, splits, expands) are a q, k or v
-  /// operand of an attention.
+  /// Whether `value` or a view of it (reshapes, permutes, slices, splits, expands) is an operand
+  /// that `isOperand(user, input index)` accepts.
+  bool viewsFeed(const Value *value,
+                 const std::function<bool(const Node &, size_t)> &isOperand) const;
+  /// ... a q, k or v operand of an attention.
   bool viewsFeedAttention(const Value *value) const;
+  /// ... an operand of a matrix product (mm, bmm), which reads its operands from memory.
+  bool viewsFeedGemm(const Value *value) const;
   /// Whether `value` (4-D, C > 1, H * W > 1) loads some buffer through NHWC strides of its own
   /// index: C contiguous, then W, then H.
   bool readsChannelsLast(const Value *value);
