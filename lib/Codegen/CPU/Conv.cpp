@@ -101,7 +101,7 @@ private:
   Value *input, *weights, *output;
   const ConvEpilogue &epilogue;
   llvm::Type *f32;
-  llvm::AllocaInst *indirection = nullptr, *zeroRow = nullptr;
+  llvm::AllocaInst *indirection = nullptr, *zeroRow = nullptr, *scratch = nullptr;
 };
 
 void ConvEmitter::emitIndirection(Value *inputImage, Value *group, Value *pixel0, Value *rows) {
@@ -210,9 +210,16 @@ void ConvEmitter::emitRowGroup(Value *image, Value *group, Value *pixel0, Value 
     args.kseg = kseg;
     args.b = gep(groupWeights, b.CreateMul(b.CreateUDiv(jr, i64(kPackStrip)), i64(k * 16)));
     args.bStripStride = i64(k * 16);
-    args.c = gep(outputImage, outputOffset(pixel0, channel));
+    TileView output{gep(outputImage, outputOffset(pixel0, channel)), rowStride, stripStride};
+    args.c = output.base;
     args.cRowStride = rowStride;
     args.cStripStride = stripStride;
+    if (epilogue) {
+      // Through the scratch tile (MicroKernel.h): one K block always.
+      args.c = scratch;
+      args.cRowStride = colsPerCall;
+      args.cStripStride = i64(kPackStrip);
+    }
     args.cols = cols;
     args.accumulate = b.getFalse();
     emitMicroKernelCall(b, target, rows,
@@ -223,8 +230,8 @@ void ConvEmitter::emitRowGroup(Value *image, Value *group, Value *pixel0, Value 
                                  Value *outChannel) {
         return epilogue(ir, acc, image, pixel, outChannel);
       };
-      emitEpilogueInPlace(b, target, atImage, args.c, rowStride, stripStride, rows, cols, pixel0,
-                          channel);
+      emitEpilogue(b, target, atImage, {args.c, args.cRowStride, args.cStripStride}, output, rows,
+                   cols, pixel0, channel);
     }
   });
 }
@@ -282,6 +289,8 @@ void ConvEmitter::emit(Value *images, Value *tileBegin, Value *tileEnd) {
   const int64_t zeroFloats =
       p.layout == ActivationLayout::NHWC ? std::max<int64_t>(p.kw * p.cg(), 16) : 16;
   zeroRow = emitEntryAlloca(b, llvm::ArrayType::get(f32, uint64_t(zeroFloats)), "conv.zero");
+  if (epilogue)
+    scratch = emitEpilogueScratch(b, tiles);
   emitFor(b, i64(0), i64(zeroFloats), 1, "conv.zero", [&](Value *i) {
     b.CreateAlignedStore(llvm::ConstantFP::getZero(f32), gep(zeroRow, i), llvm::Align(4));
   });

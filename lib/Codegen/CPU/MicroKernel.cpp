@@ -338,9 +338,9 @@ Value *emitStripsFor(llvm::IRBuilderBase &b, const MicroTiles &tiles, Value *row
   return result;
 }
 
-void emitEpilogueInPlace(llvm::IRBuilderBase &b, const CpuTarget &target,
-                         const GemmEpilogue &epilogue, Value *tile, Value *rowStride,
-                         Value *stripStride, Value *rows, Value *cols, Value *row0, Value *col0) {
+void emitEpilogue(llvm::IRBuilderBase &b, const CpuTarget &target, const GemmEpilogue &epilogue,
+                  const TileView &from, const TileView &to, Value *rows, Value *cols, Value *row0,
+                  Value *col0) {
   const int64_t lanes = std::max(1u, target.f32Lanes());
   llvm::Type *f32 = b.getFloatTy();
   auto *vecTy = llvm::FixedVectorType::get(f32, unsigned(lanes));
@@ -353,15 +353,18 @@ void emitEpilogueInPlace(llvm::IRBuilderBase &b, const CpuTarget &target,
   Value *stripCols = b.CreateAnd(cols, b.getInt64(~int64_t(15)));
   Value *vectorCols = b.CreateAnd(cols, b.getInt64(~(lanes - 1)));
   emitFor(b, b.getInt64(0), rows, 1, "epi.row", [&](Value *i) {
-    Value *rowPtr = b.CreateInBoundsGEP(f32, tile, b.CreateMul(i, rowStride));
-    auto apply = [&](llvm::Type *type, Value *j) {
+    auto at = [&](const TileView &view, Value *j) {
       // 16 % lanes == 0 and j % lanes == 0: a vector never crosses a strip.
-      Value *offset = b.CreateAdd(b.CreateMul(b.CreateUDiv(j, b.getInt64(16)), stripStride),
-                                  b.CreateURem(j, b.getInt64(16)));
-      Value *ptr = b.CreateInBoundsGEP(f32, rowPtr, offset);
-      Value *acc = b.CreateAlignedLoad(type, ptr, llvm::Align(4));
+      Value *offset =
+          b.CreateAdd(b.CreateMul(i, view.rowStride),
+                      b.CreateAdd(b.CreateMul(b.CreateUDiv(j, b.getInt64(16)), view.stripStride),
+                                  b.CreateURem(j, b.getInt64(16))));
+      return b.CreateInBoundsGEP(f32, view.base, offset);
+    };
+    auto apply = [&](llvm::Type *type, Value *j) {
+      Value *acc = b.CreateAlignedLoad(type, at(from, j), llvm::Align(4));
       Value *out = epilogue(b, acc, b.CreateAdd(row0, i), b.CreateAdd(col0, j));
-      b.CreateAlignedStore(out, ptr, llvm::Align(4));
+      b.CreateAlignedStore(out, at(to, j), llvm::Align(4));
     };
     Value *vectorFrom = b.getInt64(0);
     if (lanes > 1 && lanes < 16) {
@@ -371,6 +374,19 @@ void emitEpilogueInPlace(llvm::IRBuilderBase &b, const CpuTarget &target,
     emitFor(b, vectorFrom, vectorCols, lanes, "epi.vec", [&](Value *j) { apply(vecTy, j); });
     emitFor(b, vectorCols, cols, 1, "epi.scalar", [&](Value *j) { apply(f32, j); });
   });
+}
+
+void emitEpilogueInPlace(llvm::IRBuilderBase &b, const CpuTarget &target,
+                         const GemmEpilogue &epilogue, Value *tile, Value *rowStride,
+                         Value *stripStride, Value *rows, Value *cols, Value *row0, Value *col0) {
+  TileView view{tile, rowStride, stripStride};
+  emitEpilogue(b, target, epilogue, view, view, rows, cols, row0, col0);
+}
+
+llvm::AllocaInst *emitEpilogueScratch(llvm::IRBuilderBase &b, const MicroTiles &tiles) {
+  // rows x strips never exceeds the accumulators over the vectors per strip.
+  uint64_t elements = uint64_t(tiles.accumulators / tiles.vectorsPerStrip()) * 16;
+  return emitEntryAlloca(b, llvm::ArrayType::get(b.getFloatTy(), elements), "epi.scratch");
 }
 
 } // namespace tensorc::cpu

@@ -13,6 +13,7 @@
 #include <vector>
 
 namespace llvm {
+class AllocaInst;
 class Function;
 class IRBuilderBase;
 class Module;
@@ -83,12 +84,32 @@ void emitMicroKernelCall(llvm::IRBuilderBase &b, const CpuTarget &target, llvm::
 /// stripsFor(rows) for runtime rows (1 .. mr), as an i64.
 llvm::Value *emitStripsFor(llvm::IRBuilderBase &b, const MicroTiles &tiles, llvm::Value *rows);
 
-/// Applies `epilogue` in place to a rows x cols block of an output (a micro-tile after its last K
-/// step): element (i, j) at tile + i * rowStride + (j / 16) * stripStride + j % 16, passed to the
-/// epilogue as (row0 + i, col0 + j). Vectors while whole ones fit, then scalars.
+/// A rows x cols block of f32: element (i, j) at base + i * rowStride + (j / 16) * stripStride +
+/// j % 16 (i64 strides in elements).
+struct TileView {
+  llvm::Value *base = nullptr, *rowStride = nullptr, *stripStride = nullptr;
+};
+
+/// Applies `epilogue` to a rows x cols micro-tile after its last K step: reads `from`, passes each
+/// element to the epilogue as (row0 + i, col0 + j) and writes the result to `to` (which may be
+/// `from`). Vectors while whole ones fit, then scalars.
+void emitEpilogue(llvm::IRBuilderBase &b, const CpuTarget &target, const GemmEpilogue &epilogue,
+                  const TileView &from, const TileView &to, llvm::Value *rows, llvm::Value *cols,
+                  llvm::Value *row0, llvm::Value *col0);
+
+/// The same in place: element (i, j) at tile + i * rowStride + (j / 16) * stripStride + j % 16.
 void emitEpilogueInPlace(llvm::IRBuilderBase &b, const CpuTarget &target,
                          const GemmEpilogue &epilogue, llvm::Value *tile, llvm::Value *rowStride,
                          llvm::Value *stripStride, llvm::Value *rows, llvm::Value *cols,
                          llvm::Value *row0, llvm::Value *col0);
+
+/// A frame buffer for one micro-tile (rows x strips x 16 f32 of the largest tile), which a
+/// micro-kernel whose tile gets an epilogue writes instead of the output. The epilogue then reads
+/// it (in L1: the stores forward or hit) and writes the output once: written in place, each
+/// output line took two rounds of stores, and in a large output whose lines are not in cache
+/// those stores wait in the store buffer for the line's ownership and stall the next tiles (a
+/// ResNet-50 1x1 convolution with a residual add took 1.7x the time of the same one without).
+/// Its row stride is the call's columns (strips x 16), its strip stride 16.
+llvm::AllocaInst *emitEpilogueScratch(llvm::IRBuilderBase &b, const MicroTiles &tiles);
 
 } // namespace tensorc::cpu

@@ -86,7 +86,7 @@ private:
   const PackedGemmOperands &ops;
   const GemmEpilogue &epilogue;
   llvm::Type *f32;
-  llvm::AllocaInst *rowPtrs = nullptr, *packedA = nullptr;
+  llvm::AllocaInst *rowPtrs = nullptr, *packedA = nullptr, *scratch = nullptr;
   Value *unitColumns = nullptr;
 };
 
@@ -142,6 +142,9 @@ void PackedGemmEmitter::emitRowGroup(Value *rows, Value *row, Value *col0, Value
 
   Value *bStripStride = b.CreateMul(ops.k, i64(kPackStrip));
   Value *accumulate = b.CreateNot(first);
+  // A tile with an epilogue and one K block goes through the scratch tile (MicroKernel.h); with
+  // several, C holds the partial sums and the last block's epilogue runs in place.
+  Value *viaScratch = epilogue ? b.CreateAnd(first, last) : b.getFalse();
   emitFor(b, i64(0), calls, 1, "gemm.jr", [&](Value *call) {
     Value *jr = b.CreateMul(call, colsPerCall);
     Value *cols = min(colsPerCall, b.CreateSub(ncur, jr));
@@ -156,16 +159,22 @@ void PackedGemmEmitter::emitRowGroup(Value *rows, Value *row, Value *col0, Value
         gep(ops.packedB, b.CreateAdd(b.CreateMul(b.CreateUDiv(col, i64(kPackStrip)), bStripStride),
                                      b.CreateMul(p0, i64(kPackStrip))));
     args.bStripStride = bStripStride;
-    args.c = gep(ops.c, b.CreateAdd(b.CreateMul(row, ops.cRowStride), col));
-    args.cRowStride = ops.cRowStride;
+    TileView output{gep(ops.c, b.CreateAdd(b.CreateMul(row, ops.cRowStride), col)), ops.cRowStride,
+                    i64(kPackStrip)};
+    args.c = output.base;
+    args.cRowStride = output.rowStride;
+    if (epilogue) {
+      args.c = b.CreateSelect(viaScratch, scratch, output.base);
+      args.cRowStride = b.CreateSelect(viaScratch, colsPerCall, output.rowStride);
+    }
     args.cStripStride = i64(kPackStrip);
     args.cols = cols;
     args.accumulate = accumulate;
     emitMicroKernelCall(b, target, rows, strips, args);
     if (epilogue)
       emitIf(b, last, "gemm.epilogue", [&] {
-        emitEpilogueInPlace(b, target, epilogue, args.c, ops.cRowStride, i64(kPackStrip), rows,
-                            cols, row, col);
+        emitEpilogue(b, target, epilogue, {args.c, args.cRowStride, args.cStripStride}, output,
+                     rows, cols, row, col);
       });
   });
 }
@@ -174,6 +183,8 @@ void PackedGemmEmitter::emit(Value *tileBegin, Value *tileEnd) {
   rowPtrs = emitEntryAlloca(b, llvm::ArrayType::get(b.getPtrTy(), tiles.mr), "gemm.rows");
   packedA = emitEntryAlloca(b, llvm::ArrayType::get(f32, uint64_t(tiles.mr) * uint64_t(kc)),
                             "gemm.packed_a");
+  if (epilogue)
+    scratch = emitEpilogueScratch(b, tiles);
   unitColumns = b.CreateICmpEQ(ops.aColStride, i64(1));
   auto ceilDivBy = [&](Value *x, Value *d) {
     return b.CreateUDiv(b.CreateAdd(x, b.CreateSub(d, i64(1))), d);
