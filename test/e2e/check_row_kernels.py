@@ -4,10 +4,11 @@ softmax, argmax, an embedding lookup with the first layer norm) on both targets,
 onnxruntime.
 
 The CUDA renderer keeps a row in registers when every stage loops over one inner dim of the same
-constant extent, of at most 16 elements per thread: the cases cover extents that fill the block,
-extents with a tail (not a multiple of the block), one row per block of a few threads, f16
-stored results that later stages read back rounded, and rows too long for registers (the
-block-strided loops). Each case runs as check_sampling_ops.py runs its own: compiled with
+constant extent, of at most 16 slots per thread (a slot: 4 consecutive elements, loaded and
+stored as vectors, when the extent is a multiple of 4; else one element): the cases cover
+extents that fill the block, extents with a tail (not a multiple of the block), one row per
+block of a few threads, single-element slots, f16 stored results that later stages read back
+rounded, and rows too long for registers (the block-strided loops). Each case runs as check_sampling_ops.py runs its own: compiled with
 --fallback=error for the CPU (every host variant) and for CUDA (kernels.cu on the CPU emulation
 of check_cuda_emulated.py), and on the interpreter. Prints one line per case and
 `N passed, M failed, K skipped`.
@@ -82,11 +83,13 @@ def embedding_layer_norm(vocab, positions, width, seq):
 
 def cases():
     return {
-        "layer_norm_768_f32": layer_norm(6, 768, np.float32),      # 128 threads x 6, no tail
-        "layer_norm_200_f16": layer_norm(5, 200, np.float16),      # 32 threads x 7, a tail of 8
-        "layer_norm_20_f32": layer_norm(3, 20, np.float32),        # one slot, 12 threads idle
-        "layer_norm_20000_f32": layer_norm(2, 20000, np.float32),  # too long: strided loops
-        "softmax_1000": softmax(4, 1000),                          # 128 threads x 8, a tail
+        "layer_norm_768_f32": layer_norm(6, 768, np.float32),      # 192 threads x 4, no tail
+        "layer_norm_200_f16": layer_norm(5, 200, np.float16),      # 64 threads x 4, 14 idle
+        "layer_norm_20_f32": layer_norm(3, 20, np.float32),        # one slot, 27 threads idle
+        "layer_norm_20000_f32": layer_norm(2, 20000, np.float32),  # 1024 threads x 5 slots of 4
+        "layer_norm_250_f16": layer_norm(3, 250, np.float16),      # single elements, a tail
+        "layer_norm_20002_f32": layer_norm(2, 20002, np.float32),  # too long: strided loops
+        "softmax_1000": softmax(4, 1000),                          # 256 threads x 4, a tail
         "argmax_300": argmax(7, 300),
         "embedding_layer_norm": embedding_layer_norm(97, 40, 96, 24),
     }

@@ -14,33 +14,43 @@
 # CHECK: [[ACC]] + v{{[0-9]+}}
 # A layer norm, its SiLU and the argmax over it (and, horizontally, the add + relu over the same
 # rows): one row per block, block reductions through warp shuffles, a barrier between stages.
-# The rows have a constant extent (16): register rows, each thread taking elements
-# threadIdx.x + j * 32 in an unrolled loop; a reduction's result reaches every thread through
+# The rows have a constant extent (16), a multiple of 4: register rows of vectors, each thread
+# taking slots of 4 elements from (threadIdx.x + j * 32) * 4 in an unrolled loop, its row
+# operands loaded as one vector per slot; a reduction's result reaches every thread through
 # shared memory and later stages read it from that register, not from memory.
 # CHECK-LABEL: per_fused_sum_div_sub_mul_1(
 # CHECK: __shared__ unsigned long long tc_smem[65];
 # CHECK: for (long long o = blockIdx.x; o < rows; o += gridDim.x)
 # CHECK: float rv[[MEAN:[0-9]+]];
 # CHECK: for (int tc_j = 0; tc_j < 1; ++tc_j) {
-# CHECK-NEXT: const int r = threadIdx.x + tc_j * 32;
-# CHECK-NEXT: if (r >= 16) continue;
+# CHECK-NEXT: const int tc_base = (threadIdx.x + tc_j * 32) * 4;
+# CHECK-NEXT: if (tc_base >= 16) continue;
+# CHECK-NEXT: const float4 [[X:tc_v[0-9]+r_[0-9]+]] = *reinterpret_cast<const float4 *>(&b{{[0-9]+}}[o * 16 + tc_base]);
+# CHECK-NEXT: {
+# CHECK-NEXT: const int r = tc_base + 0;
+# CHECK: = [[X]].x;
+# CHECK: const int r = tc_base + 3;
+# CHECK: = [[X]].w;
 # CHECK: tc_shfl_down(acc, d)
 # CHECK: if (threadIdx.x == 0) { b[[MEAN]][o] = acc; *reinterpret_cast<float *>(&tc_smem[64]) = acc; }
 # CHECK: __syncthreads();
 # CHECK-NEXT: rv[[MEAN]] = *reinterpret_cast<const float *>(&tc_smem[64]);
 # CHECK: = rv[[MEAN]];
+# The layer norm's weight and bias are read at the column alone: one vector per slot too.
+# CHECK: const float4 tc_v{{[0-9]+}}c_{{[0-9]+}} = *reinterpret_cast<const float4 *>(&b{{[0-9]+}}[tc_base]);
 # CHECK: expf(
 # The argmax keeps the index and breaks ties towards the lower one when partial results meet.
 # CHECK: const long long other_i = tc_shfl_down(acc_i, d);
 # CHECK: other_i < acc_i
 # CHECK: if (threadIdx.x == 0) { b{{[0-9]+}}[o] = acc_i;
 # A pointwise stage with inner dims: the block's threads split the row; its results stay in
-# registers for later stages, and are stored.
-# CHECK: float rc[[OUT:[0-9]+]][1];
-# CHECK: const int i = threadIdx.x + tc_j * 32;
+# registers for later stages, and are stored as one vector per slot.
+# CHECK: float rc[[OUT:[0-9]+]][4];
+# CHECK: const int i = tc_base + 0;
 # CHECK: tc_max(
-# CHECK: rc[[OUT]][tc_j] =
-# CHECK: b[[OUT]][o * 16 + i] = rc[[OUT]][tc_j];
+# CHECK: rc[[OUT]][tc_j * 4 + 0] =
+# CHECK: rc[[OUT]][tc_j * 4 + 3] =
+# CHECK: *reinterpret_cast<float4 *>(&b[[OUT]][o * 16 + tc_base]) = float4{rc[[OUT]][tc_j * 4 + 0], rc[[OUT]][tc_j * 4 + 1], rc[[OUT]][tc_j * 4 + 2], rc[[OUT]][tc_j * 4 + 3]};
 
 graph(%x: f32[s0, 8], %w: f32[16, 8], %b: f32[16], %g: f32[16], %beta: f32[16], %y: f32[s0, 16]):
   %wt : f32[8, 16] = call_function[target=aten.t](args=(%w,))
@@ -51,6 +61,21 @@ graph(%x: f32[s0, 8], %w: f32[16, 8], %b: f32[16], %g: f32[16], %beta: f32[16], 
   %sum : f32[s0, 16] = call_function[target=aten.add](args=(%y, %y))
   %relu : f32[s0, 16] = call_function[target=aten.relu](args=(%sum,))
   return (%am, %relu)
+
+# -----
+# Rows of a constant extent that is not a multiple of 4 (10): register rows of single
+# elements, threadIdx.x + j * 32, each loaded and stored on its own.
+# CHECK-LABEL: per_fused_sum_div_sub_0(
+# CHECK: for (int tc_j = 0; tc_j < 1; ++tc_j) {
+# CHECK-NEXT: const int tc_base = (threadIdx.x + tc_j * 32);
+# CHECK-NEXT: if (tc_base >= 10) continue;
+# CHECK-NEXT: const int r = tc_base;
+# CHECK-NOT: float4
+# CHECK: b{{[0-9]+}}[o * 10 + i] = rc{{[0-9]+}}[tc_j];
+graph(%x: f32[s0, 10]):
+  %m : f32[s0, 1] = call_function[target=aten.mean](args=(%x, [1], True))
+  %d : f32[s0, 10] = call_function[target=aten.sub](args=(%x, %m))
+  return (%d,)
 
 # -----
 # Rows of a symbolic extent (a softmax over s0): block-strided loops, each stage reading the

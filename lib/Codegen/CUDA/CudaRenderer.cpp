@@ -7,6 +7,7 @@
 #include "tensorc/Lowering/ExprVisitor.h"
 
 #include <array>
+#include <map>
 #include <set>
 
 namespace tensorc::cuda {
@@ -159,7 +160,7 @@ Expected<LaunchConfig> KernelRenderer::renderLoop(const codegen::LoopKernel &loo
     std::string type = memoryType(program.buffers[size_t(node->output)].dtype);
     if (rowSlots && looped) // what later stages read back from registers
       text += strCat("    ", type, " ", rowValueName(*node),
-                     reduction ? "" : strCat("[", rowSlots, "]"), ";\n");
+                     reduction ? "" : strCat("[", rowSlots * rowVector, "]"), ";\n");
     text += "    {\n";
     if (reduction)
       renderReductionStage(*node, scope);
@@ -175,7 +176,7 @@ Expected<LaunchConfig> KernelRenderer::renderLoop(const codegen::LoopKernel &loo
   }
   ex->clearLoadOverrides();
   text += "  }\n";
-  return LaunchConfig{rows, block};
+  return LaunchConfig{rows, blockThreads};
 }
 
 void KernelRenderer::planRegisterRow(const std::vector<const LoopNode *> &stages) {
@@ -196,8 +197,20 @@ void KernelRenderer::planRegisterRow(const std::vector<const LoopNode *> &stages
       return;
     extent = *e;
   }
+  if (!extent)
+    return;
+  rowVector = 1;
+  if (extent % kRowVector == 0) {
+    int64_t threads = (extent / kRowVector + 31) / 32 * 32;
+    int64_t block = std::min<int64_t>(threads, 1024);
+    int64_t slots = (extent + block * kRowVector - 1) / (block * kRowVector);
+    if (slots <= kMaxRowSlots) {
+      rowVector = kRowVector, blockThreads = block, rowSlots = slots, rowExtent = extent;
+      return;
+    }
+  }
   int64_t slots = (extent + blockThreads - 1) / blockThreads;
-  if (extent && slots <= kMaxRowSlots)
+  if (slots <= kMaxRowSlots)
     rowSlots = slots, rowExtent = extent;
 }
 
@@ -205,7 +218,7 @@ std::string KernelRenderer::rowValueName(const LoopNode &node) const {
   return strCat(node.kind == LoopNode::Kind::Reduction ? "rv" : "rc", node.output);
 }
 
-void KernelRenderer::overrideRowLoads(const std::string &innerVar) {
+void KernelRenderer::overrideRowLoads(const std::string &innerVar, const std::string &slot) {
   // A row element's flat index over (outer dims, the inner dim) and a row's over the outer dims.
   size_t k = kernel.outerRanges.size();
   SymInt rowFlat(0), stride(1);
@@ -221,17 +234,76 @@ void KernelRenderer::overrideRowLoads(const std::string &innerVar) {
       ex->overrideLoad(node->output, rowFlat, fromMemory(dtype, rowValueName(*node)));
     else
       ex->overrideLoad(node->output, elementFlat,
-                       fromMemory(dtype, rowValueName(*node) + "[tc_j]"));
+                       fromMemory(dtype, strCat(rowValueName(*node), "[", slot, "]")));
   }
 }
 
-std::string KernelRenderer::rowLoopHead(const std::string &var, const std::string &indent) {
-  std::string head = strCat(indent, "#pragma unroll\n", indent, "for (int tc_j = 0; tc_j < ",
-                            rowSlots, "; ++tc_j) {\n", indent, "  const int ", var,
-                            " = threadIdx.x + tc_j * ", blockThreads, ";\n");
-  if (rowExtent % blockThreads)
-    head += strCat(indent, "  if (", var, " >= ", rowExtent, ") continue;\n");
+std::string KernelRenderer::rowLoopHead(const std::string &indent) {
+  std::string head =
+      strCat(indent, "#pragma unroll\n", indent, "for (int tc_j = 0; tc_j < ", rowSlots,
+             "; ++tc_j) {\n", indent, "  const int tc_base = (threadIdx.x + tc_j * ", blockThreads,
+             ")", rowVector > 1 ? strCat(" * ", rowVector) : "", ";\n");
+  if (rowExtent % (blockThreads * rowVector))
+    head += strCat(indent, "  if (tc_base >= ", rowExtent, ") continue;\n");
   return head;
+}
+
+void KernelRenderer::renderRowElements(
+    const LoopNode &node, const std::string &innerVar, const std::string &var,
+    const std::string &indent, const std::function<void(Scope &)> &bind,
+    const std::function<void(const std::string &, const std::string &)> &each) {
+  // The row's flat index over the outer dims is the kernel's row `o`.
+  size_t k = kernel.outerRanges.size();
+  SymInt rowFlat(0), stride(1);
+  for (size_t d = k; d-- > 0;) {
+    rowFlat = rowFlat + SymInt::symbol(loop::loopVar(d)) * stride;
+    stride = stride * kernel.outerRanges[d];
+  }
+  SymInt element = SymInt::symbol(innerVar);
+  SymInt inRow = rowFlat * SymInt(rowExtent) + element;
+  // Vector operands: buffers read at the element's index in the row (rows) or at its column
+  // (columns: a LayerNorm's weight), not computed in this kernel.
+  std::set<int> computed;
+  for (const LoopNode *value : rowValues)
+    computed.insert(value->output);
+  std::map<std::pair<int, bool>, std::string> vectors; // (buffer, in the row) -> local
+  if (rowVector > 1)
+    loop::forEachExpr(node.body, [&](const loop::Expr &expr) {
+      if (expr.kind != loop::ExprKind::Load || computed.count(expr.buffer))
+        return;
+      bool row = expr.index == inRow;
+      if (!row && expr.index != element)
+        return;
+      DType dtype = program.buffers[size_t(expr.buffer)].dtype;
+      std::string type = vectorType(dtype);
+      if (type.empty() || vectors.count({expr.buffer, row}))
+        return;
+      std::string local = strCat("tc_v", expr.buffer, row ? "r" : "c", "_", counter++);
+      text += strCat(indent, "  const ", type, " ", local, " = *reinterpret_cast<const ", type,
+                     " *>(&b", expr.buffer, "[", row ? strCat("o * ", rowExtent, " + ") : "",
+                     "tc_base]);\n");
+      vectors[{expr.buffer, row}] = local;
+    });
+  static const char *lanes[] = {"x", "y", "z", "w"};
+  for (int64_t l = 0; l < rowVector; ++l) {
+    std::string in = rowVector > 1 ? indent + "  " : indent;
+    if (rowVector > 1)
+      text += indent + "  {\n";
+    text +=
+        strCat(in, "  const int ", var, " = tc_base", rowVector > 1 ? strCat(" + ", l) : "", ";\n");
+    Scope scope;
+    bind(scope);
+    std::string slot = rowVector > 1 ? strCat("tc_j * ", rowVector, " + ", l) : "tc_j";
+    overrideRowLoads(innerVar, slot);
+    for (const auto &[key, local] : vectors)
+      ex->overrideLoad(
+          key.first, key.second ? inRow : element,
+          fromMemory(program.buffers[size_t(key.first)].dtype, strCat(local, ".", lanes[l])));
+    std::string value = ex->body(node.body, scope, text, in + "  ");
+    each(value, slot);
+    if (rowVector > 1)
+      text += indent + "  }\n";
+  }
 }
 
 std::string KernelRenderer::vectorType(DType dtype) {
@@ -362,16 +434,29 @@ void KernelRenderer::renderPointwiseStage(const LoopNode &node, const Scope &out
     return;
   }
   if (rowSlots) {
-    text += rowLoopHead("i", indent);
-    Scope scope = outer;
-    decompose("i", node.ranges, k, m, loopVarName, scope, indent + "  ");
-    overrideRowLoads(loop::loopVar(k));
-    std::string value = ex->body(node.body, scope, text, indent + "  ");
+    text += rowLoopHead(indent);
     DType dtype = program.buffers[size_t(node.output)].dtype;
-    text += strCat(indent, "  ", rowValueName(node),
-                   "[tc_j] = ", ex->storedValue(value, node.body->dtype, dtype), ";\n");
-    text += strCat(indent, "  b", node.output, "[o * ", rowExtent, " + i] = ", rowValueName(node),
-                   "[tc_j];\n", indent, "}\n");
+    std::string in = rowVector > 1 ? indent + "    " : indent + "  ";
+    std::vector<std::string> slots;
+    renderRowElements(
+        node, loop::loopVar(k), "i", indent,
+        [&](Scope &scope) {
+          scope = outer;
+          decompose("i", node.ranges, k, m, loopVarName, scope, in);
+        },
+        [&](const std::string &value, const std::string &slot) {
+          std::string reg = strCat(rowValueName(node), "[", slot, "]");
+          text += strCat(in, reg, " = ", ex->storedValue(value, node.body->dtype, dtype), ";\n");
+          if (rowVector == 1)
+            text += strCat(in, "b", node.output, "[o * ", rowExtent, " + i] = ", reg, ";\n");
+          slots.push_back(reg);
+        });
+    if (rowVector > 1) {
+      std::string type = vectorType(dtype);
+      text += strCat(indent, "  *reinterpret_cast<", type, " *>(&b", node.output, "[o * ",
+                     rowExtent, " + tc_base]) = ", type, "{", join(slots, ", "), "};\n");
+    }
+    text += indent + "}\n";
     return;
   }
   std::string inner = ex->index(product(node.ranges, k), symbols);
@@ -431,23 +516,31 @@ void KernelRenderer::renderReductionStage(const LoopNode &node, const Scope &out
   text +=
       strCat(indent, "const long long extent = ", ex->index(product(node.reductionRanges), symbols),
              ";\n");
-  Scope scope = outer;
+  auto accumulate = [&](const std::string &value, const std::string &in) {
+    if (isArg)
+      text += strCat(in, "if (", argBetter(op, dtype, value, "r", "acc", "acc_i", false),
+                     ") { acc = ", value, "; acc_i = r; }\n");
+    else
+      text += in + combine(op, dtype, "acc", value) + "\n";
+  };
   if (rowSlots) {
-    text += rowLoopHead("r", indent);
-    decompose("r", node.reductionRanges, 0, q, reductionVarName, scope, indent + "  ");
-    overrideRowLoads(loop::reductionVar(0));
+    text += rowLoopHead(indent);
+    std::string in = rowVector > 1 ? indent + "    " : indent + "  ";
+    renderRowElements(
+        node, loop::reductionVar(0), "r", indent,
+        [&](Scope &scope) {
+          scope = outer;
+          decompose("r", node.reductionRanges, 0, q, reductionVarName, scope, in);
+        },
+        [&](const std::string &value, const std::string &) { accumulate(value, in); });
   } else {
+    Scope scope = outer;
     text += noUnroll(q);
     text +=
         strCat(indent, "for (long long r = threadIdx.x; r < extent; r += ", blockThreads, ") {\n");
     decompose("r", node.reductionRanges, 0, q, reductionVarName, scope, indent + "  ");
+    accumulate(ex->body(node.body, scope, text, indent + "  "), indent + "  ");
   }
-  std::string value = ex->body(node.body, scope, text, indent + "  ");
-  if (isArg)
-    text += strCat(indent, "  if (", argBetter(op, dtype, value, "r", "acc", "acc_i", false),
-                   ") { acc = ", value, "; acc_i = r; }\n");
-  else
-    text += indent + "  " + combine(op, dtype, "acc", value) + "\n";
   text += indent + "}\n";
 
   // Warp, then block: partial results meet in shared memory (one slot per warp).
