@@ -266,23 +266,24 @@ void KernelRenderer::renderRowElements(
   std::set<int> computed;
   for (const LoopNode *value : rowValues)
     computed.insert(value->output);
-  std::map<std::pair<int, bool>, std::string> vectors; // (buffer, in the row) -> local
+  // One vector per buffer (a load override is per buffer): the first of its two forms met.
+  std::map<int, std::pair<bool, std::string>> vectors; // buffer -> (in the row, local)
   if (rowVector > 1)
     loop::forEachExpr(node.body, [&](const loop::Expr &expr) {
-      if (expr.kind != loop::ExprKind::Load || computed.count(expr.buffer))
+      if (expr.kind != loop::ExprKind::Load || computed.count(expr.buffer) ||
+          vectors.count(expr.buffer))
         return;
       bool row = expr.index == inRow;
       if (!row && expr.index != element)
         return;
-      DType dtype = program.buffers[size_t(expr.buffer)].dtype;
-      std::string type = vectorType(dtype);
-      if (type.empty() || vectors.count({expr.buffer, row}))
+      std::string type = vectorType(program.buffers[size_t(expr.buffer)].dtype);
+      if (type.empty())
         return;
       std::string local = strCat("tc_v", expr.buffer, row ? "r" : "c", "_", counter++);
       text += strCat(indent, "  const ", type, " ", local, " = *reinterpret_cast<const ", type,
                      " *>(&b", expr.buffer, "[", row ? strCat("o * ", rowExtent, " + ") : "",
                      "tc_base]);\n");
-      vectors[{expr.buffer, row}] = local;
+      vectors[expr.buffer] = {row, local};
     });
   static const char *lanes[] = {"x", "y", "z", "w"};
   for (int64_t l = 0; l < rowVector; ++l) {
@@ -295,10 +296,10 @@ void KernelRenderer::renderRowElements(
     bind(scope);
     std::string slot = rowVector > 1 ? strCat("tc_j * ", rowVector, " + ", l) : "tc_j";
     overrideRowLoads(innerVar, slot);
-    for (const auto &[key, local] : vectors)
+    for (const auto &[buffer, vector] : vectors)
       ex->overrideLoad(
-          key.first, key.second ? inRow : element,
-          fromMemory(program.buffers[size_t(key.first)].dtype, strCat(local, ".", lanes[l])));
+          buffer, vector.first ? inRow : element,
+          fromMemory(program.buffers[size_t(buffer)].dtype, strCat(vector.second, ".", lanes[l])));
     std::string value = ex->body(node.body, scope, text, in + "  ");
     each(value, slot);
     if (rowVector > 1)
