@@ -148,6 +148,16 @@ const char *fusionKindName(FusionDecision::Kind kind) {
   return "?";
 }
 
+SymInt rowMajorFlat(const std::vector<SymInt> &ranges, size_t count) {
+  SymInt flat(0), stride(1);
+  for (size_t i = ranges.size(); i-- > 0;) {
+    if (i < count)
+      flat = flat + SymInt::symbol(loop::loopVar(i)) * stride;
+    stride = stride * ranges[i];
+  }
+  return flat;
+}
+
 namespace {
 
 /// Every Load and IndirectLoad of `body` with its index (an IndirectLoad reads its buffer
@@ -172,17 +182,6 @@ size_t exprNodeCount(const ExprRef &body) {
       stack.push_back(operand.get());
   }
   return seen.size();
-}
-
-SymInt rowMajorFlat(const std::vector<SymInt> &ranges, size_t count) {
-  // Flat index of (x0, ..., x(count-1), 0, ...) in a dense buffer over `ranges`.
-  SymInt flat(0), stride(1);
-  for (size_t i = ranges.size(); i-- > 0;) {
-    if (i < count)
-      flat = flat + SymInt::symbol(loop::loopVar(i)) * stride;
-    stride = stride * ranges[i];
-  }
-  return flat;
 }
 
 std::vector<SymInt> withoutUnitDims(const std::vector<SymInt> &shape) {

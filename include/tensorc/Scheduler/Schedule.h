@@ -75,6 +75,10 @@ SymInt templateTileCount(const loop::LoopNode &node);
 std::optional<std::vector<SymInt>> permutedStrides(const SymInt &index,
                                                    const std::vector<SymInt> &ranges);
 
+/// The flat index of element (x0, ..., x(count-1), 0, ...) of a dense buffer over `ranges`, in
+/// the loop variables x0, x1, ...: a kernel's row over its outer ranges, a node's own element.
+SymInt rowMajorFlat(const std::vector<SymInt> &ranges, size_t count);
+
 /// Element operations (loads, stores, accumulations) a task should have at least.
 constexpr int64_t kMinTaskElements = 32768;
 

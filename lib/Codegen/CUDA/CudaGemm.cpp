@@ -104,12 +104,7 @@ std::string KernelRenderer::libraryEpilogue(const codegen::TemplateKernel &t,
         text += strCat(in, "  const long long ", var, " = ", bound, ";\n");
         scope[loopVarName(i)] = var;
       }
-      SymInt own(0), stride(1);
-      for (size_t i = epilogue->ranges.size(); i-- > 0;) {
-        own = own + SymInt::symbol(loop::loopVar(i)) * stride;
-        stride = stride * epilogue->ranges[i];
-      }
-      storeAt = ex->index(own, scope);
+      storeAt = ex->index(sched::rowMajorFlat(epilogue->ranges, epilogue->ranges.size()), scope);
     } else {
       bindEpilogue(node, *epilogue, 1, site.batch, site.row, col, scope, in + "  ");
     }
@@ -132,11 +127,7 @@ std::string KernelRenderer::libraryEpilogue(const codegen::TemplateKernel &t,
 
 std::optional<std::vector<SymInt>> KernelRenderer::permutedRead(const LoopNode &templateNode,
                                                                 const LoopNode &epilogue) {
-  SymInt own(0), stride(1);
-  for (size_t i = epilogue.ranges.size(); i-- > 0;) {
-    own = own + SymInt::symbol(loop::loopVar(i)) * stride;
-    stride = stride * epilogue.ranges[i];
-  }
+  SymInt own = sched::rowMajorFlat(epilogue.ranges, epilogue.ranges.size());
   std::optional<SymInt> index;
   loop::forEachExpr(epilogue.body, [&](const loop::Expr &expr) {
     if (expr.kind == loop::ExprKind::Load && expr.buffer == templateNode.output)

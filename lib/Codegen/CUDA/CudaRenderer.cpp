@@ -220,12 +220,7 @@ std::string KernelRenderer::rowValueName(const LoopNode &node) const {
 
 void KernelRenderer::overrideRowLoads(const std::string &innerVar, const std::string &slot) {
   // A row element's flat index over (outer dims, the inner dim) and a row's over the outer dims.
-  size_t k = kernel.outerRanges.size();
-  SymInt rowFlat(0), stride(1);
-  for (size_t d = k; d-- > 0;) {
-    rowFlat = rowFlat + SymInt::symbol(loop::loopVar(d)) * stride;
-    stride = stride * kernel.outerRanges[d];
-  }
+  SymInt rowFlat = sched::rowMajorFlat(kernel.outerRanges, kernel.outerRanges.size());
   SymInt elementFlat = rowFlat * SymInt(rowExtent) + SymInt::symbol(innerVar);
   ex->clearLoadOverrides();
   for (const LoopNode *node : rowValues) {
@@ -253,12 +248,7 @@ void KernelRenderer::renderRowElements(
     const std::string &indent, const std::function<void(Scope &)> &bind,
     const std::function<void(const std::string &, const std::string &)> &each) {
   // The row's flat index over the outer dims is the kernel's row `o`.
-  size_t k = kernel.outerRanges.size();
-  SymInt rowFlat(0), stride(1);
-  for (size_t d = k; d-- > 0;) {
-    rowFlat = rowFlat + SymInt::symbol(loop::loopVar(d)) * stride;
-    stride = stride * kernel.outerRanges[d];
-  }
+  SymInt rowFlat = sched::rowMajorFlat(kernel.outerRanges, kernel.outerRanges.size());
   SymInt element = SymInt::symbol(innerVar);
   SymInt inRow = rowFlat * SymInt(rowExtent) + element;
   // Vector operands: buffers read at the element's index in the row (rows) or at its column
@@ -334,11 +324,7 @@ std::string KernelRenderer::vectorType(DType dtype) {
 bool KernelRenderer::renderVectorElementwise(const std::vector<const LoopNode *> &stages,
                                              const std::string &range) {
   size_t k = kernel.outerRanges.size();
-  SymInt flat(0), stride(1);
-  for (size_t d = k; d-- > 0;) {
-    flat = flat + SymInt::symbol(loop::loopVar(d)) * stride;
-    stride = stride * kernel.outerRanges[d];
-  }
+  SymInt flat = sched::rowMajorFlat(kernel.outerRanges, k);
   std::map<int, const LoopNode *> producedBy;
   size_t exprNodes = 0;
   for (const LoopNode *node : stages) {

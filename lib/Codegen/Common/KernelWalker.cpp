@@ -62,11 +62,7 @@ Status composeEpilogue(const loop::LoopProgram &program, const sched::Kernel &ke
       return makeError("kernel ", kernel.name, ": epilogue ", link.name, " ranges over ",
                        loop::printDims(link.ranges), ", the chain over ",
                        loop::printDims(t.epilogue->ranges));
-    SymInt identity(0), stride(1);
-    for (size_t d = link.ranges.size(); d-- > 0;) {
-      identity = identity + SymInt::symbol(loop::loopVar(d)) * stride;
-      stride = stride * link.ranges[d];
-    }
+    SymInt identity = sched::rowMajorFlat(link.ranges, link.ranges.size());
     std::string misuse;
     body = loop::mutateWith(link.body, [&](const loop::ExprRef &expr) -> loop::ExprRef {
       if (expr->kind != loop::ExprKind::Load && expr->kind != loop::ExprKind::IndirectLoad)
