@@ -7,14 +7,15 @@ include(CMakePackageConfigHelpers)
 find_package(Threads REQUIRED)
 
 # The runtime library holds everything libtensorc_rt links (runtime/CMakeLists.txt), so a user
-# links one library. Log.cpp (and Timing.cpp, which logs) stays out: nothing the runtime runs
-# logs, and in a compiler build it needs spdlog, which the runtime never links. A library missing
+# links one library. Log.cpp (and Timing.cpp and CacheLimit.cpp, which log) stays out: nothing the
+# runtime runs logs or keeps a compile cache, and in a compiler build Log.cpp needs spdlog, which
+# the runtime never links. A library missing
 # from this list fails the shared library's link (--no-undefined below).
 set(TENSORC_RUNTIME_OBJECTS "")
 foreach(library tensorc_rt tensorc_bundle tensorc_frontend_fx tensorc_interp tensorc_ops
                 tensorc_ir tensorc_support)
   list(APPEND TENSORC_RUNTIME_OBJECTS
-       "$<FILTER:$<TARGET_OBJECTS:${library}>,EXCLUDE,/(Log|Timing)\\.cpp\\.o$>")
+       "$<FILTER:$<TARGET_OBJECTS:${library}>,EXCLUDE,/(Log|Timing|CacheLimit)\\.cpp\\.o$>")
 endforeach()
 
 # The headers a runtime user includes, and every header they include (the install test compiles

@@ -4,8 +4,10 @@
 #include "tensorc/Pipeline/CompileCache.h"
 
 #include "tensorc/Bundle/BundleWriter.h"
+#include "tensorc/Support/CacheLimit.h"
 #include "tensorc/Support/ContentHash.h"
 #include "tensorc/Support/Json.h"
+#include "tensorc/Support/Limits.h"
 #include "tensorc/Support/Log.h"
 #include "tensorc/Support/MappedFile.h"
 #include "tensorc/Support/StrCat.h"
@@ -295,8 +297,15 @@ Expected<std::optional<CompileSummary>> restoreFromCache(const std::string &cach
   std::stable_partition(entry->files.begin(), entry->files.end(),
                         [](const auto &file) { return file.first != "manifest.json"; });
   for (const auto &[relative, stored] : entry->files)
-    TC_RETURN_IF_ERROR(copyFile(stored, fs::path(staging->dir()) / relative));
+    if (Status copied = copyFile(stored, fs::path(staging->dir()) / relative); !copied) {
+      // Removed under us (another compile trimming the cache): a miss, and the staging area
+      // goes with its destructor.
+      log::warn(strCat("compile cache entry ", dir.string(), " went away while being read (",
+                       copied.message(), "); compiling"));
+      return std::optional<CompileSummary>();
+    }
   TC_RETURN_IF_ERROR(library ? staging->commit("model.so") : staging->commit());
+  cache::touch((dir / "index.json").string());
   return std::optional<CompileSummary>(std::move(entry->summary));
 }
 
@@ -314,6 +323,18 @@ void storeInCache(const std::string &cacheDir, const std::string &key,
   Expected<std::vector<std::pair<std::string, fs::path>>> files = outputFiles(options);
   if (!files)
     return fail(files.error().message());
+  // An output larger than the whole cache would only push everything else out, and then itself.
+  if (Expected<int64_t> limit = cache::maxBytesFromEnv(); limit && *limit > 0) {
+    int64_t bytes = 0;
+    for (const auto &file : *files)
+      bytes += int64_t(fs::file_size(file.second, error));
+    if (bytes > *limit) {
+      log::debug("cache",
+                 strCat("not cached: ", formatBytes(bytes), " is more than the cache limit ",
+                        formatBytes(*limit), " (", cache::kMaxSizeEnv, ")"));
+      return;
+    }
+  }
   fs::create_directories(temp, error);
   if (error)
     return fail(error.message());
@@ -370,6 +391,7 @@ void storeInCache(const std::string &cacheDir, const std::string &key,
     if (error)
       return fail(error.message());
   }
+  cache::trimToLimit(cacheDir, {entry.string()});
 }
 
 } // namespace tensorc

@@ -4,6 +4,7 @@
 #include "tensorc/Bundle/Manifest.h"
 #include "tensorc/Ops/Registry.h"
 #include "tensorc/Pipeline/Compile.h"
+#include "tensorc/Support/CacheLimit.h"
 #include "tensorc/Support/ContentHash.h"
 #include "tensorc/Support/Parallel.h"
 #include "tensorc/Support/Sha256.h"
@@ -11,13 +12,17 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace tensorc {
@@ -299,6 +304,171 @@ TEST_F(CompileCache, CudaBundleDoesNotDependOnJobs) {
   for (const auto &[module, text] : ptx)
     EXPECT_EQ(text.find(bundle::kKernelSignatureSymbol) != std::string::npos, module == 0)
         << "module " << module;
+}
+
+/// Sets an environment variable for one scope.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, const std::string &value) : name_(name) {
+    if (const char *old = std::getenv(name))
+      old_ = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
+  }
+
+private:
+  const char *name_;
+  std::optional<std::string> old_;
+};
+
+/// Writes `bytes` bytes to `path` and dates it `ageSeconds` ago.
+void writeAged(const fs::path &path, size_t bytes, int ageSeconds) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << std::string(bytes, 'x');
+  timespec times[2];
+  ::clock_gettime(CLOCK_REALTIME, &times[0]);
+  times[0].tv_sec -= ageSeconds;
+  times[1] = times[0];
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0) << path;
+}
+
+TEST(CacheLimit, TrimRemovesLeastRecentlyUsedTensorcItemsOnly) {
+  fs::path dir = fs::temp_directory_path() / ("tensorc-trim-test-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  std::string hex(32, 'a');
+  auto entry = [&](char c) { return dir / "bundles" / std::string(32, c); };
+  // Three compile cache entries (last used 300, 200 and 100 s ago: their index.json's time) and
+  // two NVRTC programs (a PTX and a cubin each; 250 and 50 s ago).
+  writeAged(entry('1') / "f0", 1000, 300);
+  writeAged(entry('1') / "index.json", 10, 300);
+  writeAged(entry('2') / "f0", 1000, 10);
+  writeAged(entry('2') / "index.json", 10, 200);
+  writeAged(entry('3') / "f0", 1000, 100);
+  writeAged(entry('3') / "index.json", 10, 100);
+  writeAged(dir / (std::string(32, 'b') + ".sm_90.ptx"), 300, 250);
+  writeAged(dir / (std::string(32, 'b') + ".sm_90.cubin"), 200, 250);
+  writeAged(dir / (std::string(32, 'c') + ".sm_90.ptx"), 300, 50);
+  writeAged(dir / (std::string(32, 'c') + ".sm_90.cubin"), 200, 50);
+  // What is not tensorc's compile or NVRTC cache: other tools' files, however old and large.
+  writeAged(dir / "models" / "resnet.onnx", 5000, 9000);
+  writeAged(dir / "notes.txt", 5000, 9000);
+  writeAged(dir / "bundles" / "not-a-key" / "f0", 5000, 9000);
+  // A dead store's temporaries (two hours old) and a live one's (just now).
+  writeAged(dir / "bundles" / ".tmp-dead" / "f0", 100, 7200);
+  fs::last_write_time(dir / "bundles" / ".tmp-dead",
+                      fs::file_time_type::clock::now() - std::chrono::hours(2));
+  writeAged(dir / "bundles" / ".tmp-live" / "f0", 100, 0);
+  writeAged(dir / (hex + ".sm_90.ptx.tmp99-0"), 100, 7200);
+
+  std::vector<cache::Item> items = cache::listItems(dir.string());
+  int64_t total = 0;
+  for (const cache::Item &item : items)
+    total += item.bytes;
+  EXPECT_EQ(items.size(), 5u);
+  EXPECT_EQ(total, 3 * 1010 + 2 * 500);
+  EXPECT_FALSE(fs::exists(dir / "bundles" / ".tmp-dead"));
+  EXPECT_FALSE(fs::exists(dir / (hex + ".sm_90.ptx.tmp99-0")));
+  EXPECT_TRUE(fs::exists(dir / "bundles" / ".tmp-live"));
+
+  // Under the limit: nothing goes.
+  cache::TrimResult none = cache::trim(dir.string(), total, {});
+  EXPECT_EQ(none.removed, 0u);
+  EXPECT_EQ(none.bytesAfter, total);
+  // 2000 bytes: entry 1 (oldest) and program b go; the kept entry 2 stays although it is the
+  // next oldest, so entry 3 goes instead.
+  cache::TrimResult trimmed = cache::trim(dir.string(), 2000, {entry('2').string()});
+  EXPECT_EQ(trimmed.bytesBefore, total);
+  EXPECT_EQ(trimmed.removed, 3u);
+  EXPECT_FALSE(fs::exists(entry('1')));
+  EXPECT_FALSE(fs::exists(dir / (std::string(32, 'b') + ".sm_90.ptx")));
+  EXPECT_FALSE(fs::exists(dir / (std::string(32, 'b') + ".sm_90.cubin")));
+  EXPECT_TRUE(fs::exists(entry('2') / "f0"));
+  EXPECT_FALSE(fs::exists(entry('3')));
+  EXPECT_TRUE(fs::exists(dir / (std::string(32, 'c') + ".sm_90.cubin")));
+  EXPECT_EQ(trimmed.bytesAfter, 1010 + 500);
+  // A touch makes an item the newest.
+  cache::touch((entry('2') / "index.json").string());
+  cache::TrimResult last = cache::trim(dir.string(), 1010, {});
+  EXPECT_EQ(last.removed, 1u);
+  EXPECT_TRUE(fs::exists(entry('2')));
+  EXPECT_FALSE(fs::exists(dir / (std::string(32, 'c') + ".sm_90.ptx")));
+  for (const char *other : {"models/resnet.onnx", "notes.txt", "bundles/not-a-key/f0"})
+    EXPECT_TRUE(fs::exists(dir / other)) << other;
+  // No limit.
+  EXPECT_EQ(cache::trim(dir.string(), 0, {}).removed, 0u);
+  fs::remove_all(dir);
+}
+
+TEST(CacheLimit, LimitFromTheEnvironment) {
+  {
+    ScopedEnv unset(cache::kMaxSizeEnv, "");
+    EXPECT_EQ(*cache::maxBytesFromEnv(), cache::kDefaultMaxBytes);
+  }
+  {
+    ScopedEnv set(cache::kMaxSizeEnv, "300M");
+    EXPECT_EQ(*cache::maxBytesFromEnv(), int64_t(300) << 20);
+  }
+  ScopedEnv bad(cache::kMaxSizeEnv, "lots");
+  Expected<int64_t> limit = cache::maxBytesFromEnv();
+  ASSERT_FALSE(limit.hasValue());
+  EXPECT_NE(limit.error().message().find(cache::kMaxSizeEnv), std::string::npos)
+      << limit.error().message();
+}
+
+TEST_F(CompileCache, LimitEvictsTheLeastRecentlyUsedAndSkipsOversizedOutput) {
+  auto bytesOf = [&](const std::string &model, const CompileOptions &options) {
+    std::vector<cache::Item> before = cache::listItems((dir_ / "cache").string());
+    Expected<CompileSummary> compiled = compile(options, model);
+    EXPECT_TRUE(compiled.hasValue()) << compiled.error().message();
+    std::vector<cache::Item> after = cache::listItems((dir_ / "cache").string());
+    EXPECT_EQ(after.size(), before.size() + 1);
+    int64_t total = 0;
+    for (const cache::Item &item : after)
+      total += item.bytes;
+    for (const cache::Item &item : before)
+      total -= item.bytes;
+    return total;
+  };
+  auto itemBytes = [&] {
+    std::multiset<int64_t> bytes;
+    for (const cache::Item &item : cache::listItems((dir_ / "cache").string()))
+      bytes.insert(item.bytes);
+    return bytes;
+  };
+  // The small model's bundle, then the MLP's (96 MiB of weights), then the small one used again.
+  int64_t small = bytesOf("convnet.fx", options("small"));
+  int64_t mlp = bytesOf("mlp.fx", options("mlp"));
+  ASSERT_GT(mlp, int64_t(fs::file_size(dir_ / "model" / "mlp.safetensors")));
+  ASSERT_TRUE(compile(options("small-again"), "convnet.fx").value().fromCache);
+  {
+    // A limit that holds both: a third entry pushes out the least recently used (the MLP's,
+    // although it was stored after the small model's).
+    ScopedEnv limit(cache::kMaxSizeEnv, std::to_string(small + mlp));
+    CompileOptions unfused = options("small-unfused");
+    unfused.limits.maxFusions = 0;
+    Expected<CompileSummary> third = compile(unfused, "convnet.fx");
+    ASSERT_TRUE(third.hasValue()) << third.error().message();
+    EXPECT_FALSE(third->fromCache);
+    std::multiset<int64_t> left = itemBytes();
+    ASSERT_EQ(left.size(), 2u);
+    EXPECT_EQ(left.count(small), 1u);
+    EXPECT_EQ(left.count(mlp), 0u);
+    EXPECT_FALSE(compile(options("mlp-again")).value().fromCache);
+  }
+  // A bundle larger than the whole limit is not stored, nor does it push the others out.
+  ScopedEnv tiny(cache::kMaxSizeEnv, std::to_string(mlp / 2));
+  std::multiset<int64_t> before = itemBytes();
+  CompileOptions big1 = options("mlp-big1"), big2 = options("mlp-big2");
+  big1.variants = big2.variants = {"x86_64"};
+  EXPECT_FALSE(compile(big1).value().fromCache);
+  EXPECT_FALSE(compile(big2).value().fromCache);
+  EXPECT_EQ(itemBytes(), before);
+  EXPECT_EQ(readBundle(dir_ / "mlp-big2"), readBundle(dir_ / "mlp-big1"));
 }
 
 } // namespace

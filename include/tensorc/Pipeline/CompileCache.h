@@ -28,15 +28,17 @@ Expected<CompileCacheKey> compileCacheKey(const std::string &modelPath,
 
 /// On a hit, writes the cached bundle to options.outDir (through a staging area, as compile
 /// does) and returns what compile returned for it; nullopt on a miss. An entry that is
-/// unreadable or does not match its checksums is a miss with a warning (and is replaced by the
-/// next store).
+/// unreadable or does not match its checksums, or that another compile's trimming removes while
+/// it is copied, is a miss with a warning (and is replaced by the next store). A hit marks the
+/// entry as used now.
 Expected<std::optional<CompileSummary>> restoreFromCache(const std::string &cacheDir,
                                                          const std::string &key,
                                                          const CompileOptions &options);
 
 /// Stores the compile output just written to options.outDir (a bundle's files, or the model
-/// library) under `key` (copies). Best effort: failures only warn. Concurrent stores of one key
-/// each build a complete entry; one of them stays.
+/// library) under `key` (copies), then trims the cache directory to its size limit
+/// (cache::trimToLimit; an output larger than the limit is not stored). Best effort: failures only
+/// warn. Concurrent stores of one key each build a complete entry; one of them stays.
 void storeInCache(const std::string &cacheDir, const std::string &key,
                   const CompileOptions &options, const CompileSummary &summary);
 

@@ -5,6 +5,7 @@
 // failures become errors naming the kernel.
 #include "tensorc/Codegen/CUDA/CudaCodegen.h"
 
+#include "tensorc/Support/CacheLimit.h"
 #include "tensorc/Support/Parallel.h"
 #include "tensorc/Support/StrCat.h"
 #include "tensorc/Support/Timing.h"
@@ -365,8 +366,12 @@ Expected<std::vector<CompiledModule>> compileSources(const std::vector<SourcePar
       for (const std::string &arch : archs)
         hit = hit && readCached(cached(p, arch + ".cubin"), module.cubins[arch]);
       module.fromCache = hit;
-      if (hit)
+      if (hit) {
+        cache::touch(cached(p, module.ptxArch + ".ptx").string());
+        for (const std::string &arch : archs)
+          cache::touch(cached(p, arch + ".cubin").string());
         continue;
+      }
       module.cubins.clear();
       module.ptx.clear();
     }
@@ -425,14 +430,20 @@ Expected<std::vector<CompiledModule>> compileSources(const std::vector<SourcePar
                           std::min<size_t>(count, options.jobs ? options.jobs : defaultJobs()),
                           " threads (", int64_t(cpuTotal * 1000 + 0.5), " ms CPU)"),
                    wall);
-  if (!dir.empty())
+  if (!dir.empty() && count > 0) {
+    std::vector<std::string> written;
     for (size_t p = 0; p < parts.size(); ++p) {
       if (modules[p].fromCache)
         continue;
-      writeCached(cached(p, modules[p].ptxArch + ".ptx"), modules[p].ptx);
-      for (const auto &[arch, cubin] : modules[p].cubins)
-        writeCached(cached(p, arch + ".cubin"), cubin);
+      written.push_back(cached(p, modules[p].ptxArch + ".ptx").string());
+      writeCached(written.back(), modules[p].ptx);
+      for (const auto &[arch, cubin] : modules[p].cubins) {
+        written.push_back(cached(p, arch + ".cubin").string());
+        writeCached(written.back(), cubin);
+      }
     }
+    cache::trimToLimit(dir, written);
+  }
   return modules;
 }
 

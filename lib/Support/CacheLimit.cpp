@@ -1,0 +1,213 @@
+// The caches' size limit: listing what tensorc owns in a cache directory and removing the least
+// recently used of it.
+#include "tensorc/Support/CacheLimit.h"
+
+#include "tensorc/Support/Limits.h"
+#include "tensorc/Support/Log.h"
+#include "tensorc/Support/StrCat.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
+#include <tuple>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace tensorc::cache {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+int64_t modifiedNs(const struct stat &info) {
+  return int64_t(info.st_mtim.tv_sec) * 1000000000 + info.st_mtim.tv_nsec;
+}
+
+bool isHex(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) || (c >= 'a' && c <= 'f');
+  });
+}
+
+/// NVRTC's cached outputs: "<32 hex digits>.<arch>.ptx" or ".cubin"; the hash prefix, else "".
+std::string nvrtcProgram(const std::string &name) {
+  size_t dot = name.find('.');
+  if (dot != 32 || !isHex(std::string_view(name).substr(0, 32)))
+    return "";
+  std::string_view rest = std::string_view(name).substr(dot);
+  bool output = rest.size() > 4 && (rest.substr(rest.size() - 4) == ".ptx" ||
+                                    (rest.size() > 6 && rest.substr(rest.size() - 6) == ".cubin"));
+  return output && rest.find(".tmp") == std::string_view::npos ? name.substr(0, 32) : "";
+}
+
+/// A store's temporary file or directory (NVRTC "<name>.tmp<pid>-<n>", the compile cache's
+/// ".tmp-", ".old-" and ".evict-" directories).
+bool isTemporary(const std::string &name, bool inBundles) {
+  if (inBundles)
+    return name.rfind(".tmp-", 0) == 0 || name.rfind(".old-", 0) == 0 ||
+           name.rfind(".evict-", 0) == 0;
+  size_t dot = name.find('.');
+  return dot == 32 && isHex(std::string_view(name).substr(0, 32)) &&
+         name.find(".tmp", dot) != std::string::npos;
+}
+
+int64_t nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+constexpr int64_t kStaleTemporaryNs = int64_t(3600) * 1000000000;
+
+void removeStaleTemporary(const fs::path &path, const struct stat &info) {
+  if (nowNs() - modifiedNs(info) < kStaleTemporaryNs)
+    return;
+  std::error_code error;
+  fs::remove_all(path, error);
+}
+
+/// An entry's bytes (its regular files) and when it was last used (its index.json's modification
+/// time: a hit touches it; the directory's own when it has none).
+void measureEntry(const fs::path &dir, const struct stat &dirInfo, Item &item) {
+  std::error_code error;
+  item.lastUsedNs = modifiedNs(dirInfo);
+  struct stat info {};
+  if (::stat((dir / "index.json").c_str(), &info) == 0)
+    item.lastUsedNs = modifiedNs(info);
+  for (fs::recursive_directory_iterator it(dir, error), end; !error && it != end;
+       it.increment(error))
+    if (::lstat(it->path().c_str(), &info) == 0 && S_ISREG(info.st_mode))
+      item.bytes += int64_t(info.st_size);
+}
+
+} // namespace
+
+Expected<int64_t> maxBytesFromEnv() {
+  const char *env = std::getenv(kMaxSizeEnv);
+  if (!env || !*env)
+    return kDefaultMaxBytes;
+  Expected<int64_t> limit = parseByteSize(env);
+  if (!limit)
+    return limit.takeError().withContext(kMaxSizeEnv);
+  return limit;
+}
+
+void touch(const std::string &path) { ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0); }
+
+std::vector<Item> listItems(const std::string &dir) {
+  std::vector<Item> items;
+  std::map<std::string, Item> programs;
+  std::error_code error;
+  for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
+    std::string name = it->path().filename().string();
+    struct stat info {};
+    if (::lstat(it->path().c_str(), &info) != 0)
+      continue;
+    if (S_ISREG(info.st_mode)) {
+      if (isTemporary(name, false)) {
+        removeStaleTemporary(it->path(), info);
+        continue;
+      }
+      std::string program = nvrtcProgram(name);
+      if (program.empty())
+        continue;
+      Item &item = programs[program];
+      item.paths.push_back(it->path().string());
+      item.bytes += int64_t(info.st_size);
+      item.lastUsedNs = std::max(item.lastUsedNs, modifiedNs(info));
+    }
+  }
+  for (auto &[program, item] : programs) {
+    std::sort(item.paths.begin(), item.paths.end());
+    items.push_back(std::move(item));
+  }
+  fs::path bundles = fs::path(dir) / "bundles";
+  for (fs::directory_iterator it(bundles, error), end; !error && it != end; it.increment(error)) {
+    std::string name = it->path().filename().string();
+    struct stat info {};
+    if (::lstat(it->path().c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
+      continue;
+    if (isTemporary(name, true)) {
+      removeStaleTemporary(it->path(), info);
+      continue;
+    }
+    if (!isHex(name))
+      continue;
+    Item item;
+    item.paths.push_back(it->path().string());
+    measureEntry(it->path(), info, item);
+    items.push_back(std::move(item));
+  }
+  return items;
+}
+
+TrimResult trim(const std::string &dir, int64_t maxBytes, const std::vector<std::string> &keep) {
+  TrimResult result;
+  std::vector<Item> items = listItems(dir);
+  for (const Item &item : items)
+    result.bytesBefore += item.bytes;
+  result.bytesAfter = result.bytesBefore;
+  if (maxBytes <= 0 || result.bytesBefore <= maxBytes)
+    return result;
+  std::set<std::string> kept;
+  for (const std::string &path : keep)
+    kept.insert(fs::path(path).lexically_normal().string());
+  // Oldest first; ties by path, so that the order does not depend on the directory's.
+  std::sort(items.begin(), items.end(), [](const Item &a, const Item &b) {
+    return std::tie(a.lastUsedNs, a.paths) < std::tie(b.lastUsedNs, b.paths);
+  });
+  static std::atomic<int> counter{0};
+  for (const Item &item : items) {
+    if (result.bytesAfter <= maxBytes)
+      break;
+    if (std::any_of(item.paths.begin(), item.paths.end(), [&](const std::string &path) {
+          return kept.count(fs::path(path).lexically_normal().string()) > 0;
+        }))
+      continue;
+    std::error_code error;
+    for (const std::string &path : item.paths) {
+      fs::path target(path);
+      if (fs::is_directory(target, error)) {
+        // Out of the way first (a reader then sees a miss, not half an entry), then removed.
+        fs::path doomed = target.parent_path() / strCat(".evict-", target.filename().string(), "-",
+                                                        ::getpid(), "-", counter++);
+        fs::rename(target, doomed, error);
+        if (error)
+          continue;
+        fs::remove_all(doomed, error);
+      } else {
+        fs::remove(target, error);
+      }
+    }
+    result.bytesAfter -= item.bytes;
+    ++result.removed;
+  }
+  return result;
+}
+
+TrimResult trimToLimit(const std::string &dir, const std::vector<std::string> &keep) {
+  Expected<int64_t> limit = maxBytesFromEnv();
+  if (!limit) {
+    static std::once_flag warned;
+    std::string message = limit.error().message();
+    std::call_once(warned, [&] {
+      log::warn(strCat(message, "; the cache limit stays at ", formatBytes(kDefaultMaxBytes)));
+    });
+  }
+  TrimResult result = trim(dir, limit ? *limit : kDefaultMaxBytes, keep);
+  if (result.removed)
+    log::debug("cache", strCat("cache ", dir, ": removed ", result.removed,
+                               " least recently used items (", formatBytes(result.bytesBefore),
+                               " -> ", formatBytes(result.bytesAfter), ")"));
+  return result;
+}
+
+} // namespace tensorc::cache
