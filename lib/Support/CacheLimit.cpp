@@ -10,7 +10,6 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -90,15 +89,7 @@ void measureEntry(const fs::path &dir, const struct stat &dirInfo, Item &item) {
 
 } // namespace
 
-Expected<int64_t> maxBytesFromEnv() {
-  const char *env = std::getenv(kMaxSizeEnv);
-  if (!env || !*env)
-    return kDefaultMaxBytes;
-  Expected<int64_t> limit = parseByteSize(env);
-  if (!limit)
-    return limit.takeError().withContext(kMaxSizeEnv);
-  return limit;
-}
+Expected<int64_t> maxBytesFromEnv() { return byteSizeFromEnv(kMaxSizeEnv, kDefaultMaxBytes); }
 
 void touch(const std::string &path) { ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0); }
 

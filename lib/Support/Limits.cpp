@@ -43,14 +43,18 @@ Expected<int64_t> parseByteSize(std::string_view text) {
   return value << shift;
 }
 
-Expected<int64_t> maxTensorBytesFromEnv() {
-  const char *env = std::getenv(kMaxTensorBytesEnv);
+Expected<int64_t> byteSizeFromEnv(const char *name, int64_t fallback) {
+  const char *env = std::getenv(name);
   if (!env || !*env)
-    return kDefaultMaxTensorBytes;
-  Expected<int64_t> limit = parseByteSize(env);
-  if (!limit)
-    return limit.takeError().withContext(kMaxTensorBytesEnv);
-  return limit;
+    return fallback;
+  Expected<int64_t> size = parseByteSize(env);
+  if (!size)
+    return size.takeError().withContext(name);
+  return size;
+}
+
+Expected<int64_t> maxTensorBytesFromEnv() {
+  return byteSizeFromEnv(kMaxTensorBytesEnv, kDefaultMaxTensorBytes);
 }
 
 Expected<int64_t> resolveMaxTensorBytes(int64_t explicitLimit) {

@@ -26,6 +26,10 @@ inline constexpr const char *kMaxTensorBytesEnv = "TENSORC_MAX_TENSOR_BYTES";
 /// like are accepted too). Errors quote the text.
 Expected<int64_t> parseByteSize(std::string_view text);
 
+/// The byte size environment variable `name` holds, `fallback` when it is unset or empty; an
+/// unparsable value is an error naming the variable.
+Expected<int64_t> byteSizeFromEnv(const char *name, int64_t fallback);
+
 /// TENSORC_MAX_TENSOR_BYTES when set (an unparsable value is an error naming it), else
 /// kDefaultMaxTensorBytes.
 Expected<int64_t> maxTensorBytesFromEnv();
