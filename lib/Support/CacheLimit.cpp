@@ -66,12 +66,7 @@ int64_t nowNs() {
 
 constexpr int64_t kStaleTemporaryNs = int64_t(3600) * 1000000000;
 
-void removeStaleTemporary(const fs::path &path, const struct stat &info) {
-  if (nowNs() - modifiedNs(info) < kStaleTemporaryNs)
-    return;
-  std::error_code error;
-  fs::remove_all(path, error);
-}
+bool isStale(const struct stat &info) { return nowNs() - modifiedNs(info) >= kStaleTemporaryNs; }
 
 /// An entry's bytes (its regular files) and when it was last used (its index.json's modification
 /// time: a hit touches it; the directory's own when it has none).
@@ -87,13 +82,8 @@ void measureEntry(const fs::path &dir, const struct stat &dirInfo, Item &item) {
       item.bytes += int64_t(info.st_size);
 }
 
-} // namespace
-
-Expected<int64_t> maxBytesFromEnv() { return byteSizeFromEnv(kMaxSizeEnv, kDefaultMaxBytes); }
-
-void touch(const std::string &path) { ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0); }
-
-std::vector<Item> listItems(const std::string &dir) {
+/// The items under `dir`, and (when `stale` is given) the temporaries of stores that died.
+std::vector<Item> scan(const std::string &dir, std::vector<fs::path> *stale) {
   std::vector<Item> items;
   std::map<std::string, Item> programs;
   std::error_code error;
@@ -104,7 +94,8 @@ std::vector<Item> listItems(const std::string &dir) {
       continue;
     if (S_ISREG(info.st_mode)) {
       if (isTemporary(name, false)) {
-        removeStaleTemporary(it->path(), info);
+        if (stale && isStale(info))
+          stale->push_back(it->path());
         continue;
       }
       std::string program = nvrtcProgram(name);
@@ -127,7 +118,8 @@ std::vector<Item> listItems(const std::string &dir) {
     if (::lstat(it->path().c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
       continue;
     if (isTemporary(name, true)) {
-      removeStaleTemporary(it->path(), info);
+      if (stale && isStale(info))
+        stale->push_back(it->path());
       continue;
     }
     if (!isHex(name))
@@ -140,9 +132,22 @@ std::vector<Item> listItems(const std::string &dir) {
   return items;
 }
 
+} // namespace
+
+Expected<int64_t> maxBytesFromEnv() { return byteSizeFromEnv(kMaxSizeEnv, kDefaultMaxBytes); }
+
+void touch(const std::string &path) { ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0); }
+
+std::vector<Item> listItems(const std::string &dir) { return scan(dir, nullptr); }
+
 TrimResult trim(const std::string &dir, int64_t maxBytes, const std::vector<std::string> &keep) {
   TrimResult result;
-  std::vector<Item> items = listItems(dir);
+  std::vector<fs::path> stale;
+  std::vector<Item> items = scan(dir, &stale);
+  for (const fs::path &path : stale) {
+    std::error_code error;
+    fs::remove_all(path, error);
+  }
   for (const Item &item : items)
     result.bytesBefore += item.bytes;
   result.bytesAfter = result.bytesBefore;

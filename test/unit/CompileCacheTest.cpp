@@ -371,14 +371,15 @@ TEST(CacheLimit, TrimRemovesLeastRecentlyUsedTensorcItemsOnly) {
     total += item.bytes;
   EXPECT_EQ(items.size(), 5u);
   EXPECT_EQ(total, 3 * 1010 + 2 * 500);
-  EXPECT_FALSE(fs::exists(dir / "bundles" / ".tmp-dead"));
-  EXPECT_FALSE(fs::exists(dir / (hex + ".sm_90.ptx.tmp99-0")));
-  EXPECT_TRUE(fs::exists(dir / "bundles" / ".tmp-live"));
+  EXPECT_TRUE(fs::exists(dir / "bundles" / ".tmp-dead")); // listing reads only
 
-  // Under the limit: nothing goes.
+  // Under the limit: no item goes, the dead store's temporaries do.
   cache::TrimResult none = cache::trim(dir.string(), total, {});
   EXPECT_EQ(none.removed, 0u);
   EXPECT_EQ(none.bytesAfter, total);
+  EXPECT_FALSE(fs::exists(dir / "bundles" / ".tmp-dead"));
+  EXPECT_FALSE(fs::exists(dir / (hex + ".sm_90.ptx.tmp99-0")));
+  EXPECT_TRUE(fs::exists(dir / "bundles" / ".tmp-live"));
   // 2000 bytes: entry 1 (oldest) and program b go; the kept entry 2 stays although it is the
   // next oldest, so entry 3 goes instead.
   cache::TrimResult trimmed = cache::trim(dir.string(), 2000, {entry('2').string()});

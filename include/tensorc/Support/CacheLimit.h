@@ -34,7 +34,7 @@ struct Item {
 };
 
 /// The items under `dir` that tensorc's caches own (nothing else there is counted or touched:
-/// other tools may keep files in the same directory).
+/// other tools may keep files in the same directory). Reads only.
 std::vector<Item> listItems(const std::string &dir);
 
 /// What trim did.
