@@ -298,9 +298,9 @@ Expected<std::optional<CompileSummary>> restoreFromCache(const std::string &cach
                         [](const auto &file) { return file.first != "manifest.json"; });
   for (const auto &[relative, stored] : entry->files)
     if (Status copied = copyFile(stored, fs::path(staging->dir()) / relative); !copied) {
-      // Removed under us (another compile trimming the cache): a miss, and the staging area
-      // goes with its destructor.
-      log::warn(strCat("compile cache entry ", dir.string(), " went away while being read (",
+      // Removed under us (another compile trimming the cache), or the output cannot be written:
+      // a miss (the staging area goes with its destructor), and the compile says what it can.
+      log::warn(strCat("compile cache entry ", dir.string(), " cannot be copied (",
                        copied.message(), "); compiling"));
       return std::optional<CompileSummary>();
     }
@@ -327,7 +327,8 @@ void storeInCache(const std::string &cacheDir, const std::string &key,
   if (Expected<int64_t> limit = cache::maxBytesFromEnv(); limit && *limit > 0) {
     int64_t bytes = 0;
     for (const auto &file : *files)
-      bytes += int64_t(fs::file_size(file.second, error));
+      if (uintmax_t size = fs::file_size(file.second, error); !error)
+        bytes += int64_t(size);
     if (bytes > *limit) {
       log::debug("cache",
                  strCat("not cached: ", formatBytes(bytes), " is more than the cache limit ",

@@ -28,9 +28,9 @@ Expected<CompileCacheKey> compileCacheKey(const std::string &modelPath,
 
 /// On a hit, writes the cached bundle to options.outDir (through a staging area, as compile
 /// does) and returns what compile returned for it; nullopt on a miss. An entry that is
-/// unreadable or does not match its checksums, or that another compile's trimming removes while
-/// it is copied, is a miss with a warning (and is replaced by the next store). A hit marks the
-/// entry as used now.
+/// unreadable or does not match its checksums, or that cannot be copied (another compile's
+/// trimming removed it meanwhile), is a miss with a warning (and is replaced by the next store). A
+/// hit marks the entry as used now.
 Expected<std::optional<CompileSummary>> restoreFromCache(const std::string &cacheDir,
                                                          const std::string &key,
                                                          const CompileOptions &options);
