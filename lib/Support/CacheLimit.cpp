@@ -36,26 +36,25 @@ bool isHex(std::string_view text) {
   });
 }
 
-/// NVRTC's cached outputs: "<32 hex digits>.<arch>.ptx" or ".cubin"; the hash prefix, else "".
-std::string nvrtcProgram(const std::string &name) {
-  size_t dot = name.find('.');
-  if (dot != 32 || !isHex(std::string_view(name).substr(0, 32)))
-    return "";
-  std::string_view rest = std::string_view(name).substr(dot);
-  bool output = rest.size() > 4 && (rest.substr(rest.size() - 4) == ".ptx" ||
-                                    (rest.size() > 6 && rest.substr(rest.size() - 6) == ".cubin"));
-  return output && rest.find(".tmp") == std::string_view::npos ? name.substr(0, 32) : "";
+/// Whether `name` starts with a 32-hex-digit hash and a dot, as NVRTC's cached files do.
+bool hasHashPrefix(std::string_view name) {
+  return name.size() > 32 && name[32] == '.' && isHex(name.substr(0, 32));
+}
+
+/// NVRTC's cached outputs: "<hash>.<arch>.ptx" or ".cubin"; the hash, else "".
+std::string nvrtcProgram(std::string_view name) {
+  bool output = hasHashPrefix(name) && name.find('.', 33) != std::string_view::npos &&
+                (name.ends_with(".ptx") || name.ends_with(".cubin")) &&
+                name.find(".tmp") == std::string_view::npos;
+  return output ? std::string(name.substr(0, 32)) : "";
 }
 
 /// A store's temporary file or directory (NVRTC "<name>.tmp<pid>-<n>", the compile cache's
 /// ".tmp-", ".old-" and ".evict-" directories).
-bool isTemporary(const std::string &name, bool inBundles) {
+bool isTemporary(std::string_view name, bool inBundles) {
   if (inBundles)
-    return name.rfind(".tmp-", 0) == 0 || name.rfind(".old-", 0) == 0 ||
-           name.rfind(".evict-", 0) == 0;
-  size_t dot = name.find('.');
-  return dot == 32 && isHex(std::string_view(name).substr(0, 32)) &&
-         name.find(".tmp", dot) != std::string::npos;
+    return name.starts_with(".tmp-") || name.starts_with(".old-") || name.starts_with(".evict-");
+  return hasHashPrefix(name) && name.find(".tmp", 32) != std::string_view::npos;
 }
 
 int64_t nowNs() {
