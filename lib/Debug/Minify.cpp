@@ -29,11 +29,6 @@ std::string failureSignature(const std::string &message) {
 
 namespace {
 
-bool endsWith(const std::string &text, const std::string &suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 /// The largest power of two not above `n` (1 for n <= 1).
 size_t floorPowerOfTwo(size_t n) {
   size_t power = 1;
@@ -58,7 +53,7 @@ public:
     else
       return makeError("--check must be compile, run or accuracy, got '", options_.check, "'");
     TC_ASSIGN_OR_RETURN(current_, loadReducible(path_, registry_));
-    if (!endsWith(options_.output, current_->extension()))
+    if (!options_.output.ends_with(current_->extension()))
       return makeError("-o ", options_.output, ": the reduced model of ", path_, " is written as ",
                        current_->extension());
     TC_ASSIGN_OR_RETURN(work_, TempDir::create("tensorc-minify"));

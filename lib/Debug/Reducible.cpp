@@ -16,11 +16,6 @@ namespace tensorc::debug {
 
 namespace {
 
-bool endsWith(const std::string &text, const std::string &suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 /// How to rebuild a graph: which values it returns, which node results become placeholders,
 /// which values stand for others (removed nodes), and placeholder types to change (the types of
 /// everything after them are inferred again).
@@ -224,11 +219,11 @@ private:
 
 Expected<std::unique_ptr<Reducible>> loadReducible(const std::string &path,
                                                    const OpRegistry &registry) {
-  if (endsWith(path, ".onnx")) {
+  if (path.ends_with(".onnx")) {
     TC_ASSIGN_OR_RETURN(onnx::OnnxModel model, onnx::OnnxModel::load(path));
     return std::unique_ptr<Reducible>(std::make_unique<OnnxReducible>(std::move(model)));
   }
-  if (endsWith(path, ".fx")) {
+  if (path.ends_with(".fx")) {
     TC_ASSIGN_OR_RETURN(Graph graph, fx::loadFxFile(path, registry));
     return std::unique_ptr<Reducible>(
         std::make_unique<GraphModel>(std::make_shared<Graph>(std::move(graph))));

@@ -19,11 +19,6 @@ namespace tensorc {
 
 namespace {
 
-bool endsWith(const std::string &text, const std::string &suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 size_t stageIndex(const std::string &stage) {
   const std::vector<std::string> &stages = stageNames();
   return size_t(std::find(stages.begin(), stages.end(), stage) - stages.begin());
@@ -319,9 +314,9 @@ Expected<PipelineOptions> pipelineOptionsFor(const TargetSet &targets,
 }
 
 Expected<Graph> importModel(const std::string &path, const OpRegistry &registry) {
-  if (endsWith(path, ".fx"))
+  if (path.ends_with(".fx"))
     return fx::loadFxFile(path, registry);
-  if (endsWith(path, ".onnx"))
+  if (path.ends_with(".onnx"))
     return onnx::importOnnxFile(path, registry);
   return makeError(path, ": unknown model format (expected .fx or .onnx)");
 }
