@@ -307,10 +307,25 @@ void LowerContext::setPointwise(const Value *value, Loader load, int cost, bool 
   // of each recomputing the value from its inputs (a LayerNorm's output feeding the next
   // projection and the residual add: materialized as the reshaped view alone, the residual
   // recomputed it from the saved statistics and an f32 copy of x - mean).
-  if ((users > 1 && (cost >= options_.realizeCostThreshold ||
-                     (readsTemplate && !onlyPointwiseUsers(value)) || viewsFeedGemm(value))) ||
+  // And one with several users whose body reads more than a few buffers of its own size (a
+  // pre-norm transformer's residual stream: each layer norm and residual add would re-read every
+  // product added to it since the last buffer; a norm's statistics and weights do not count).
+  if ((users > 1 &&
+       (cost >= options_.realizeCostThreshold || (readsTemplate && !onlyPointwiseUsers(value)) ||
+        viewsFeedGemm(value) || fullSizeReads(value) > size_t(options_.realizeReadsThreshold))) ||
       cost >= options_.maxInlineCost || (readsTemplate && viewsFeedAttention(value)))
     materialize(value);
+}
+
+size_t LowerContext::fullSizeReads(const Value *value) const {
+  SymInt elements = value->type().numel();
+  std::set<int> buffers;
+  loop::forEachExpr(values_.at(value).load(loopIndex(value->type().rank())), [&](const Expr &expr) {
+    if ((expr.kind == ExprKind::Load || expr.kind == ExprKind::IndirectLoad) &&
+        program_.buffers[size_t(expr.buffer)].numel() == elements)
+      buffers.insert(expr.buffer);
+  });
+  return buffers.size();
 }
 
 bool LowerContext::viewsFeed(const Value *value,

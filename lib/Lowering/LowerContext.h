@@ -111,6 +111,8 @@ public:
   /// `dtype`.
   Loader broadcastLoader(const Value *value, const std::vector<SymInt> &outShape, DType dtype);
   /// Records a pointwise (lazy) value; `users` > 1 with a costly body realizes it right away.
+  /// How many distinct buffers with as many elements as `value` its inlined body loads.
+  size_t fullSizeReads(const Value *value) const;
   void setPointwise(const Value *value, Loader load, int cost, bool readsTemplate,
                     std::vector<std::string> origins);
   /// `value` is `constant` at every index (a scalar or a fill): it fuses into its users.

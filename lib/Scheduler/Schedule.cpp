@@ -235,7 +235,7 @@ public:
     for (const LoopNode &node : program_.nodes) {
       switch (node.kind) {
       case LoopNode::Kind::Pointwise:
-        if (options_.fuse && tryEpilogue(node))
+        if (options_.fuse && !rowReductionFollows(node) && tryEpilogue(node))
           break;
         [[fallthrough]];
       case LoopNode::Kind::Reduction:
@@ -353,6 +353,46 @@ private:
     kernel.reason += (kernel.reason.empty() ? "" : "; ") + reason;
     log::debug("schedule", reason);
     schedule_.decisions.push_back({kind, node.id, true, reason});
+    return true;
+  }
+
+  /// Whether the next node is a reduction over a prefix of `node`'s dims that reads its result
+  /// and the result is read again after the next GEMM (a pre-norm residual stream: the layer
+  /// norm, then the next residual add): `node` then starts the row kernel the reduction joins,
+  /// which stores it and keeps it in registers for the norm, rather than becoming a matrix
+  /// product's epilogue. Same traffic when the product is a generated kernel; when tuning gives
+  /// the product to a library GEMM, an epilogue is a kernel of its own reading an f32 scratch
+  /// product, while the row kernel reads the product where the library wrote it. A result read
+  /// only by the norm (a bias add before it) stays the epilogue: the row kernel would store it
+  /// for nobody.
+  bool rowReductionFollows(const LoopNode &node) const {
+    size_t next = size_t(node.id) + 1;
+    if (next >= program_.nodes.size())
+      return false;
+    const LoopNode &reduction = program_.nodes[next];
+    if (reduction.kind != LoopNode::Kind::Reduction || reduction.ranges.empty() ||
+        reduction.ranges.size() >= node.ranges.size() ||
+        outerOf(node, reduction.ranges.size()) != reduction.ranges)
+      return false;
+    std::vector<int> reads = reduction.reads();
+    if (std::find(reads.begin(), reads.end(), node.output) == reads.end())
+      return false;
+    size_t nextTemplate = next;
+    while (nextTemplate < program_.nodes.size() &&
+           program_.nodes[nextTemplate].kind != LoopNode::Kind::Template &&
+           program_.nodes[nextTemplate].kind != LoopNode::Kind::Extern)
+      ++nextTemplate;
+    bool readLater = isOutput_.count(node.output) != 0;
+    for (int reader : readers_.at(node.output))
+      readLater |= size_t(reader) > nextTemplate;
+    if (!readLater)
+      return false;
+    // Only after matrix products: a convolution's epilogue stays (its consumers are pools and
+    // squeeze-excite means over another layout's rows).
+    for (size_t index : epilogueCandidates(node))
+      if (program_.nodes[size_t(schedule_.kernels[index].nodes[0])].templateKind !=
+          LoopNode::TemplateKind::Gemm)
+        return false;
     return true;
   }
 

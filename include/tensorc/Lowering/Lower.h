@@ -18,6 +18,13 @@ struct LowerOptions {
   /// A pointwise value with several users is computed once into a buffer when its body is at least
   /// this expensive (ops counted, transcendental ops count 8), else recomputed by each user.
   int realizeCostThreshold = 16;
+  /// A pointwise value with several users is also computed once when its body reads more than
+  /// this many distinct buffers of its own size: a residual stream x + p1 + p2 + ... is cheap to
+  /// compute but each user re-reads every term (a pre-norm transformer's layer norms and residual
+  /// adds), so the terms read per element stay bounded. Two users inlining r terms read 2r
+  /// elements; computed once by the first (the norm's row kernel, which then stores it) they read
+  /// r + 1 and write 1: fewer from r = 3 on.
+  int realizeReadsThreshold = 2;
   /// A pointwise value whose inlined body reaches this cost is computed into a buffer whatever
   /// its users: it bounds the depth of a body's expression graph (a chain of thousands of
   /// elementwise ops), which every later walk recurses through, at one extra buffer per this many
