@@ -106,7 +106,8 @@ public:
   const std::string &arch() const { return arch_; }
 
   using GemmTiming = Model::GemmTiming;
-  /// Times every launch with a GEMM call (Launch::gemm) at the last run's binding: its kernel,
+  /// Times every launch with a GEMM call (Launch::gemm) at the last run's binding, on the
+  /// operands the launches before it produce (run again in order up to each GEMM): its kernel,
   /// then up to `algorithms` cuBLASLt algorithms each followed by the epilogue function, each
   /// call alone after evicting the L2 cache (the median of `iterations` calls). The library wins
   /// when it is faster by more than `margin` (0.03: 3%; -1: always) and its output matches the
@@ -131,6 +132,10 @@ private:
   Status enqueue(const std::map<std::string, int64_t> &bindings,
                  const std::vector<int64_t> &symbols,
                  const std::vector<std::vector<int64_t>> &shapes);
+  /// Enqueues launch `index` alone (a kernel, its library GEMM, an extern or a copy).
+  Status runLaunch(size_t index, const std::map<std::string, int64_t> &bindings,
+                   const std::vector<int64_t> &symbols,
+                   const std::vector<std::vector<int64_t>> &shapes);
   /// Reads the profiled run's event times into the profiler (after the stream completed).
   Status collectProfile(double hostStartUs);
   class DeviceBuffers;
