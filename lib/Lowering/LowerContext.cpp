@@ -307,14 +307,38 @@ void LowerContext::setPointwise(const Value *value, Loader load, int cost, bool 
   // of each recomputing the value from its inputs (a LayerNorm's output feeding the next
   // projection and the residual add: materialized as the reshaped view alone, the residual
   // recomputed it from the saved statistics and an f32 copy of x - mean).
-  // And one with several users whose body reads more than a few buffers of its own size (a
-  // pre-norm transformer's residual stream: each layer norm and residual add would re-read every
-  // product added to it since the last buffer; a norm's statistics and weights do not count).
-  if ((users > 1 &&
-       (cost >= options_.realizeCostThreshold || (readsTemplate && !onlyPointwiseUsers(value)) ||
-        viewsFeedGemm(value) || fullSizeReads(value) > size_t(options_.realizeReadsThreshold))) ||
+  // And one with several users that read all of it whose body reads more than a few buffers of
+  // its own size (a pre-norm transformer's residual stream: each layer norm and residual add
+  // would re-read every product added to it since the last buffer; a norm's statistics and
+  // weights do not count, nor do slices and gathers, which read a part each: Swin's patch
+  // merging reads four quarters).
+  if ((users > 1 && (cost >= options_.realizeCostThreshold ||
+                     (readsTemplate && !onlyPointwiseUsers(value)) || viewsFeedGemm(value) ||
+                     (wholeReaders(value) > 1 &&
+                      fullSizeReads(value) > size_t(options_.realizeReadsThreshold)))) ||
       cost >= options_.maxInlineCost || (readsTemplate && viewsFeedAttention(value)))
     materialize(value);
+}
+
+size_t LowerContext::wholeReaders(const Value *value) const {
+  size_t count = 0;
+  for (const Node *user : users_.at(value)) {
+    if (!user) { // a graph output
+      ++count;
+      continue;
+    }
+    switch (user->opId()) {
+    case OpId::Slice:
+    case OpId::Gather:
+    case OpId::GatherNd:
+    case OpId::IndexSelect:
+    case OpId::Embedding:
+      break;
+    default:
+      ++count;
+    }
+  }
+  return count;
 }
 
 size_t LowerContext::fullSizeReads(const Value *value) const {

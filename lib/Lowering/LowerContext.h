@@ -110,9 +110,11 @@ public:
   /// A loader for `value` read at an index of `outShape`, broadcasting (numpy rules), cast to
   /// `dtype`.
   Loader broadcastLoader(const Value *value, const std::vector<SymInt> &outShape, DType dtype);
-  /// Records a pointwise (lazy) value; `users` > 1 with a costly body realizes it right away.
+  /// Users of `value` that read all of it (not slices or gathers; a graph output counts).
+  size_t wholeReaders(const Value *value) const;
   /// How many distinct buffers with as many elements as `value` its inlined body loads.
   size_t fullSizeReads(const Value *value) const;
+  /// Records a pointwise (lazy) value; `users` > 1 with a costly body realizes it right away.
   void setPointwise(const Value *value, Loader load, int cost, bool readsTemplate,
                     std::vector<std::string> origins);
   /// `value` is `constant` at every index (a scalar or a fill): it fuses into its users.
