@@ -960,7 +960,7 @@ Expected<std::vector<CudaExecutor::GemmTiming>> CudaExecutor::tuneGemms(
       continue;
     for (; replayed < i; ++replayed)
       TC_RETURN_IF_ERROR(runLaunch(replayed, bindings, symbols, shapes));
-    replayed = i + 1; // timing runs it, and the library's call last (or the kernel's)
+    replayed = i + 1; // timing runs it, last the way it chooses
     GemmTiming timing;
     timing.launch = i;
     TC_ASSIGN_OR_RETURN(int64_t grid, launch.cudaGrid.evaluate(bindings));
@@ -994,6 +994,7 @@ Expected<std::vector<CudaExecutor::GemmTiming>> CudaExecutor::tuneGemms(
         timing.libraryUs = *us, timing.algo = int64_t(algo);
     }
     if (timing.libraryUs < 0) {
+      TC_RETURN_IF_ERROR(generated()); // the output the GEMMs after it read
       timings.push_back(std::move(timing));
       continue;
     }
@@ -1013,6 +1014,8 @@ Expected<std::vector<CudaExecutor::GemmTiming>> CudaExecutor::tuneGemms(
                            " of its largest magnitude");
     else if (margin <= -1 || timing.libraryUs < timing.generatedUs * (1 - margin))
       timing.useLibrary = true;
+    if (!timing.useLibrary)
+      TC_RETURN_IF_ERROR(generated()); // the output the GEMMs after it read is the kernel's
     timings.push_back(std::move(timing));
   }
   return timings;
