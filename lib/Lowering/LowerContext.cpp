@@ -321,24 +321,24 @@ void LowerContext::setPointwise(const Value *value, Loader load, int cost, bool 
 }
 
 size_t LowerContext::wholeReaders(const Value *value) const {
-  size_t count = 0;
+  // Distinct users: users_ lists a node once per operand (x * x is one reader).
+  std::set<const Node *> readers;
   for (const Node *user : users_.at(value)) {
-    if (!user) { // a graph output
-      ++count;
-      continue;
+    if (user) {
+      switch (user->opId()) {
+      case OpId::Slice:
+      case OpId::Gather:
+      case OpId::GatherNd:
+      case OpId::IndexSelect:
+      case OpId::Embedding:
+        continue;
+      default:
+        break;
+      }
     }
-    switch (user->opId()) {
-    case OpId::Slice:
-    case OpId::Gather:
-    case OpId::GatherNd:
-    case OpId::IndexSelect:
-    case OpId::Embedding:
-      break;
-    default:
-      ++count;
-    }
+    readers.insert(user); // null: a graph output
   }
-  return count;
+  return readers.size();
 }
 
 size_t LowerContext::fullSizeReads(const Value *value) const {

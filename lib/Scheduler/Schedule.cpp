@@ -281,6 +281,21 @@ private:
                                node.ranges.begin() + std::min(count, node.ranges.size()));
   }
 
+  /// Whether `load` (a Load in `reader`'s body of what `source` writes) stays within the row of
+  /// the first `outerCount` dims it is written in: with the inner variables at 0 its index is
+  /// the source's row start, and the inner variables alone stay within the row.
+  static bool withinRow(const LoopNode &reader, const loop::Expr &load, const LoopNode &source,
+                        size_t outerCount) {
+    std::map<std::string, SymInt> zero;
+    for (size_t i = outerCount; i < reader.ranges.size(); ++i)
+      zero[loop::loopVar(i)] = SymInt(0);
+    for (size_t i = 0; i < reader.reductionRanges.size(); ++i)
+      zero[loop::reductionVar(i)] = SymInt(0);
+    SymInt rowStart = load.index.substitute(zero);
+    return rowStart == rowMajorFlat(source.ranges, outerCount) &&
+           !mentionsOuterVar(load.index - rowStart, outerCount);
+  }
+
   /// Appends `node` to the last kernel when it runs over the same rows and reads what that kernel
   /// writes only within the same row.
   bool tryAppend(const LoopNode &node) {
@@ -327,20 +342,10 @@ private:
       if (producer == producer_.end() || kernelOf_.count(producer->second) == 0 ||
           kernelOf_.at(producer->second) != schedule_.kernels.size() - 1)
         continue;
-      // Same row: with inner variables at 0 the index is the producer's row start, and the inner
-      // variables alone stay within the row.
       if (load->kind == ExprKind::IndirectLoad)
         return reject("reads " + program_.buffers[size_t(load->buffer)].name +
                       " at positions known only at run time (a gather)");
-      const LoopNode &source = program_.nodes[size_t(producer->second)];
-      std::map<std::string, SymInt> zero;
-      for (size_t i = outer.size(); i < node.ranges.size(); ++i)
-        zero[loop::loopVar(i)] = SymInt(0);
-      for (size_t i = 0; i < node.reductionRanges.size(); ++i)
-        zero[loop::reductionVar(i)] = SymInt(0);
-      SymInt rowStart = load->index.substitute(zero);
-      if (rowStart != rowMajorFlat(source.ranges, outer.size()) ||
-          mentionsOuterVar(load->index - rowStart, outer.size()))
+      if (!withinRow(node, *load, program_.nodes[size_t(producer->second)], outer.size()))
         return reject("reads " + program_.buffers[size_t(load->buffer)].name +
                       " outside the row it is written in (index " + load->index.str() + ")");
     }
@@ -357,25 +362,43 @@ private:
   }
 
   /// Whether the next node is a reduction over a prefix of `node`'s dims that reads its result
-  /// and the result is read again after the next GEMM (a pre-norm residual stream: the layer
-  /// norm, then the next residual add): `node` then starts the row kernel the reduction joins,
-  /// which stores it and keeps it in registers for the norm, rather than becoming a matrix
-  /// product's epilogue. Same traffic when the product is a generated kernel; when tuning gives
-  /// the product to a library GEMM, an epilogue is a kernel of its own reading an f32 scratch
-  /// product, while the row kernel reads the product where the library wrote it. A result read
+  /// within its rows and the result is read again after the next GEMM (a pre-norm residual stream:
+  /// the layer norm, then the next residual add): `node` then starts the row kernel the reduction
+  /// joins, which stores it and keeps it in registers for the norm, rather than becoming a matrix
+  /// product's epilogue. With a generated GEMM that costs one more pass over the product (stored
+  /// and read back, where an epilogue keeps it in registers); with a library GEMM (tuning gives
+  /// the library nearly every transformer GEMM on a GPU) an epilogue is a kernel of its own
+  /// reading an f32 scratch product, while the row kernel reads the product where the library
+  /// wrote it. Either way the norm no longer recomputes the stream. A result read
   /// only by the norm (a bias add before it) stays the epilogue: the row kernel would store it
   /// for nobody.
   bool rowReductionFollows(const LoopNode &node) const {
     size_t next = size_t(node.id) + 1;
-    if (next >= program_.nodes.size())
+    // `node` must start the row kernel: after a loop kernel it might join that one's rows instead.
+    if (next >= program_.nodes.size() || schedule_.kernels.empty() ||
+        schedule_.kernels.back().kind == Kernel::Kind::Loop ||
+        options_.disabledFusions.count(fusionKindName(FusionDecision::Kind::Reduction)))
       return false;
     const LoopNode &reduction = program_.nodes[next];
     if (reduction.kind != LoopNode::Kind::Reduction || reduction.ranges.empty() ||
         reduction.ranges.size() >= node.ranges.size() ||
         outerOf(node, reduction.ranges.size()) != reduction.ranges)
       return false;
-    std::vector<int> reads = reduction.reads();
-    if (std::find(reads.begin(), reads.end(), node.output) == reads.end())
+    // It must be able to join the row kernel `node` would start (tryAppend's tests): every load
+    // of `node`'s result within its row; otherwise the epilogue stays.
+    std::vector<const loop::Expr *> loads;
+    collectLoads(reduction.body, loads);
+    bool reads = false;
+    for (const loop::Expr *load : loads) {
+      if (load->buffer != node.output)
+        continue;
+      if (load->kind == ExprKind::IndirectLoad ||
+          !withinRow(reduction, *load, node, reduction.ranges.size()))
+        return false;
+      reads = true;
+    }
+    if (!reads ||
+        exprNodeCount(node.body) + exprNodeCount(reduction.body) > options_.maxKernelExprNodes)
       return false;
     size_t nextTemplate = next;
     while (nextTemplate < program_.nodes.size() &&
