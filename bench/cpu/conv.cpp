@@ -4,9 +4,11 @@
 //
 //   build/bench/cpu/tensorc-bench-conv [--layers name,...] [--variants x86_64-avx512,...]
 //                                      [--threads N] [--reps N] [--csv] [--print-layers]
+//                                      [--tiling MC,NC]
 //
 // Columns as in tensorc-bench-gemm: best and median wall time, and with one thread the median
 // over thread CPU time and the sum over tiles of each tile's best time (the kernel undisturbed).
+// --tiling gives every non-depthwise layer MC x NC tiles instead of chooseConvTiling's.
 // --print-layers writes the layer list (name c h w oc k stride pad groups) for ort_conv.py.
 // --so FILE compiles through the compiler's own back end instead of the JIT (O3, object, ld.lld)
 // into FILE and loads it: `perf record` / `perf annotate` then see the kernels' symbols.
@@ -27,6 +29,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -138,7 +141,8 @@ bool supports(const Layer &layer, ActivationLayout layout) {
 }
 
 void addLayer(llvm::Module &module, const CpuTarget &target, const Layer &layer,
-              ActivationLayout layout, int threads, const std::string &name) {
+              ActivationLayout layout, int threads, const tensorc::cpu::ConvTiling *override,
+              const std::string &name) {
   llvm::LLVMContext &ctx = module.getContext();
   llvm::Type *ptr = llvm::PointerType::getUnqual(ctx), *i64 = llvm::Type::getInt64Ty(ctx);
   auto *fn = llvm::Function::Create(
@@ -158,7 +162,7 @@ void addLayer(llvm::Module &module, const CpuTarget &target, const Layer &layer,
                                      fn->getArg(1), fn->getArg(2), fn->getArg(4), fn->getArg(5));
     cb.CreateRet(tensorc::cpu::emitDepthwiseTileCount(cb, p, tiling, count->getArg(0)));
   } else {
-    auto tiling = tensorc::cpu::chooseConvTiling(p, threads);
+    auto tiling = override ? *override : tensorc::cpu::chooseConvTiling(p, threads);
     tensorc::cpu::emitConvTiles(b, target, p, tiling, fn->getArg(3), fn->getArg(0), fn->getArg(1),
                                 fn->getArg(2), fn->getArg(4), fn->getArg(5));
     cb.CreateRet(tensorc::cpu::emitConvTileCount(cb, p, tiling, count->getArg(0)));
@@ -174,6 +178,7 @@ int main(int argc, char **argv) {
   int threads = 1, reps = 20;
   bool csv = false;
   std::string soPath;
+  std::optional<tensorc::cpu::ConvTiling> tiling;
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
     auto value = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
@@ -193,6 +198,14 @@ int main(int argc, char **argv) {
       reps = std::max(1, std::atoi(value().c_str()));
     } else if (flag == "--so") {
       soPath = value();
+    } else if (flag == "--tiling") {
+      std::vector<std::string> sizes = split(value());
+      tiling = tensorc::cpu::ConvTiling{};
+      if (sizes.size() != 2 || (tiling->mc = std::atoll(sizes[0].c_str())) <= 0 ||
+          (tiling->nc = std::atoll(sizes[1].c_str())) <= 0 || tiling->nc % 16) {
+        std::fprintf(stderr, "conv: --tiling takes MC,NC (NC a multiple of 16)\n");
+        return 1;
+      }
     } else if (flag == "--csv") {
       csv = true;
     } else if (flag == "--print-layers") {
@@ -203,7 +216,7 @@ int main(int argc, char **argv) {
     } else {
       std::fprintf(stderr,
                    "usage: %s [--layers a,b] [--variants v,...] [--threads N] [--reps N] [--csv] "
-                   "[--print-layers] [--so FILE]\n",
+                   "[--print-layers] [--so FILE] [--tiling MC,NC]\n",
                    argv[0]);
       return 1;
     }
@@ -225,7 +238,7 @@ int main(int argc, char **argv) {
       for (const Layer &l : layers)
         for (ActivationLayout layout : layouts)
           if (supports(l, layout))
-            addLayer(module, t, l, layout, threads, key(t, l, layout));
+            addLayer(module, t, l, layout, threads, tiling ? &*tiling : nullptr, key(t, l, layout));
   };
   std::string error;
   std::unique_ptr<tensorc::test::HostJit> jit;
