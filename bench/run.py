@@ -3,12 +3,15 @@
 
 For each model: compile it with `tensorc compile` (timed), make one fixed input, check that the
 bundle's outputs match onnxruntime's (before any timing), then time both at each thread count.
-onnxruntime is timed in this process (time.perf_counter around session.run); tensorc is timed
-inside `tensorc-run --iterations` (a separate process, so its median comes from its own clock).
+Both are timed in this process by default (time.perf_counter around onnxruntime's session.run and
+the runtime's tc_model_run, loaded from libtensorc_rt.so with ctypes) in alternating blocks of a
+few runs, so that a machine whose speed shifts every few seconds shifts under both; --timing
+processes times tensorc inside `tensorc-run --iterations` (a separate process) after each
+onnxruntime round instead.
 
     bench/run.py --suite cpu [--models mlp,seed003,resnet50,mobilenetv2,bert,gpt2] [--batch 64]
-                 [--iterations 50] [--rounds 3] [--check-only]
-                 [--threads 1,all] [--build-dir build] [--json out.json]
+                 [--iterations 50] [--rounds 3] [--check-only] [--timing interleaved|processes]
+                 [--threads 1,all] [--build-dir build] [--runtime-lib LIB] [--json out.json]
 
 See bench/README.md for what is measured and the caveats.
 """
@@ -35,6 +38,7 @@ import make_zoo  # noqa: E402
 import safetensors_np  # noqa: E402
 
 sys.path.insert(0, os.path.join(REPO, "bench"))
+import inprocess  # noqa: E402
 import suite  # noqa: E402
 
 MIN_ITERATIONS = 30
@@ -58,10 +62,18 @@ def cache_dir():
                                                            "tensorc")
 
 
-def find_binaries(build_dir, tensorc=None, runner=None):
+def find_binaries(build_dir, tensorc=None, runner=None, runtime_lib=None, need_lib=False):
     """tensorc and tensorc-run: the paths given (a compiler kit's `tc` and `tensorc-run`), else
-    the build directory's."""
-    found = {}
+    the build directory's; with need_lib, libtensorc_rt.so too (interleaved timing)."""
+    found = {"runtime-lib": None}
+    if need_lib:
+        lib = runtime_lib or inprocess.find_runtime_library(build_dir)
+        if not lib or not os.path.isfile(lib):
+            raise BenchError(
+                f"interleaved timing loads the runtime library, and there is none at "
+                f"{lib or os.path.join(build_dir, 'package', 'lib', 'libtensorc_rt.so')}: build "
+                f"it (cmake --build {build_dir}), give --runtime-lib, or use --timing processes")
+        found["runtime-lib"] = os.path.abspath(lib)
     given = {"tensorc": tensorc, "tensorc-run": runner}
     for name, candidates in BINARIES.items():
         if given[name]:
@@ -174,6 +186,59 @@ def time_ort(session, feeds, warmup, iterations):
     return result
 
 
+# Runs per block of interleaved timing, and the pause before each block: long enough for the
+# other side's worker threads to stop spinning and sleep, so that neither block shares the cores
+# with them. onnxruntime's keep spinning for tens of milliseconds after a run: after a 10 ms
+# pause, MobileNetV2 at 2 threads ran in 12.3 ms against 6.0 ms with no onnxruntime blocks in
+# between (20 ms: 11.0 against 9.2; 100 ms: 6.1 against 6.3). tensorc's spin for 200 us.
+INTERLEAVE_BLOCK = 5
+INTERLEAVE_PAUSE_S = 0.1
+
+
+def time_interleaved(onnx_path, feeds, runtime_lib, bundle, threads, tc_threads_arg, args):
+    """Times onnxruntime and the bundle (through the C ABI) in this process, alternating blocks
+    of INTERLEAVE_BLOCK runs, args.iterations runs of each per round; returns the per-round
+    summaries of each side (CPU time per run: this process's, during that side's blocks)."""
+    session = ort_session(onnx_path, threads)
+    try:
+        model = inprocess.InProcessModel(runtime_lib, bundle, tc_threads_arg)
+    except (OSError, inprocess.InProcessError) as error:
+        raise BenchError(f"loading {bundle} in process: {error}")
+    try:
+        model.set_inputs(list(feeds.values()))
+        sides = [lambda: session.run(None, feeds), model.run]
+        for run in sides:
+            for _ in range(args.warmup):
+                run()
+        rounds = ([], [])
+        for r in range(args.rounds):
+            times, cpu = ([], []), [0.0, 0.0]
+            order = (0, 1) if r % 2 == 0 else (1, 0)
+            while any(len(t) < args.iterations for t in times):
+                for side in order:
+                    count = min(INTERLEAVE_BLOCK, args.iterations - len(times[side]))
+                    if count <= 0:
+                        continue
+                    time.sleep(INTERLEAVE_PAUSE_S)
+                    sides[side]()  # untimed: wakes the side's threads
+                    cpu_start = time.process_time()
+                    for _ in range(count):
+                        start = time.perf_counter()
+                        sides[side]()
+                        times[side].append((time.perf_counter() - start) * 1e3)
+                    cpu[side] += time.process_time() - cpu_start
+            for side in (0, 1):
+                result = summarize(times[side])
+                result["cpu_ms_per_run"] = cpu[side] * 1e3 / len(times[side])
+                rounds[side].append(result)
+        return rounds
+    except inprocess.InProcessError as error:
+        raise BenchError(f"running {bundle} in process: {error}")
+    finally:
+        model.close()
+        del session
+
+
 def summarize(times_ms):
     return {"median_ms": statistics.median(times_ms), "min_ms": min(times_ms),
             "max_ms": max(times_ms), "runs": len(times_ms)}
@@ -283,24 +348,36 @@ def bench_model(name, args, bins, work_dir, thread_counts):
     if args.check_only:
         return record
 
-    # Timing: onnxruntime then tensorc, alternating for --rounds rounds per thread count so a
-    # change in machine load hits both; only one of them runs at a time. Each side reports the
-    # median of its per-round medians.
+    # Timing. interleaved: both in this process, in alternating blocks of a few runs (the first
+    # side of each round alternating too), so that a machine whose speed shifts every few seconds
+    # shifts under both; processes: onnxruntime in this process, then a tensorc-run process.
+    # Either way --rounds rounds per thread count; each side reports the median of its per-round
+    # medians.
     for label, threads in thread_counts:
-        peer_rounds, our_rounds = [], []
-        for _ in range(args.rounds):
-            session = ort_session(onnx_path, threads)
-            peer_rounds.append(time_ort(session, feeds, args.warmup, args.iterations))
-            del session
-            our_rounds.append(run_tensorc(bins["tensorc-run"], bundle, inputs_path,
-                                          tc_threads(label, threads),
-                                          iterations=args.iterations))
-        # CPU time per run, robust to other processes sharing the cores: a one-run tensorc-run
-        # (load + warm-up run) measures the fixed cost to subtract from each timed process.
-        fixed = run_tensorc(bins["tensorc-run"], bundle, inputs_path, tc_threads(label, threads))
-        fixed_cpu_s = fixed["process_cpu_s"]
-        for r in our_rounds:
-            r["cpu_ms_per_run"] = (r["process_cpu_s"] - fixed_cpu_s) * 1e3 / r["runs"]
+        if args.timing == "interleaved":
+            peer_rounds, our_rounds = time_interleaved(
+                onnx_path, feeds, bins["runtime-lib"], bundle, threads,
+                tc_threads(label, threads), args)
+            header = run_tensorc(bins["tensorc-run"], bundle, inputs_path,
+                                 tc_threads(label, threads))
+            for r in our_rounds:
+                r.update(variant=header.get("variant"), threads=header.get("threads"))
+        else:
+            peer_rounds, our_rounds = [], []
+            for _ in range(args.rounds):
+                session = ort_session(onnx_path, threads)
+                peer_rounds.append(time_ort(session, feeds, args.warmup, args.iterations))
+                del session
+                our_rounds.append(run_tensorc(bins["tensorc-run"], bundle, inputs_path,
+                                              tc_threads(label, threads),
+                                              iterations=args.iterations))
+            # CPU time per run, robust to other processes sharing the cores: a one-run
+            # tensorc-run (load + warm-up run) measures the fixed cost to subtract from each
+            # timed process.
+            fixed = run_tensorc(bins["tensorc-run"], bundle, inputs_path,
+                                tc_threads(label, threads))
+            for r in our_rounds:
+                r["cpu_ms_per_run"] = (r["process_cpu_s"] - fixed["process_cpu_s"]) * 1e3 / r["runs"]
         peer_ms = statistics.median(r["median_ms"] for r in peer_rounds)
         ours_ms = statistics.median(r["median_ms"] for r in our_rounds)
         row = {"threads": label, "threads_used": our_rounds[0].get("threads", threads),
@@ -343,10 +420,16 @@ def print_table(records, args, cores):
     geomean = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else None
     if geomean is not None:
         print(f"geometric mean of ratios: {geomean:.3f}  (>1: tensorc faster)")
-    print(f"ms = median of {args.rounds} alternating rounds' medians, {args.iterations} runs "
-          f"each; onnxruntime timed in-process (perf_counter around session.run, "
-          f"{args.warmup} warm-up runs), tensorc timed inside tensorc-run --iterations (a "
-          f"separate process; 1 warm-up run). {cores} cores.")
+    if args.timing == "interleaved":
+        print(f"ms = median of {args.rounds} rounds' medians, {args.iterations} runs of each side "
+              f"per round, both in this process (perf_counter around session.run and "
+              f"tc_model_run, {args.warmup} warm-up runs each) in alternating blocks of "
+              f"{INTERLEAVE_BLOCK} runs. {cores} cores.")
+    else:
+        print(f"ms = median of {args.rounds} alternating rounds' medians, {args.iterations} runs "
+              f"each; onnxruntime timed in-process (perf_counter around session.run, "
+              f"{args.warmup} warm-up runs), tensorc timed inside tensorc-run --iterations (a "
+              f"separate process; 1 warm-up run). {cores} cores.")
     cpu_rows = [(rec["model"], row) for rec in records for row in rec["rows"]]
     if cpu_rows:
         print("CPU time per run in ms (all threads summed, spinning included; less sensitive to "
@@ -412,6 +495,13 @@ def parse_args():
     parser.add_argument("--tensorc", help="the tensorc driver to use instead of --build-dir's "
                         "(on the GPU machine: a compiler kit's .kit/tc)")
     parser.add_argument("--runner", help="tensorc-run to use instead of --build-dir's")
+    parser.add_argument("--timing", choices=["interleaved", "processes"], default="interleaved",
+                        help="interleaved: onnxruntime and the bundle (through the runtime's C "
+                             "ABI) in this process, in alternating blocks of "
+                             f"{INTERLEAVE_BLOCK} runs; processes: onnxruntime in this process, "
+                             "then tensorc-run --iterations, once per round")
+    parser.add_argument("--runtime-lib", help="libtensorc_rt.so for interleaved timing "
+                        "(default: --build-dir's package/lib/libtensorc_rt.so)")
     parser.add_argument("--exports", help="--suite real: take each model's f32 export from "
                         "EXPORTS/<model>_f32, as `bench/real.py prepare --out EXPORTS` wrote it, "
                         "instead of exporting it again")
@@ -456,7 +546,8 @@ def main():
                   file=sys.stderr)
             return 2
     try:
-        bins = find_binaries(os.path.abspath(args.build_dir), args.tensorc, args.runner)
+        bins = find_binaries(os.path.abspath(args.build_dir), args.tensorc, args.runner,
+                             args.runtime_lib, need_lib=args.timing == "interleaved")
         os.makedirs(args.work_dir, exist_ok=True)
         env = environment()
         records = [bench_model(name, args, bins, args.work_dir, thread_counts)
@@ -469,7 +560,11 @@ def main():
     result = {"suite": args.suite, "date": datetime.datetime.now().isoformat(timespec="seconds"),
               "iterations": args.iterations, "rounds": args.rounds,
               "ort_warmup": args.warmup,
-              "tensorc_timing": "median inside tensorc-run --iterations (separate process)",
+              "timing": args.timing,
+              "tensorc_timing": ("median of time.perf_counter() around tc_model_run, in-process, "
+                                 f"blocks of {INTERLEAVE_BLOCK} runs alternating with the peer's"
+                                 if args.timing == "interleaved" else
+                                 "median inside tensorc-run --iterations (separate process)"),
               "peer_timing": "median of time.perf_counter() around session.run, in-process",
               "frontend": args.frontend, "environment": env, "models": records,
               "geomean_ratio": geomean}
