@@ -51,7 +51,9 @@ def conv_model(layer):
                                                        [1, layer["c"], layer["h"], layer["w"]])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
         [numpy_helper.from_array(w.astype(np.float32), "w")])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    # IR version 8 (opset 17's own): a newer onnx package writes its latest by default, which an
+    # older onnxruntime refuses ("Unsupported model IR version").
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
 def ort_times(layer, threads, reps):

@@ -28,7 +28,9 @@ def matmul_model(m, n, k):
         [helper.make_tensor_value_info("a", TensorProto.FLOAT, [m, k])],
         [helper.make_tensor_value_info("c", TensorProto.FLOAT, [m, n])],
         [numpy_helper.from_array(weight, "w")])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    # IR version 8 (opset 17's own): a newer onnx package writes its latest by default, which an
+    # older onnxruntime refuses ("Unsupported model IR version").
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
 def session(model, threads):
