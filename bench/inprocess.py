@@ -5,7 +5,9 @@ bench/run.py uses it to time tensorc and onnxruntime in short alternating blocks
 process, so that both see the same state of the machine.
 
     model = InProcessModel("build/package/lib/libtensorc_rt.so", "out/bundle", threads=1)
-    model.run([array, ...])   # numpy arrays in the bundle's input order; returns nothing
+    model.set_inputs([array, ...])   # numpy arrays in the bundle's input order
+    model.run()                      # one timed-able run; outputs freed
+    outputs = model.outputs()        # one run; copies of the outputs as numpy arrays
     model.close()
 """
 import ctypes
@@ -18,6 +20,8 @@ _DTYPES = {np.dtype(np.float64): 0, np.dtype(np.float32): 1, np.dtype(np.float16
            np.dtype(np.int64): 4, np.dtype(np.int32): 5, np.dtype(np.int16): 6,
            np.dtype(np.int8): 7, np.dtype(np.uint8): 8, np.dtype(np.uint16): 9,
            np.dtype(np.uint32): 10, np.dtype(np.uint64): 11, np.dtype(np.bool_): 12}
+_NUMPY = {code: dtype for dtype, code in _DTYPES.items()}
+_NUMPY[3] = np.dtype(np.uint16)  # bf16: its bits
 
 
 class _LoadOptions(ctypes.Structure):
@@ -99,6 +103,30 @@ class InProcessModel:
                               self._num_outputs), "run")
         for pointer in self._output_pointers:
             self._free(pointer)
+
+    def outputs(self):
+        """One run on the bound inputs; copies of its outputs as numpy arrays, in order."""
+        outputs = self._outputs
+        ctypes.memset(outputs, 0, ctypes.sizeof(outputs))
+        self._check(self._run(self._model, self._inputs, self._num_inputs, outputs,
+                              self._num_outputs), "run")
+        arrays = []
+        try:
+            for out in outputs:
+                if out.dtype not in _NUMPY:
+                    raise InProcessError(f"output dtype code {out.dtype} has no numpy dtype")
+                shape = tuple(out.shape[d] for d in range(out.rank))
+                dtype = _NUMPY[out.dtype]
+                count = int(np.prod(shape, dtype=np.int64))
+                if count == 0:
+                    arrays.append(np.zeros(shape, dtype))
+                    continue
+                buffer = (ctypes.c_char * (count * dtype.itemsize)).from_address(out.data)
+                arrays.append(np.frombuffer(buffer, dtype=dtype).reshape(shape).copy())
+        finally:
+            for pointer in self._output_pointers:
+                self._free(pointer)
+        return arrays
 
     def close(self):
         if self._model:
