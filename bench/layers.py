@@ -32,23 +32,56 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "models"))
 
-CONV = re.compile(r"template conv2d (\S+) n=\S+ c=(\d+) h=\d+ w=\d+ oc=(\d+) kernel=\[(\d+), (\d+)\] "
-                  r"out=\[(\d+), (\d+)\].* groups=(\d+)")
-GEMM = re.compile(r"template gemm (\S+) batch=(\d+) m=(\d+) n=(\d+) k=(\d+)")
+CONV = re.compile(r"template conv2d (\S+) n=\S+ c=(\S+) h=\S+ w=\S+ oc=(\S+) "
+                  r"kernel=\[(\S+), (\S+)\] out=\[(\S+), (\S+)\].* groups=(\S+)")
+GEMM = re.compile(r"template gemm (\S+) batch=(\S+) m=(\S+) n=(\S+) k=(\S+)")
 
 
-def template_classes(bundle):
-    """kernel name -> (class, FLOPs) for the bundle's template kernels."""
+def symbols_of(bundle, inputs_path):
+    """The bundle's symbolic dims (s0, ...) bound from the shapes of the inputs file."""
+    import safetensors_np
+    with open(os.path.join(bundle, "manifest.json")) as f:
+        manifest = json.load(f)
+    arrays = safetensors_np.load(inputs_path)
+    symbols = {}
+    for desc in manifest.get("inputs", []):
+        array = arrays.get(desc["name"])
+        if array is None:
+            continue
+        for dim, size in zip(desc["shape"], array.shape):
+            if isinstance(dim, str) and re.fullmatch(r"[A-Za-z_]\w*", dim):
+                symbols[dim] = int(size)
+    return symbols
+
+
+def evaluate(expr, symbols):
+    """A size from lower.txt (an integer or SymInt text: + - * // % ( ) and symbols), or None."""
+    if not re.fullmatch(r"[\w\s+\-*/%()]*", expr):
+        return None
+    try:
+        return int(eval(expr, {"__builtins__": {}}, dict(symbols)))  # noqa: S307 (checked above)
+    except Exception:  # an unbound symbol: no FLOP count for this template
+        return None
+
+
+def template_classes(bundle, symbols):
+    """kernel name -> (class, FLOPs) for the bundle's template kernels (FLOPs 0 where a size
+    stays symbolic)."""
     templates = {}
     with open(os.path.join(bundle, "src", "lower.txt")) as f:
         for line in f:
             if m := CONV.match(line):
-                c, oc, kh, kw, oh, ow, groups = map(int, m.groups()[1:])
+                sizes = [evaluate(x, symbols) for x in m.groups()[1:]]
+                c, oc, kh, kw, oh, ow, groups = sizes
+                if None in (c, groups, kh, kw):
+                    continue
                 kind = "depthwise" if groups > 1 and groups == c else f"conv {kh}x{kw}"
-                templates[m.group(1)] = (kind, 2 * oc * oh * ow * (c // groups) * kh * kw)
+                flops = 2 * oc * oh * ow * (c // groups) * kh * kw if None not in sizes else 0
+                templates[m.group(1)] = (kind, flops)
             elif m := GEMM.match(line):
-                b, mm, n, k = map(int, m.groups()[1:])
-                templates[m.group(1)] = ("gemm", 2 * b * mm * n * k)
+                sizes = [evaluate(x, symbols) for x in m.groups()[1:]]
+                b, mm, n, k = sizes
+                templates[m.group(1)] = ("gemm", 2 * b * mm * n * k if None not in sizes else 0)
     classes = {}
     with open(os.path.join(bundle, "src", "fuse.txt")) as f:
         lines = f.read().splitlines()
@@ -76,7 +109,7 @@ def tensorc_profile(args):
 
 def report_tensorc(args):
     runs = tensorc_profile(args)
-    classes = template_classes(args.bundle)
+    classes = template_classes(args.bundle, symbols_of(args.bundle, args.inputs))
     best = {}
     names = {}
     for launches in runs.values():
