@@ -7,6 +7,7 @@
 //   build/bench/cpu/tensorc-bench-gemm [--shapes 1024x1024x1024,128x768x768] [--threads 1,2]
 //                                      [--variants x86_64,x86_64-avx512] [--reps N] [--no-old]
 //                                      [--tiling MC,NC,KC]   (instead of choosePackedGemmTiling)
+//                                      [--cold MIB]  (write MIB MiB before each timed run)
 //
 // Per case: the best and the median of --reps timed runs (wall clock; on a busy machine the best
 // is the one least disturbed), GFLOP/s of the best, and that as a share of threads x one core's
@@ -27,6 +28,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -152,10 +154,22 @@ struct Timing {
   double best = 0, median = 0, cpuMedian = 0;
 };
 
+/// --cold: bytes written before each timed run so that none of the GEMM's operands is left in
+/// any cache (a compiled model at batch 1 meets its weights so, each layer's once per run).
+std::vector<char> coldBuffer;
+
+void evictCaches() {
+  for (size_t i = 0; i < coldBuffer.size(); i += 64)
+    coldBuffer[i] = char(coldBuffer[i] + 1);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+}
+
 template <typename Run> Timing timeRuns(int reps, Run run) {
   run(); // warm caches and pages
   std::vector<double> wall, cpu;
   for (int r = 0; r < reps; ++r) {
+    if (!coldBuffer.empty())
+      evictCaches();
     double cpu0 = threadSeconds();
     auto start = std::chrono::steady_clock::now();
     run();
@@ -197,6 +211,13 @@ int main(int argc, char **argv) {
         threadCounts.push_back(std::atoi(item.c_str()));
     } else if (flag == "--variants") {
       variantNames = split(value());
+    } else if (flag == "--cold") {
+      long megabytes = std::atol(value().c_str());
+      if (megabytes <= 0) {
+        std::fprintf(stderr, "gemm: --cold takes a size in MiB (more than the last-level cache)\n");
+        return 1;
+      }
+      coldBuffer.assign(size_t(megabytes) << 20, 0);
     } else if (flag == "--reps") {
       reps = std::max(1, std::atoi(value().c_str()));
     } else if (flag == "--tiling") {
@@ -209,7 +230,7 @@ int main(int argc, char **argv) {
     } else {
       std::fprintf(stderr,
                    "usage: %s [--shapes MxNxK,...] [--threads 1,2] [--variants ...] "
-                   "[--reps N] [--no-old] [--tiling MC,NC,KC]\n",
+                   "[--reps N] [--no-old] [--tiling MC,NC,KC] [--cold MIB]\n",
                    argv[0]);
       return 1;
     }
