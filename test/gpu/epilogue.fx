@@ -19,7 +19,7 @@ graph(%x: f32[128, 768], %r: f32[128, 768], %wq: f32[768, 768], %bq: f32[768], %
   %s1 : f32[128, 768] = call_function[target=aten.sigmoid](args=(%h1,))
   %u1 : f32[128, 768] = call_function[target=aten.mul](args=(%h1, %s1))
   %v1 : f32[128, 768] = call_function[target=aten.gelu](args=(%u1,), kwargs={approximate='tanh'})
-  %q1 : f32[128, 768] = call_function[target=aten.exp](args=(%v1,))
+  %q1 : f32[128, 768] = call_function[target=aten.sigmoid](args=(%v1,))
   %z1 : f32[128, 768] = call_function[target=aten.mul](args=(%v1, %q1))
   %o1 : f32[128, 768] = call_function[target=aten.add](args=(%z1, %r))
   %g2 : f32[128, 768] = call_function[target=aten.tanh](args=(%y2,))
