@@ -377,7 +377,8 @@ def bench_model(name, args, bins, work_dir, thread_counts):
             fixed = run_tensorc(bins["tensorc-run"], bundle, inputs_path,
                                 tc_threads(label, threads))
             for r in our_rounds:
-                r["cpu_ms_per_run"] = (r["process_cpu_s"] - fixed["process_cpu_s"]) * 1e3 / r["runs"]
+                used_s = r["process_cpu_s"] - fixed["process_cpu_s"]
+                r["cpu_ms_per_run"] = used_s * 1e3 / r["runs"]
         peer_ms = statistics.median(r["median_ms"] for r in peer_rounds)
         ours_ms = statistics.median(r["median_ms"] for r in our_rounds)
         row = {"threads": label, "threads_used": our_rounds[0].get("threads", threads),
