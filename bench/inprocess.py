@@ -37,10 +37,9 @@ class InProcessError(Exception):
     pass
 
 
-def find_runtime_library(build_dir):
-    """libtensorc_rt.so in a CMake build directory (the install tree's copy), or None."""
-    path = os.path.join(build_dir, "package", "lib", "libtensorc_rt.so")
-    return path if os.path.exists(path) else None
+def runtime_library(build_dir):
+    """Where a CMake build directory puts libtensorc_rt.so (the install tree's copy)."""
+    return os.path.join(build_dir, "package", "lib", "libtensorc_rt.so")
 
 
 class InProcessModel:
@@ -95,24 +94,27 @@ class InProcessModel:
             tensor.shape = shape
             tensor.data = array.ctypes.data
 
-    def run(self):
-        """One run on the bound inputs; the outputs (library-allocated) are freed."""
-        outputs = self._outputs
-        ctypes.memset(outputs, 0, ctypes.sizeof(outputs))  # data NULL: the library allocates
-        self._check(self._run(self._model, self._inputs, self._num_inputs, outputs,
+    def _call(self):
+        """One run on the bound inputs; its outputs are the library's (see _free_outputs)."""
+        ctypes.memset(self._outputs, 0, ctypes.sizeof(self._outputs))  # data NULL: library's
+        self._check(self._run(self._model, self._inputs, self._num_inputs, self._outputs,
                               self._num_outputs), "run")
+
+    def _free_outputs(self):
         for pointer in self._output_pointers:
             self._free(pointer)
 
+    def run(self):
+        """One run on the bound inputs; the outputs are freed."""
+        self._call()
+        self._free_outputs()
+
     def outputs(self):
         """One run on the bound inputs; copies of its outputs as numpy arrays, in order."""
-        outputs = self._outputs
-        ctypes.memset(outputs, 0, ctypes.sizeof(outputs))
-        self._check(self._run(self._model, self._inputs, self._num_inputs, outputs,
-                              self._num_outputs), "run")
+        self._call()
         arrays = []
         try:
-            for out in outputs:
+            for out in self._outputs:
                 if out.dtype not in _NUMPY:
                     raise InProcessError(f"output dtype code {out.dtype} has no numpy dtype")
                 shape = tuple(out.shape[d] for d in range(out.rank))
@@ -124,8 +126,7 @@ class InProcessModel:
                 buffer = (ctypes.c_char * (count * dtype.itemsize)).from_address(out.data)
                 arrays.append(np.frombuffer(buffer, dtype=dtype).reshape(shape).copy())
         finally:
-            for pointer in self._output_pointers:
-                self._free(pointer)
+            self._free_outputs()
         return arrays
 
     def close(self):

@@ -67,12 +67,12 @@ def find_binaries(build_dir, tensorc=None, runner=None, runtime_lib=None, need_l
     the build directory's; with need_lib, libtensorc_rt.so too (interleaved timing)."""
     found = {"runtime-lib": None}
     if need_lib:
-        lib = runtime_lib or inprocess.find_runtime_library(build_dir)
-        if not lib or not os.path.isfile(lib):
+        lib = runtime_lib or inprocess.runtime_library(build_dir)
+        if not os.path.isfile(lib):
             raise BenchError(
-                f"interleaved timing loads the runtime library, and there is none at "
-                f"{lib or os.path.join(build_dir, 'package', 'lib', 'libtensorc_rt.so')}: build "
-                f"it (cmake --build {build_dir}), give --runtime-lib, or use --timing processes")
+                f"interleaved timing loads the runtime library, and there is none at {lib}: "
+                f"build it (cmake --build {build_dir}), give --runtime-lib, or use --timing "
+                f"processes")
         found["runtime-lib"] = os.path.abspath(lib)
     given = {"tensorc": tensorc, "tensorc-run": runner}
     for name, candidates in BINARIES.items():
