@@ -4,11 +4,13 @@
 //
 //   build/bench/cpu/tensorc-bench-conv [--layers name,...] [--variants x86_64-avx512,...]
 //                                      [--threads N] [--reps N] [--csv] [--print-layers]
-//                                      [--tiling MC,NC]
+//                                      [--tiling MC,NC] [--cold MIB]
 //
 // Columns as in tensorc-bench-gemm: best and median wall time, and with one thread the median
 // over thread CPU time and the sum over tiles of each tile's best time (the kernel undisturbed).
 // --tiling gives every non-depthwise layer MC x NC tiles instead of chooseConvTiling's.
+// --cold MIB writes that many MiB before each timed run: weights and input come from memory, as
+// in a model at batch 1 (more than the last-level cache evicts them).
 // --print-layers writes the layer list (name c h w oc k stride pad groups) for ort_conv.py.
 // --so FILE compiles through the compiler's own back end instead of the JIT (O3, object, ld.lld)
 // into FILE and loads it: `perf record` / `perf annotate` then see the kernels' symbols.
@@ -17,6 +19,7 @@
 #include "ObjectLinker.h"
 #include "Peak.h"
 #include "ThreadPool.h"
+#include "Timing.h"
 #include "tensorc/Codegen/CPU/WeightPacking.h"
 
 #include <llvm/IR/Function.h>
@@ -38,6 +41,9 @@
 
 namespace {
 
+using tensorc::bench::CacheEvictor;
+using tensorc::bench::timeRuns;
+using tensorc::bench::Timing;
 using tensorc::cpu::ActivationLayout;
 using tensorc::cpu::ConvParams;
 using tensorc::cpu::CpuTarget;
@@ -102,31 +108,6 @@ std::vector<std::string> split(const std::string &text) {
   return items;
 }
 
-double threadSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
-}
-
-struct Timing {
-  double best = 0, median = 0, cpuMedian = 0;
-};
-
-template <typename Run> Timing timeRuns(int reps, Run run) {
-  run();
-  std::vector<double> wall, cpu;
-  for (int r = 0; r < reps; ++r) {
-    double cpu0 = threadSeconds();
-    auto start = std::chrono::steady_clock::now();
-    run();
-    wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    cpu.push_back(threadSeconds() - cpu0);
-  }
-  std::sort(wall.begin(), wall.end());
-  std::sort(cpu.begin(), cpu.end());
-  return {wall.front(), wall[wall.size() / 2], cpu[cpu.size() / 2]};
-}
-
 const char *layoutName(ActivationLayout layout) {
   return layout == ActivationLayout::NHWC ? "NHWC" : "NCHW16c";
 }
@@ -179,6 +160,7 @@ int main(int argc, char **argv) {
   bool csv = false;
   std::string soPath;
   std::optional<tensorc::cpu::ConvTiling> tiling;
+  CacheEvictor evictor;
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
     auto value = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
@@ -206,6 +188,13 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "conv: --tiling takes MC,NC (NC a multiple of 16)\n");
         return 1;
       }
+    } else if (flag == "--cold") {
+      long megabytes = std::atol(value().c_str());
+      if (megabytes <= 0) {
+        std::fprintf(stderr, "conv: --cold takes a size in MiB (more than the last-level cache)\n");
+        return 1;
+      }
+      evictor.resize(size_t(megabytes) << 20);
     } else if (flag == "--csv") {
       csv = true;
     } else if (flag == "--print-layers") {
@@ -216,7 +205,7 @@ int main(int argc, char **argv) {
     } else {
       std::fprintf(stderr,
                    "usage: %s [--layers a,b] [--variants v,...] [--threads N] [--reps N] [--csv] "
-                   "[--print-layers] [--so FILE] [--tiling MC,NC]\n",
+                   "[--print-layers] [--so FILE] [--tiling MC,NC] [--cold MIB]\n",
                    argv[0]);
       return 1;
     }
@@ -329,11 +318,14 @@ int main(int argc, char **argv) {
         auto body = [&](int64_t begin, int64_t end) {
           fn(input.data(), packed.data(), output.data(), 1, begin, end);
         };
-        Timing time = timeRuns(reps, [&] { pool.parallelFor(tiles, 1, body); });
+        Timing time = timeRuns(
+            reps, [&] { pool.parallelFor(tiles, 1, body); }, &evictor);
         double tileSum = 0;
         if (threads == 1)
           for (int64_t tile = 0; tile < tiles; ++tile)
-            tileSum += timeRuns(reps, [&] { body(tile, tile + 1); }).best;
+            tileSum += timeRuns(
+                           reps, [&] { body(tile, tile + 1); }, &evictor)
+                           .best;
         if (csv)
           std::printf("%s,%s,%s,%d,%.4f,%.4f,%.4f,%.4f,%.2f,%.2f\n", l.name.c_str(), t.name.c_str(),
                       layoutName(layout), threads, time.best * 1e3, time.median * 1e3,

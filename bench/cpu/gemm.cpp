@@ -18,6 +18,7 @@
 #include "KernelJit.h"
 #include "Peak.h"
 #include "ThreadPool.h"
+#include "Timing.h"
 #include "tensorc/Codegen/CPU/PackedGemm.h"
 #include "tensorc/Codegen/CPU/WeightPacking.h"
 #include "tensorc/Scheduler/Schedule.h"
@@ -39,6 +40,9 @@
 
 namespace {
 
+using tensorc::bench::CacheEvictor;
+using tensorc::bench::timeRuns;
+using tensorc::bench::Timing;
 using tensorc::cpu::CpuTarget;
 using PackedFn = void(const float *, int64_t, int64_t, const float *, float *, int64_t, int64_t,
                       int64_t, int64_t, int64_t, int64_t, const float *);
@@ -144,43 +148,6 @@ void addOld(llvm::Module &module, const CpuTarget &target, const std::string &na
   });
 }
 
-double threadSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
-}
-
-struct Timing {
-  double best = 0, median = 0, cpuMedian = 0;
-};
-
-/// --cold: bytes written before each timed run so that none of the GEMM's operands is left in
-/// any cache (a compiled model at batch 1 meets its weights so, each layer's once per run).
-std::vector<char> coldBuffer;
-
-void evictCaches() {
-  for (size_t i = 0; i < coldBuffer.size(); i += 64)
-    coldBuffer[i] = char(coldBuffer[i] + 1);
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-}
-
-template <typename Run> Timing timeRuns(int reps, Run run) {
-  run(); // warm caches and pages
-  std::vector<double> wall, cpu;
-  for (int r = 0; r < reps; ++r) {
-    if (!coldBuffer.empty())
-      evictCaches();
-    double cpu0 = threadSeconds();
-    auto start = std::chrono::steady_clock::now();
-    run();
-    wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    cpu.push_back(threadSeconds() - cpu0);
-  }
-  std::sort(wall.begin(), wall.end());
-  std::sort(cpu.begin(), cpu.end());
-  return {wall.front(), wall[wall.size() / 2], cpu[cpu.size() / 2]};
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -191,6 +158,7 @@ int main(int argc, char **argv) {
   std::vector<std::string> variantNames = {"x86_64", "x86_64-avx512"};
   int reps = 15;
   bool old = true;
+  CacheEvictor evictor;
   int64_t forceMc = 0, forceNc = 0, forceKc = 0;
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
@@ -217,7 +185,7 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "gemm: --cold takes a size in MiB (more than the last-level cache)\n");
         return 1;
       }
-      coldBuffer.assign(size_t(megabytes) << 20, 0);
+      evictor.resize(size_t(megabytes) << 20);
     } else if (flag == "--reps") {
       reps = std::max(1, std::atoi(value().c_str()));
     } else if (flag == "--tiling") {
@@ -300,7 +268,9 @@ int main(int argc, char **argv) {
           if (threads == 1) {
             double tileSum = 0;
             for (int64_t tile = 0; tile < tiles; ++tile)
-              tileSum += timeRuns(reps, [&] { tileBody(tile, tile + 1); }).best;
+              tileSum += timeRuns(
+                             reps, [&] { tileBody(tile, tile + 1); }, &evictor)
+                             .best;
             std::printf(" %9.1f %9.1f %6.1f%%", flops / time.cpuMedian * 1e-9,
                         flops / tileSum * 1e-9, 100.0 * flops / tileSum / corePeak);
           }
@@ -319,7 +289,10 @@ int main(int argc, char **argv) {
                   nullptr);
         };
         std::printf("%ldx%ldx%ld\n", s.m, s.n, s.k);
-        report("packed-B", timeRuns(reps, [&] { pool.parallelFor(tiles, 1, body); }), tiles, body);
+        report("packed-B",
+               timeRuns(
+                   reps, [&] { pool.parallelFor(tiles, 1, body); }, &evictor),
+               tiles, body);
         auto compiler = jit->lookup<PackedFn>(key("compiler", t, s, 0));
         auto compilerCount = jit->lookup<CountFn>(key("compiler", t, s, 0) + "_tiles");
         if (!compiler || !compilerCount)
@@ -329,7 +302,9 @@ int main(int argc, char **argv) {
           (*compiler)(a.data(), s.k, 1, packed.data(), c.data(), s.n, s.m, s.n, s.k, begin, end,
                       nullptr);
         };
-        report("compiler", timeRuns(reps, [&] { pool.parallelFor(tasks, 1, compilerBody); }),
+        report("compiler",
+               timeRuns(
+                   reps, [&] { pool.parallelFor(tasks, 1, compilerBody); }, &evictor),
                tasks, compilerBody);
         if (old) {
           auto oldGemm = jit->lookup<OldFn>("old_" + t.name);
@@ -341,7 +316,9 @@ int main(int argc, char **argv) {
             (*oldGemm)(a.data(), s.k, 1, bm.data(), s.n, 1, c.data(), s.n, s.m, s.n, s.k, begin,
                        end);
           };
-          report("runtime-pack", timeRuns(reps, [&] { pool.parallelFor(oldTiles, 1, oldBody); }),
+          report("runtime-pack",
+                 timeRuns(
+                     reps, [&] { pool.parallelFor(oldTiles, 1, oldBody); }, &evictor),
                  oldTiles, oldBody);
         }
       }

@@ -4,12 +4,15 @@ onnxruntime's Conv on the same layer, batch 1, one thread by default.
 
     python3 bench/cpu/ort_conv.py [--bench build/bench/cpu/tensorc-bench-conv] [--reps N]
                                   [--threads N] [--layers a,b] [--variant x86_64-avx512]
+                                  [--cold MIB]
 
 onnxruntime runs each layer as a one-node model (weights an initializer) with ORT_ENABLE_ALL, so
 on AVX2/AVX-512 hosts it converts the Conv to its NCHWc kernels and adds reorders of the input and
 output around it; its profiler gives the time of the convolution node alone, which is what is
 compared (the reorders are counted separately). Both sides report the best of --reps runs of
 the whole layer: on a busy machine the least disturbed run, the same statistic for both.
+--cold MIB writes that many MiB before each run on both sides, so that weights and input come
+from memory, as a model's do at batch 1 (tensorc-bench-conv --cold).
 """
 import argparse
 import json
@@ -56,7 +59,7 @@ def conv_model(layer):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
-def ort_times(layer, threads, reps):
+def ort_times(layer, threads, reps, cold_mib):
     """Best ms of the Conv node alone, and median ms of the reorder nodes around it (profiler)."""
     with tempfile.TemporaryDirectory() as tmp:
         options = ort.SessionOptions()
@@ -72,7 +75,10 @@ def ort_times(layer, threads, reps):
             -1, 1, (1, layer["c"], layer["h"], layer["w"])).astype(np.float32)
         for _ in range(3):
             sess.run(None, {"x": x})
+        evict = np.zeros(cold_mib << 20, np.uint8) if cold_mib else None
         for _ in range(reps):
+            if evict is not None:
+                evict[::64] += 1
             sess.run(None, {"x": x})
         with open(sess.end_profiling()) as f:
             events = json.load(f)
@@ -93,8 +99,10 @@ def ort_times(layer, threads, reps):
     return best, other[len(other) // 2], ",".join(sorted(kinds))
 
 
-def tensorc_times(bench, variant, threads, reps, names):
+def tensorc_times(bench, variant, threads, reps, names, cold_mib):
     cmd = [bench, "--csv", "--variants", variant, "--threads", str(threads), "--reps", str(reps)]
+    if cold_mib:
+        cmd += ["--cold", str(cold_mib)]
     if names:
         cmd += ["--layers", ",".join(names)]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.split("\n")
@@ -114,19 +122,23 @@ def main():
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--layers", default="")
     parser.add_argument("--variant", default="x86_64-avx512")
+    parser.add_argument("--cold", type=int, default=0, metavar="MIB",
+                        help="write MIB MiB before each run (operands from memory)")
     args = parser.parse_args()
     wanted = [x for x in args.layers.split(",") if x]
     all_layers = [l for l in layers(args.bench) if not wanted or l["name"] in wanted]
     ours = tensorc_times(args.bench, args.variant, args.threads, args.reps,
-                         [l["name"] for l in all_layers])
-    print("onnxruntime %s, %d thread(s); ms per layer (GFLOP/s)" % (ort.__version__, args.threads))
+                         [l["name"] for l in all_layers], args.cold)
+    print("onnxruntime %s, %d thread(s)%s; ms per layer (GFLOP/s)" %
+          (ort.__version__, args.threads, ", cold (%d MiB written before each run)" % args.cold
+           if args.cold else ""))
     print("%-20s %17s %17s %17s %9s %9s %9s" % ("layer", "ORT conv node", "tensorc NHWC",
                                                "tensorc NCHW16c", "ORT/NHWC", "reorders",
                                                "ORT ops"))
     ratios = []
     for layer in all_layers:
         f = flops(layer)
-        ort_ms, reorder_ms, kinds = ort_times(layer, args.threads, args.reps)
+        ort_ms, reorder_ms, kinds = ort_times(layer, args.threads, args.reps, args.cold)
         cells = []
         for layout in ("NHWC", "NCHW16c"):
             row = ours.get((layer["name"], layout))
