@@ -263,7 +263,8 @@ TEST_P(PackedGemm, GridOfEqualSharesCoversEveryElementOnce) {
   std::vector<float> bias(2400);
   for (size_t j = 0; j < bias.size(); ++j)
     bias[j] = (j % 3 == 0 ? -0.5f : 0.75f) + 0.01f * float(j % 7);
-  for (Shape s : std::vector<Shape>{{1, 1, 1}, {128, 300, 600}, {20, 37, 0}, {5, 2304, 64}})
+  for (Shape s : std::vector<Shape>{
+           {1, 1, 1}, {128, 300, 600}, {20, 37, 0}, {5, 2304, 64}, {25, 40, 30}, {37, 50, 600}})
     checkShape(s, v.gridEpilogue, v.gridTasks, bias.data());
 }
 

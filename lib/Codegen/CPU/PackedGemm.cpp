@@ -200,8 +200,16 @@ void PackedGemmEmitter::emit(Value *tileBegin, Value *tileEnd) {
     Value *col0 = b.CreateMul(b.CreateUDiv(t, tilesM), nc);
     Value *mcur = min(mc, b.CreateSub(ops.m, row0));
     Value *ncur = min(nc, b.CreateSub(ops.n, col0));
-    Value *groups = b.CreateUDiv(mcur, i64(mr));
-    Value *tailRows = b.CreateURem(mcur, i64(mr));
+    // Whole groups of MR rows, then the rest: a rest under MR / 2 rows joins the last whole
+    // group and the two are split evenly (13 rows: 7 + 6, not 12 + 1; a 1-row call streams all of
+    // B's tile for one row).
+    Value *whole = b.CreateUDiv(mcur, i64(mr));
+    Value *tail = b.CreateURem(mcur, i64(mr));
+    Value *merge = b.CreateAnd(b.CreateICmpUGT(whole, i64(0)),
+                               b.CreateAnd(b.CreateICmpNE(tail, i64(0)),
+                                           b.CreateICmpULT(tail, i64(mr / 2))));
+    Value *groups = b.CreateSub(whole, b.CreateZExt(merge, b.getInt64Ty()));
+    Value *rest = b.CreateSub(mcur, b.CreateMul(groups, i64(mr)));
     emitFor(b, i64(0), kBlocks, 1, "gemm.kblock", [&](Value *kb) {
       Value *p0 = b.CreateMul(kb, i64(kc));
       Value *kcur = min(i64(kc), b.CreateSub(ops.k, p0));
@@ -211,9 +219,17 @@ void PackedGemmEmitter::emit(Value *tileBegin, Value *tileEnd) {
         Value *row = b.CreateAdd(row0, b.CreateMul(g, i64(mr)));
         emitRowGroup(i64(mr), row, col0, ncur, p0, kcur, first, last);
       });
-      emitIf(b, b.CreateICmpNE(tailRows, i64(0)), "gemm.tailrows", [&] {
+      emitIf(b, b.CreateICmpNE(rest, i64(0)), "gemm.tailrows", [&] {
         Value *row = b.CreateAdd(row0, b.CreateMul(groups, i64(mr)));
-        emitRowGroup(tailRows, row, col0, ncur, p0, kcur, first, last);
+        // rest <= MR: one group; otherwise (a merged tail) two of ceil and floor half.
+        Value *firstRows = b.CreateSelect(b.CreateICmpUGT(rest, i64(mr)),
+                                          b.CreateLShr(b.CreateAdd(rest, i64(1)), i64(1)), rest);
+        emitRowGroup(firstRows, row, col0, ncur, p0, kcur, first, last);
+        Value *secondRows = b.CreateSub(rest, firstRows);
+        emitIf(b, b.CreateICmpNE(secondRows, i64(0)), "gemm.tailrows2", [&] {
+          emitRowGroup(secondRows, b.CreateAdd(row, firstRows), col0, ncur, p0, kcur, first,
+                       last);
+        });
       });
     });
   });
