@@ -8,6 +8,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 namespace tensorc::bench {
@@ -26,7 +28,14 @@ struct Timing {
 /// in any cache (a compiled model at batch 1 meets its weights so, each layer's once per run).
 class CacheEvictor {
 public:
-  void resize(size_t bytes) { buffer.assign(bytes, 0); }
+  /// Takes `--cold`'s value (MiB, more than the last-level cache); false when it is no size.
+  bool setMegabytes(const std::string &text) {
+    long megabytes = std::atol(text.c_str());
+    if (megabytes <= 0)
+      return false;
+    buffer.assign(size_t(megabytes) << 20, 0);
+    return true;
+  }
   bool enabled() const { return !buffer.empty(); }
   void evict() {
     for (size_t i = 0; i < buffer.size(); i += 64)

@@ -189,12 +189,10 @@ int main(int argc, char **argv) {
         return 1;
       }
     } else if (flag == "--cold") {
-      long megabytes = std::atol(value().c_str());
-      if (megabytes <= 0) {
+      if (!evictor.setMegabytes(value())) {
         std::fprintf(stderr, "conv: --cold takes a size in MiB (more than the last-level cache)\n");
         return 1;
       }
-      evictor.resize(size_t(megabytes) << 20);
     } else if (flag == "--csv") {
       csv = true;
     } else if (flag == "--print-layers") {

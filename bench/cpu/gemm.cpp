@@ -180,12 +180,10 @@ int main(int argc, char **argv) {
     } else if (flag == "--variants") {
       variantNames = split(value());
     } else if (flag == "--cold") {
-      long megabytes = std::atol(value().c_str());
-      if (megabytes <= 0) {
+      if (!evictor.setMegabytes(value())) {
         std::fprintf(stderr, "gemm: --cold takes a size in MiB (more than the last-level cache)\n");
         return 1;
       }
-      evictor.resize(size_t(megabytes) << 20);
     } else if (flag == "--reps") {
       reps = std::max(1, std::atoi(value().c_str()));
     } else if (flag == "--tiling") {
