@@ -326,13 +326,14 @@ def bench_model(name, args, bins, work_dir, thread_counts):
 
     # Correctness first, at every thread count, against onnxruntime at the same thread count.
     record["correctness"] = []
+    headers = {}  # per thread count: the variant and threads tensorc-run reported
     for label, threads in thread_counts:
         session = ort_session(onnx_path, threads)
         expected = session.run(None, feeds)
         del session
         outputs_path = os.path.join(work_dir, f"{name}.outputs.t{label}.safetensors")
-        run_tensorc(bins["tensorc-run"], bundle, inputs_path, tc_threads(label, threads),
-                    outputs_path=outputs_path)
+        headers[label] = run_tensorc(bins["tensorc-run"], bundle, inputs_path,
+                                     tc_threads(label, threads), outputs_path=outputs_path)
         produced = safetensors_np.load(outputs_path)
         for out_desc, want in zip(manifest["outputs"], expected):
             check = compare(produced[out_desc["name"]], want, "f32")
@@ -358,10 +359,9 @@ def bench_model(name, args, bins, work_dir, thread_counts):
             peer_rounds, our_rounds = time_interleaved(
                 onnx_path, feeds, bins["runtime-lib"], bundle, threads,
                 tc_threads(label, threads), args)
-            header = run_tensorc(bins["tensorc-run"], bundle, inputs_path,
-                                 tc_threads(label, threads))
             for r in our_rounds:
-                r.update(variant=header.get("variant"), threads=header.get("threads"))
+                r.update(variant=headers[label].get("variant"),
+                         threads=headers[label].get("threads"))
         else:
             peer_rounds, our_rounds = [], []
             for _ in range(args.rounds):
