@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """bench/inprocess.py, the ctypes mirror of the runtime's C ABI that bench/run.py times tensorc
 with: a bundle loaded through libtensorc_rt.so gives the same outputs as `tensorc-run --outputs`
-on the same inputs (at 1 and 2 threads), run() works on the bound inputs, and a path that is no
-bundle is an InProcessError carrying the runtime's message.
+on the same inputs (at 1 and 2 threads), run() works on the bound inputs, a path that is no
+bundle is an InProcessError carrying the runtime's message, and bench/ab.py (paired timing of two
+bundles) runs on a bundle against itself and names a missing bundle.
 
     check_inprocess.py --tensorc build/tools/tensorc/tensorc --runner build/runtime/tensorc-run \
         --runtime-lib build/package/lib/libtensorc_rt.so
@@ -27,6 +28,37 @@ def run(args):
     result = subprocess.run(args, capture_output=True, text=True, timeout=600)
     if result.returncode != 0:
         raise SystemExit(f"FAIL: {' '.join(args)}\n{result.stdout}{result.stderr}")
+
+
+def check_ab(args, bundle, inputs_path, tmp):
+    """bench/ab.py on a bundle against itself: equal outputs, a positive finite paired ratio; a
+    missing bundle: exit 1 naming it."""
+    ab = [sys.executable, os.path.join(ROOT, "bench", "ab.py")]
+    common = ["--inputs", inputs_path, "--threads", "2", "--pairs", "4", "--pause-ms", "0",
+              "--runtime-lib", args.runtime_lib]
+    result = subprocess.run(ab + [bundle, bundle] + common, capture_output=True, text=True,
+                            timeout=300)
+    ratio = None
+    for line in result.stdout.splitlines():
+        if line.startswith("paired A/B: median "):
+            ratio = float(line.split()[3].rstrip(","))
+    failures = 0
+    if result.returncode != 0 or "largest difference 0 " not in result.stdout or \
+            ratio is None or not 0 < ratio < float("inf"):
+        print(f"FAIL: ab.py on one bundle twice: exit {result.returncode}\n{result.stdout}"
+              f"{result.stderr}")
+        failures += 1
+    else:
+        print(f"ok: ab.py on one bundle twice: outputs equal, paired ratio {ratio}")
+    missing = os.path.join(tmp, "no-such-bundle")
+    result = subprocess.run(ab + [bundle, missing] + common, capture_output=True, text=True,
+                            timeout=300)
+    if result.returncode != 1 or missing not in result.stderr:
+        print(f"FAIL: ab.py with a missing bundle: exit {result.returncode}, {result.stderr}")
+        failures += 1
+    else:
+        print(f"ok: ab.py with a missing bundle: {result.stderr.strip()}")
+    return failures
 
 
 def main():
@@ -78,6 +110,7 @@ def main():
                 else:
                     print(f"ok: threads {threads}: output {desc['name']} {list(array.shape)} "
                           f"equals tensorc-run's")
+        failures += check_ab(args, bundle, inputs_path, tmp)
         try:
             inprocess.InProcessModel(args.runtime_lib, tmp, 1)
             print("FAIL: loading a directory that is no bundle did not raise")
