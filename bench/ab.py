@@ -20,6 +20,7 @@ machine.
 import argparse
 import os
 import statistics
+import struct
 import sys
 import time
 
@@ -74,7 +75,10 @@ def main():
         if not os.path.exists(path):
             sys.exit(f"ab: {path}: no such file or directory")
 
-    arrays = list(safetensors_np.load(args.inputs).values())
+    try:
+        arrays = list(safetensors_np.load(args.inputs).values())
+    except (OSError, ValueError, KeyError, struct.error) as error:
+        sys.exit(f"ab: {args.inputs}: not a safetensors file ({error})")
     models = []
     try:
         for bundle in (args.bundle_a, args.bundle_b):
@@ -103,7 +107,7 @@ def main():
             for side in order:
                 times[side].append(timed(models[side]))
             ratios.append(times[0][-1] / times[1][-1])
-    except inprocess.InProcessError as error:
+    except (OSError, inprocess.InProcessError) as error:  # OSError: the library did not load
         sys.exit(f"ab: {error}")
     finally:
         for model in models:
