@@ -2,7 +2,7 @@
 """Where a CPU bundle's time goes, next to onnxruntime's, layer class by layer class.
 
     python3 bench/layers.py BUNDLE --inputs IN.safetensors [--onnx MODEL.onnx] [--threads N]
-        [--runs 9] [--runner tensorc-run]
+        [--runs 9] [--runner tensorc-run] [--per-layer]
 
 tensorc: `tensorc-run --profile` over --runs runs; each kernel's best run (a kernel's time in a
 run is its span: first task start to last task end over all threads). Kernels are grouped by
@@ -14,7 +14,9 @@ above the busy time means idle threads (too few or unequal tasks), not slow kern
 
 onnxruntime (with --onnx, when it is installed): its own profiler over the same number of runs at
 the same thread count, each node's best run, grouped by op type, convolutions by kernel size with
-their GFLOP/s from the shapes the profiler records.
+their GFLOP/s from the shapes the profiler records. With --per-layer, every convolution of both
+sides side by side (tensorc's in launch order, each with onnxruntime's next one of the same kind,
+FLOPs and output shape) with both best times and their ratio.
 
 Needs numpy (the inputs are read with models/safetensors_np.py) and, for the peer, onnxruntime.
 """
@@ -65,8 +67,8 @@ def evaluate(expr, symbols):
 
 
 def template_classes(bundle, symbols):
-    """kernel name -> (class, FLOPs) for the bundle's template kernels (FLOPs 0 where a size
-    stays symbolic)."""
+    """kernel name -> (class, FLOPs, output (channels, height, width) or None) for the bundle's
+    template kernels (FLOPs 0 where a size stays symbolic)."""
     templates = {}
     with open(os.path.join(bundle, "src", "lower.txt")) as f:
         for line in f:
@@ -77,11 +79,12 @@ def template_classes(bundle, symbols):
                     continue
                 kind = "depthwise" if groups > 1 and groups == c else f"conv {kh}x{kw}"
                 flops = 2 * oc * oh * ow * (c // groups) * kh * kw if None not in sizes else 0
-                templates[m.group(1)] = (kind, flops)
+                templates[m.group(1)] = (kind, flops, (oc, oh, ow))
             elif m := GEMM.match(line):
                 sizes = [evaluate(x, symbols) for x in m.groups()[1:]]
                 b, mm, n, k = sizes
-                templates[m.group(1)] = ("gemm", 2 * b * mm * n * k if None not in sizes else 0)
+                templates[m.group(1)] = ("gemm", 2 * b * mm * n * k if None not in sizes else 0,
+                                         None)
     classes = {}
     with open(os.path.join(bundle, "src", "fuse.txt")) as f:
         lines = f.read().splitlines()
@@ -119,7 +122,7 @@ def report_tensorc(args):
             names[launch] = tasks[0]["name"]
     groups = collections.defaultdict(lambda: [0.0, 0])
     for launch, us in best.items():
-        kind, flops = classes.get(names[launch], ("other", 0))
+        kind, flops, _ = classes.get(names[launch], ("other", 0, None))
         groups[kind][0] += us
         groups[kind][1] += flops
     print(f"tensorc, {args.threads} thread(s): kernels' best spans sum to "
@@ -151,9 +154,12 @@ def report_tensorc(args):
           f"({100 * busy / wall:.0f}% of the wall)")
     slowest = sorted(best.items(), key=lambda b: -b[1])[:args.top]
     for launch, us in slowest:
-        kind, flops = classes.get(names[launch], ("other", 0))
+        kind, flops, _ = classes.get(names[launch], ("other", 0, None))
         rate = f"{flops / us / 1e3:7.1f} GFLOP/s" if flops else ""
         print(f"    {us / 1e3:7.3f} ms {rate:15s} {names[launch]}")
+    # Convolutions in launch order, for --per-layer: (kind, FLOPs, output, best us, kernel name).
+    return [classes[names[launch]] + (best[launch], names[launch]) for launch in sorted(best)
+            if classes.get(names[launch], ("other",))[0].startswith(("conv", "depthwise"))]
 
 
 def report_onnxruntime(args):
@@ -191,6 +197,11 @@ def report_onnxruntime(args):
             info[e["name"]] = (e["args"].get("op_name", "?"), e["args"].get("input_type_shape"),
                                e["args"].get("output_type_shape"))
     best = {name: min(durations) for name, durations in nodes.items()}
+    first_seen = {}
+    for e in events:
+        if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
+            first_seen.setdefault(e["name"], e["ts"])
+    convs = []
     print(f"onnxruntime, {args.threads} thread(s): median run {statistics.median(walls) * 1e3:.2f} "
           f"ms; nodes' best times sum to {sum(best.values()) / 1e3:.2f} ms")
     groups = collections.defaultdict(lambda: [0.0, 0])
@@ -205,11 +216,45 @@ def report_onnxruntime(args):
                 kind = ("depthwise" if groups_count > 1 and weight[1] == 1
                         else f"conv {weight[2]}x{weight[3]}")
                 flops = 2 * out[0] * out[1] * out[2] * out[3] * weight[1] * weight[2] * weight[3]
+                convs.append((first_seen[name], kind, flops, (out[1], out[2], out[3]), us,
+                              name[:-len("_kernel_time")]))
         groups[kind][0] += us
         groups[kind][1] += flops
     for kind, (us, flops) in sorted(groups.items(), key=lambda g: -g[1][0]):
         rate = f"{flops / us / 1e3:7.1f} GFLOP/s" if flops else ""
         print(f"  {kind:18s} {us / 1e3:8.2f} ms {rate}")
+    return [c[1:] for c in sorted(convs)]
+
+
+def report_per_layer(ours, theirs):
+    """Both sides' convolutions, tensorc's in launch order, each paired with onnxruntime's next
+    unpaired one of the same kind, FLOPs and output shape (in onnxruntime's execution order)."""
+    print("convolutions side by side (best times; ratio = onnxruntime / tensorc, > 1: tensorc "
+          "faster):")
+    print(f"  {'#':>3} {'kind':10s} {'output':>14} {'MFLOP':>7} {'tensorc ms':>10} {'ort ms':>8} "
+          f"{'ratio':>6}  tensorc kernel / onnxruntime node")
+    pending = collections.defaultdict(collections.deque)
+    for kind, flops, out, us, node in theirs:
+        pending[(kind, flops, tuple(out))].append((us, node))
+    totals = [0.0, 0.0]
+    unmatched = 0
+    for i, (kind, flops, out, us, name) in enumerate(ours):
+        queue = pending.get((kind, flops, tuple(out)))
+        if not queue:
+            unmatched += 1
+            continue
+        ort_us, node = queue.popleft()
+        totals[0] += us
+        totals[1] += ort_us
+        shape = "x".join(str(x) for x in out)
+        print(f"  {i:3d} {kind:10s} {shape:>14} {flops / 1e6:7.1f} {us / 1e3:10.3f} "
+              f"{ort_us / 1e3:8.3f} {ort_us / us:6.2f}  {name} / {node}")
+    if totals[0]:
+        print(f"  paired total: tensorc {totals[0] / 1e3:.2f} ms, onnxruntime "
+              f"{totals[1] / 1e3:.2f} ms, ratio {totals[1] / totals[0]:.2f}")
+    if unmatched:
+        print(f"  ({unmatched} tensorc convolution(s) without an onnxruntime one of that kind, "
+              f"size and output shape)")
 
 
 def main():
@@ -220,14 +265,18 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--runs", type=int, default=9)
     p.add_argument("--top", type=int, default=10, help="slowest kernels listed")
+    p.add_argument("--per-layer", action="store_true",
+                   help="with --onnx: every convolution of both sides, side by side in order")
     p.add_argument("--runner", default=os.path.join(ROOT, "build", "runtime", "tensorc-run"))
     args = p.parse_args()
     for path in (args.bundle, args.inputs, args.runner) + ((args.onnx,) if args.onnx else ()):
         if not os.path.exists(path):
             sys.exit(f"layers.py: {path}: no such file or directory")
-    report_tensorc(args)
+    ours = report_tensorc(args)
     if args.onnx:
-        report_onnxruntime(args)
+        theirs = report_onnxruntime(args)
+        if args.per_layer and theirs is not None:
+            report_per_layer(ours, theirs)
     return 0
 
 

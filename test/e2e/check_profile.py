@@ -3,7 +3,8 @@
 one complete ("X") event per launch (CPU kernels: one per thread chunk, the chunks of a launch
 covering its parallel range exactly once), checked against the bundle's manifest; costs.json's
 estimates for the GEMM and convolution kernels are checked against the model's shapes; the table
-lists every launch.
+lists every launch; bench/layers.py --per-layer pairs a residual block's convolutions with
+onnxruntime's.
 
     check_profile.py --tensorc build/tools/tensorc/tensorc --runner build/runtime/tensorc-run
 
@@ -136,6 +137,40 @@ def check_model(args):
     return 0
 
 
+def check_layers(args, tmp):
+    """bench/layers.py --per-layer on a residual block exported as ONNX (conv 3x3 + relu, conv 1x1,
+    add, relu): both convolutions paired with onnxruntime's, a paired total printed."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper, save
+    sys.path.insert(0, os.path.join(ROOT, "models"))
+    import safetensors_np
+    rng = np.random.default_rng(5)
+    weights = [numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32) * 0.1, name)
+               for name, shape in (("w1", (16, 8, 3, 3)), ("b1", (16,)), ("w2", (16, 16, 1, 1)))]
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["y"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["y"], ["r"]),
+             helper.make_node("Conv", ["r", "w2"], ["p"]),
+             helper.make_node("Add", ["p", "r"], ["s"]),
+             helper.make_node("Relu", ["s"], ["out"])]
+    graph = helper.make_graph(
+        nodes, "block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 12, 12])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 16, 12, 12])], weights)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx_path = os.path.join(tmp, "block.onnx")
+    save(model, onnx_path)
+    bundle = os.path.join(tmp, "block")
+    run([args.tensorc, "compile", onnx_path, "-o", bundle, "--target", "cpu", "--no-cache"])
+    inputs = os.path.join(tmp, "block.inputs.safetensors")
+    safetensors_np.save(inputs, {"x": rng.standard_normal((1, 8, 12, 12)).astype(np.float32)})
+    out = run([sys.executable, os.path.join(ROOT, "bench", "layers.py"), bundle, "--inputs", inputs,
+               "--onnx", onnx_path, "--threads", "1", "--runs", "2", "--per-layer",
+               "--runner", args.runner])
+    paired = [line for line in out.splitlines() if re.match(r"\s+\d+ conv [13]x[13] ", line)]
+    assert len(paired) == 2 and "paired total: tensorc" in out and "without" not in out, out
+    print(f"layers.py --per-layer: {len(paired)} convolutions paired with onnxruntime's")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--tensorc", required=True)
@@ -173,6 +208,7 @@ def main():
         assert "--peak-gbps and --peak-gflops" in out2, out2
         print(f"profile: {events} events for {len(manifest['launches'])} launches (1 thread), "
               f"{events2} events over 3 runs (2 threads); costs match the model's shapes")
+        check_layers(args, tmp)
     return 0
 
 
