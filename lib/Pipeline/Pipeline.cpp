@@ -2,6 +2,7 @@
 #include "tensorc/Pipeline/Pipeline.h"
 
 #include "tensorc/Codegen/Backend.h"
+#include "tensorc/Codegen/CPU/PackGemmWeights.h"
 #include "tensorc/Frontend/FX/FxParser.h"
 #include "tensorc/Frontend/ONNX/OnnxImporter.h"
 #include "tensorc/IR/Printer.h"
@@ -217,6 +218,9 @@ Status runStages(PipelineState state, const std::string &modelPath, const OpRegi
         // f32 1.72 -> 1.89 ms), far more than the transpose kernels they remove. `tensorc opt`
         // keeps them for loop-IR work until they store vectors.
         scheduling.permutedEpilogue = false;
+        // CPU-only inference: a convolution's residual add writes over the residual.
+        if (options.cpuChannelsLast)
+          scheduling.writesOutputOnce = cpu::templateWritesOutputOnce;
         scheduling.maxFusions = options.limits.maxFusions;
         scheduling.disabledFusions = options.limits.disabledFusions;
         TC_ASSIGN_OR_RETURN(lowered.schedule, sched::schedule(lowered.program, scheduling));

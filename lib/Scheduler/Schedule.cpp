@@ -690,6 +690,47 @@ private:
     }
   }
 
+  /// For a template kernel with an epilogue, when its template is one whose output the code
+  /// writes once (ScheduleOptions::writesOutputOnce): a buffer the output may take the memory of.
+  /// It was written by an earlier kernel, is last used here, is read here only by the epilogue's
+  /// links and only at each link's own element, and has the output's dtype and element count.
+  std::optional<int> inPlaceInput(const Kernel &kernel, size_t index,
+                                  const std::vector<int64_t> &first,
+                                  const std::vector<int64_t> &last) const {
+    if (kernel.kind != Kernel::Kind::Template || kernel.nodes.size() < 2 ||
+        !options_.writesOutputOnce)
+      return std::nullopt;
+    const LoopNode &templ = program_.nodes[size_t(kernel.nodes[0])];
+    if (!options_.writesOutputOnce(templ))
+      return std::nullopt;
+    const LoopNode &tail = program_.nodes[size_t(kernel.nodes.back())];
+    const Buffer &out = program_.buffers[size_t(tail.output)];
+    // Per buffer the links load: whether every load of it is at the link's own element.
+    std::map<int, bool> ownElement;
+    for (size_t i = 1; i < kernel.nodes.size(); ++i) {
+      const LoopNode &link = program_.nodes[size_t(kernel.nodes[i])];
+      SymInt identity = rowMajorFlat(link.ranges, link.ranges.size());
+      bool sameSize = numel(link.ranges) == out.numel();
+      std::vector<const loop::Expr *> loads;
+      collectLoads(link.body, loads);
+      for (const loop::Expr *load : loads) {
+        bool own = sameSize && load->kind == ExprKind::Load && load->index == identity;
+        auto [it, inserted] = ownElement.emplace(load->buffer, own);
+        it->second = it->second && own;
+      }
+    }
+    std::vector<int> templateReads = templ.reads();
+    for (const auto &[buffer, own] : ownElement) {
+      const Buffer &candidate = program_.buffers[size_t(buffer)];
+      if (own && first[size_t(buffer)] < int64_t(index) && last[size_t(buffer)] == int64_t(index) &&
+          candidate.kind == Buffer::Kind::Intermediate && !isOutput_.count(buffer) &&
+          candidate.dtype == out.dtype && candidate.numel() == out.numel() &&
+          std::find(templateReads.begin(), templateReads.end(), buffer) == templateReads.end())
+        return buffer;
+    }
+    return std::nullopt;
+  }
+
   /// Lifetime-based reuse: a buffer's memory is free after the last kernel that touches it; a new
   /// buffer takes a free slot of the same size (or a larger constant one), else a new slot.
   void planBuffers() {
@@ -726,11 +767,23 @@ private:
     std::vector<Slot> slots;
     std::vector<size_t> slotOf(numBuffers, 0);
     for (size_t k = 0; k < schedule_.kernels.size(); ++k) {
-      for (int buffer : schedule_.kernels[k].args) {
+      const Kernel &kernel = schedule_.kernels[k];
+      std::optional<int> over = inPlaceInput(kernel, k, first, last);
+      for (int buffer : kernel.args) {
         size_t b = size_t(buffer);
         if (!planned(b) || first[b] != int64_t(k))
           continue;
         SymInt bytes = bytesOf(b);
+        // The kernel's output over the input its epilogue reads last (inPlaceInput).
+        if (over && planned(size_t(*over)) &&
+            int(b) == program_.nodes[size_t(kernel.nodes.back())].output &&
+            provablyAtLeast(slots[slotOf[size_t(*over)]].bytes, bytes)) {
+          slotOf[b] = slotOf[size_t(*over)];
+          slots[slotOf[b]].freeAfter = last[b];
+          log::debug("schedule", "in place: " + program_.buffers[b].name + " over " +
+                                     program_.buffers[size_t(*over)].name + " in " + kernel.name);
+          continue;
+        }
         // A free slot fits when it is at least as large for every value of the symbols; the
         // exact size wins, else the smallest that fits (at the example sizes).
         std::optional<size_t> best;

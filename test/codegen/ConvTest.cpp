@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -43,8 +44,9 @@ struct Compiled {
   }
 };
 
-/// `channelsLast`: as a CPU-only inference compile lowers and packs it (convolutions with
-/// constant weights channels-last, weights packed, NHWC kept between them).
+/// `channelsLast`: as a CPU-only inference compile lowers, schedules and packs it (convolutions
+/// with constant weights channels-last, weights packed, NHWC kept between them, in-place
+/// epilogues planned).
 std::unique_ptr<Compiled> compileGraph(const Graph &graph, bool channelsLast = false) {
   auto compiled = std::make_unique<Compiled>();
   loop::LowerOptions options;
@@ -54,7 +56,10 @@ std::unique_ptr<Compiled> compileGraph(const Graph &graph, bool channelsLast = f
   auto program = loop::lower(graph, options);
   EXPECT_TRUE(program.hasValue()) << program.error().message();
   compiled->program = std::move(*program);
-  auto schedule = sched::schedule(compiled->program, {});
+  sched::ScheduleOptions scheduling;
+  if (channelsLast)
+    scheduling.writesOutputOnce = templateWritesOutputOnce;
+  auto schedule = sched::schedule(compiled->program, scheduling);
   EXPECT_TRUE(schedule.hasValue()) << schedule.error().message();
   compiled->schedule = std::move(*schedule);
   if (channelsLast) {
@@ -78,12 +83,20 @@ std::unique_ptr<Compiled> compileGraph(const Graph &graph, bool channelsLast = f
   return compiled;
 }
 
-/// Runs every kernel of `c` in order (each range in two calls) with one allocation per buffer;
-/// returns the graph outputs.
+/// Runs every kernel of `c` in order (each range in two calls) with one allocation per buffer,
+/// or with `arena` the intermediate buffers at their planned offsets in one arena (as the runtime
+/// places them: buffers that share memory overwrite each other); returns the graph outputs.
 std::vector<std::vector<float>> runCompiled(Compiled &c, const std::vector<Tensor> &inputs,
                                             const SymbolBindings &symbols, int reps = 1,
-                                            double *secondsPerRun = nullptr) {
+                                            double *secondsPerRun = nullptr, bool arena = false) {
   std::vector<std::vector<float>> memory(c.program.buffers.size());
+  std::vector<float> arenaMemory(arena ? size_t(*c.schedule.plan.arenaBytes.evaluate(symbols)) / 4
+                                       : 0,
+                                 std::nanf(""));
+  std::set<int> outputs(c.program.outputs.begin(), c.program.outputs.end());
+  auto inArena = [&](const loop::Buffer &buffer) {
+    return arena && buffer.kind == loop::Buffer::Kind::Intermediate && !outputs.count(buffer.id);
+  };
   std::vector<int64_t> syms;
   for (const std::string &symbol : c.program.symbols)
     syms.push_back(symbols.at(symbol));
@@ -121,7 +134,10 @@ std::vector<std::vector<float>> runCompiled(Compiled &c, const std::vector<Tenso
       int64_t count = *range.evaluate(symbols);
       std::vector<void *> args;
       for (int id : kernel.args)
-        args.push_back(memory[size_t(id)].data());
+        args.push_back(inArena(c.program.buffers[size_t(id)])
+                           ? arenaMemory.data() +
+                                 *c.schedule.plan.offsets[size_t(id)].evaluate(symbols) / 4
+                           : memory[size_t(id)].data());
       auto fn = reinterpret_cast<bundle::TensorcKernelFn>(dlsym(c.handle, kernel.name.c_str()));
       EXPECT_NE(fn, nullptr) << kernel.name;
       if (!fn)
@@ -133,10 +149,10 @@ std::vector<std::vector<float>> runCompiled(Compiled &c, const std::vector<Tenso
   if (secondsPerRun)
     *secondsPerRun =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / reps;
-  std::vector<std::vector<float>> outputs;
+  std::vector<std::vector<float>> results;
   for (int id : c.program.outputs)
-    outputs.push_back(memory[size_t(id)]);
-  return outputs;
+    results.push_back(memory[size_t(id)]);
+  return results;
 }
 
 Tensor filled(std::vector<int64_t> shape, int seed) {
@@ -155,16 +171,19 @@ struct Case {
   /// Channels-last (the CPU inference path): these inputs (by index) become constant weights.
   bool channelsLast = false;
   std::set<size_t> constants;
+  /// Run with the planned arena (runCompiled's `arena`).
+  bool arena = false;
 };
 
-/// Compiles and runs `fx`, compares every output with the interpreter; returns the schedule text.
-std::string check(const Case &test) {
+/// Compiles and runs `fx`, compares every output with the interpreter; returns the compiled
+/// program (its schedule text in `scheduleText`).
+std::unique_ptr<Compiled> checkCompiled(const Case &test, std::string &scheduleText) {
   auto registry = ops::buildCoreRegistry();
   EXPECT_TRUE(registry.hasValue());
   auto graph = fx::parseFx(test.fx, *registry);
   EXPECT_TRUE(graph.hasValue()) << graph.error().message();
   if (!graph)
-    return "";
+    return nullptr;
   std::vector<Tensor> inputs;
   for (size_t i = 0; i < test.inputShapes.size(); ++i) {
     Tensor value = filled(test.inputShapes[i], int(i));
@@ -176,15 +195,17 @@ std::string check(const Case &test) {
   auto expected = interp::interpret(*graph, inputs);
   EXPECT_TRUE(expected.hasValue()) << expected.error().message();
   std::unique_ptr<Compiled> compiled = compileGraph(*graph, test.channelsLast);
-  std::string text = sched::printSchedule(compiled->program, compiled->schedule);
+  std::string &text = scheduleText;
+  text = sched::printSchedule(compiled->program, compiled->schedule);
   EXPECT_NE(text.find(test.expectKernel), std::string::npos) << text;
   if (test.channelsLast) {
     std::string loops = loop::printProgram(compiled->program);
     EXPECT_NE(loops.find("layout=nhwc tiles="), std::string::npos) << loops;
   }
-  std::vector<std::vector<float>> outputs = runCompiled(*compiled, inputs, test.symbols);
+  std::vector<std::vector<float>> outputs =
+      runCompiled(*compiled, inputs, test.symbols, 1, nullptr, test.arena);
   if (!expected)
-    return text;
+    return compiled;
   EXPECT_EQ(outputs.size(), expected->size());
   for (size_t o = 0; o < outputs.size() && o < expected->size(); ++o) {
     const Tensor &want = (*expected)[o];
@@ -199,6 +220,12 @@ std::string check(const Case &test) {
     }
     EXPECT_EQ(bad, 0);
   }
+  return compiled;
+}
+
+std::string check(const Case &test) {
+  std::string text;
+  checkCompiled(test, text);
   return text;
 }
 
@@ -388,6 +415,87 @@ TEST(ConvChannelsLast, ResidualChainAndGraphInputWeight) {
   test.constants = {1, 2, 3, 4};
   test.expectKernel = "tem_convolution_add_relu";
   check(test);
+}
+
+/// The arena slot of the output of `c`'s kernel whose name contains `name` (its last node's).
+std::optional<int64_t> outputSlot(const Compiled &c, const std::string &name) {
+  for (const sched::Kernel &kernel : c.schedule.kernels)
+    if (kernel.name.find(name) != std::string::npos)
+      return *c.schedule.plan.offsets[size_t(c.program.nodes[size_t(kernel.nodes.back())].output)]
+                  .evaluate({{"s0", 2}});
+  ADD_FAILURE() << "no kernel " << name;
+  return std::nullopt;
+}
+
+/// A bottleneck block: r = relu(conv3x3(x)); q = relu(conv1x1(r)); t = relu(conv3x3(q) + r);
+/// then a conv of t (and, with `keepResidual`, one of r after it, so r outlives the add).
+Case bottleneck(bool keepResidual) {
+  Case test;
+  test.fx = "graph(%x: f32[s0, 8, 9, 9], %w1: f32[16, 8, 3, 3], %b1: f32[16], "
+            "%w2: f32[16, 16, 1, 1], %w3: f32[16, 16, 3, 3], %w4: f32[8, 16, 1, 1]):\n"
+            "  %y : f32[s0, 16, 9, 9] = call_function[target=aten.convolution](args=(%x, %w1, "
+            "%b1, [1, 1], [1, 1], [1, 1], False, [0, 0], 1))\n"
+            "  %r : f32[s0, 16, 9, 9] = call_function[target=aten.relu](args=(%y,))\n"
+            "  %p : f32[s0, 16, 9, 9] = call_function[target=aten.convolution](args=(%r, %w2, "
+            "None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1))\n"
+            "  %q : f32[s0, 16, 9, 9] = call_function[target=aten.relu](args=(%p,))\n"
+            "  %c : f32[s0, 16, 9, 9] = call_function[target=aten.convolution](args=(%q, %w3, "
+            "None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1))\n"
+            "  %s : f32[s0, 16, 9, 9] = call_function[target=aten.add](args=(%c, %r))\n"
+            "  %t : f32[s0, 16, 9, 9] = call_function[target=aten.relu](args=(%s,))\n"
+            "  %z : f32[s0, 8, 9, 9] = call_function[target=aten.convolution](args=(%t, %w4, "
+            "None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1))\n";
+  if (keepResidual)
+    test.fx += "  %u : f32[s0, 8, 9, 9] = call_function[target=aten.convolution](args=(%r, %w4, "
+               "None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1))\n"
+               "  %v : f32[s0, 8, 9, 9] = call_function[target=aten.add](args=(%z, %u))\n"
+               "  return (%v,)\n";
+  else
+    test.fx += "  return (%z,)\n";
+  test.inputShapes = {{2, 8, 9, 9}, {16, 8, 3, 3}, {16}, {16, 16, 1, 1}, {16, 16, 3, 3}, {8, 16, 1, 1}};
+  test.symbols = {{"s0", 2}};
+  test.channelsLast = true;
+  test.constants = {1, 2, 3, 4, 5};
+  test.arena = true;
+  test.expectKernel = "tem_convolution_add_relu";
+  return test;
+}
+
+TEST(ConvChannelsLast, ResidualAddWritesOverTheResidual) {
+  // The add's kernel writes t over r (r's last use): same slot, and the results still match
+  // with the buffers placed as planned.
+  std::string text;
+  std::unique_ptr<Compiled> c = checkCompiled(bottleneck(false), text);
+  ASSERT_TRUE(c);
+  std::optional<int64_t> residual = outputSlot(*c, "tem_convolution_relu_channels_last_1");
+  std::optional<int64_t> sum = outputSlot(*c, "tem_convolution_add_relu");
+  EXPECT_EQ(residual, sum) << text;
+}
+
+TEST(ConvChannelsLast, ResidualReadLaterKeepsItsMemory) {
+  std::string text;
+  std::unique_ptr<Compiled> c = checkCompiled(bottleneck(true), text);
+  ASSERT_TRUE(c);
+  std::optional<int64_t> residual = outputSlot(*c, "tem_convolution_relu_channels_last_1");
+  std::optional<int64_t> sum = outputSlot(*c, "tem_convolution_add_relu");
+  EXPECT_NE(residual, sum) << text;
+}
+
+TEST(ConvChannelsLast, WhichConvolutionsWriteTheirOutputOnce) {
+  // A deep 1x1 convolution runs the packed GEMM in K blocks: its partial sums go through the
+  // output, which therefore must not overwrite a buffer the epilogue still reads.
+  ConvParams pointwise;
+  pointwise.c = 512, pointwise.h = pointwise.w = pointwise.oh = pointwise.ow = 7;
+  pointwise.oc = 2048;
+  EXPECT_FALSE(convWritesOutputOnce(pointwise));
+  pointwise.c = 256;
+  EXPECT_TRUE(convWritesOutputOnce(pointwise));
+  ConvParams window = pointwise;
+  window.c = 512, window.kh = window.kw = 3, window.padTop = window.padLeft = 1;
+  EXPECT_TRUE(convWritesOutputOnce(window));
+  ConvParams strided = pointwise;
+  strided.c = 1024, strided.strideH = strided.strideW = 2;
+  EXPECT_TRUE(convWritesOutputOnce(strided));
 }
 
 TEST(ConvChannelsLast, StemWithMaxPool) {

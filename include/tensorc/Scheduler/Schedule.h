@@ -4,6 +4,7 @@
 #include "tensorc/Lowering/LoopIR.h"
 #include "tensorc/Support/Status.h"
 
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -132,6 +133,13 @@ struct ScheduleOptions {
   /// into one huge function makes NVRTC's (and LLVM's) compile time grow faster than linearly;
   /// bounded kernels keep it linear in the model's size.
   size_t maxKernelExprNodes = 512;
+  /// In-place epilogues: a template kernel's output may take the memory of a buffer that only
+  /// its epilogue reads, at the output's own element, and that no later kernel reads (a residual
+  /// add writing over the residual), for templates this accepts: those whose code reads the
+  /// epilogue's operands of each output element before writing that element, and writes it only
+  /// once (no partial sums in the output). The store then finds the line the epilogue just read
+  /// in cache instead of fetching one more. Null: never.
+  std::function<bool(const loop::LoopNode &templateNode)> writesOutputOnce;
 };
 
 /// Groups the program's nodes into kernels: vertical (reduction + pointwise row stages into one

@@ -25,6 +25,12 @@ namespace {
 int64_t ceilDiv(int64_t x, int64_t d) { return (x + d - 1) / d; }
 int64_t roundUp(int64_t x, int64_t multiple) { return ceilDiv(x, multiple) * multiple; }
 
+/// The K block of a 1x1 stride-1 NHWC convolution's packed GEMM: all of Cg up to 384 (C written
+/// once), else 256.
+int64_t pointwiseKBlock(const ConvParams &p) {
+  return p.cg() > 384 ? 256 : std::max<int64_t>(1, p.cg());
+}
+
 /// Elements of one image of an activation with `channels` channels of `h` x `w`.
 int64_t imageSize(ActivationLayout layout, int64_t channels, int64_t h, int64_t w) {
   switch (layout) {
@@ -244,9 +250,7 @@ void ConvEmitter::emit(Value *images, Value *tileBegin, Value *tileEnd) {
 
   if (p.isPointwise() && p.layout == ActivationLayout::NHWC) {
     // A GEMM per image and group on the input as it is: A = pixels x Cg with row stride C.
-    PackedGemmTiling gemmTiling{tiling.mc, tiling.nc, std::max<int64_t>(1, p.cg())};
-    if (p.cg() > 384)
-      gemmTiling.kc = 256;
+    PackedGemmTiling gemmTiling{tiling.mc, tiling.nc, pointwiseKBlock(p)};
     const int64_t gemmTiles = tilesM * tilesN;
     Value *first = b.CreateUDiv(tileBegin, i64(gemmTiles));
     Value *last =
@@ -317,6 +321,10 @@ void ConvEmitter::emit(Value *images, Value *tileBegin, Value *tileEnd) {
 }
 
 } // namespace
+
+bool convWritesOutputOnce(const ConvParams &p) {
+  return !(p.isPointwise() && p.layout == ActivationLayout::NHWC) || pointwiseKBlock(p) >= p.cg();
+}
 
 ConvTiling chooseConvTiling(const ConvParams &p, int threads) {
   // Whole micro-tiles on every target (multiples of 12 pixels and 64 channels), a weight block of

@@ -105,6 +105,12 @@ ConvParams paramsOf(const LoopNode::Conv &conv) {
 
 ConvParams convParamsOf(const loop::LoopNode::Conv &conv) { return paramsOf(conv); }
 
+bool templateWritesOutputOnce(const LoopNode &node) {
+  return node.kind == LoopNode::Kind::Template &&
+         node.templateKind == LoopNode::TemplateKind::Conv2d && node.conv.channelsLast &&
+         convWritesOutputOnce(paramsOf(node.conv));
+}
+
 Expected<int> packConvTemplates(LoopProgram &program, sched::Schedule &schedule) {
   return packTemplateWeights<ConvPackKey>(
       program, schedule, ".conv16", packKey, [](const LoopNode &node) { return node.conv.input; },

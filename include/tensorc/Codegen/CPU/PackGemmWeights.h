@@ -28,4 +28,8 @@ Expected<int> packConvTemplates(loop::LoopProgram &program, sched::Schedule &sch
 /// The kernel parameters (NHWC) of a channels-last convolution node.
 ConvParams convParamsOf(const loop::LoopNode::Conv &conv);
 
+/// sched::ScheduleOptions::writesOutputOnce for CPU-only bundles: channels-last convolutions
+/// whose kernel writes each output element once (convWritesOutputOnce).
+bool templateWritesOutputOnce(const loop::LoopNode &templateNode);
+
 } // namespace tensorc::cpu
