@@ -22,6 +22,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <utility>
 #include <vector>
 
 namespace tensorc::cpu {
@@ -452,7 +453,8 @@ Case bottleneck(bool keepResidual) {
                "  return (%v,)\n";
   else
     test.fx += "  return (%z,)\n";
-  test.inputShapes = {{2, 8, 9, 9}, {16, 8, 3, 3}, {16}, {16, 16, 1, 1}, {16, 16, 3, 3}, {8, 16, 1, 1}};
+  test.inputShapes = {{2, 8, 9, 9},     {16, 8, 3, 3},   {16},
+                      {16, 16, 1, 1}, {16, 16, 3, 3}, {8, 16, 1, 1}};
   test.symbols = {{"s0", 2}};
   test.channelsLast = true;
   test.constants = {1, 2, 3, 4, 5};
@@ -461,24 +463,31 @@ Case bottleneck(bool keepResidual) {
   return test;
 }
 
+/// Compiles and checks bottleneck(keepResidual) in the planned arena; returns the arena offsets of
+/// the residual r and of the add's output t.
+std::pair<std::optional<int64_t>, std::optional<int64_t>> residualAndSumSlots(bool keepResidual,
+                                                                              std::string &text) {
+  std::unique_ptr<Compiled> c = checkCompiled(bottleneck(keepResidual), text);
+  if (!c)
+    return {};
+  return {outputSlot(*c, "tem_convolution_relu_channels_last_1"),
+          outputSlot(*c, "tem_convolution_add_relu")};
+}
+
 TEST(ConvChannelsLast, ResidualAddWritesOverTheResidual) {
   // The add's kernel writes t over r (r's last use): same slot, and the results still match
   // with the buffers placed as planned.
   std::string text;
-  std::unique_ptr<Compiled> c = checkCompiled(bottleneck(false), text);
-  ASSERT_TRUE(c);
-  std::optional<int64_t> residual = outputSlot(*c, "tem_convolution_relu_channels_last_1");
-  std::optional<int64_t> sum = outputSlot(*c, "tem_convolution_add_relu");
-  EXPECT_EQ(residual, sum) << text;
+  auto [residual, sum] = residualAndSumSlots(false, text);
+  ASSERT_TRUE(residual && sum) << text;
+  EXPECT_EQ(*residual, *sum) << text;
 }
 
 TEST(ConvChannelsLast, ResidualReadLaterKeepsItsMemory) {
   std::string text;
-  std::unique_ptr<Compiled> c = checkCompiled(bottleneck(true), text);
-  ASSERT_TRUE(c);
-  std::optional<int64_t> residual = outputSlot(*c, "tem_convolution_relu_channels_last_1");
-  std::optional<int64_t> sum = outputSlot(*c, "tem_convolution_add_relu");
-  EXPECT_NE(residual, sum) << text;
+  auto [residual, sum] = residualAndSumSlots(true, text);
+  ASSERT_TRUE(residual && sum) << text;
+  EXPECT_NE(*residual, *sum) << text;
 }
 
 TEST(ConvChannelsLast, WhichConvolutionsWriteTheirOutputOnce) {
