@@ -490,6 +490,36 @@ TEST(ConvChannelsLast, ResidualReadLaterKeepsItsMemory) {
   EXPECT_NE(*residual, *sum) << text;
 }
 
+TEST(ConvChannelsLast, DepthwiseResidualAddKeepsTheResidual) {
+  // r = relu(conv1x1(x)); q = relu(conv1x1(r)); t = depthwise3x3(q) + r, r's last use: the
+  // depthwise kernel overlaps a row's last micro-tile with the one before (7 wide: 4 + 4 pixels
+  // on AVX2) and stores a partial channel block (20 channels) before its epilogue, so writing t
+  // over r would add the residual twice or read it after the store. The results must match with
+  // buffers placed as planned.
+  Case test;
+  test.fx = "graph(%x: f32[s0, 8, 7, 7], %w1: f32[20, 8, 1, 1], %w2: f32[20, 20, 1, 1], "
+            "%w3: f32[20, 1, 3, 3], %w4: f32[8, 20, 1, 1]):\n"
+            "  %y : f32[s0, 20, 7, 7] = call_function[target=aten.convolution](args=(%x, %w1, "
+            "None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1))\n"
+            "  %r : f32[s0, 20, 7, 7] = call_function[target=aten.relu](args=(%y,))\n"
+            "  %p : f32[s0, 20, 7, 7] = call_function[target=aten.convolution](args=(%r, %w2, "
+            "None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1))\n"
+            "  %q : f32[s0, 20, 7, 7] = call_function[target=aten.relu](args=(%p,))\n"
+            "  %d : f32[s0, 20, 7, 7] = call_function[target=aten.convolution](args=(%q, %w3, "
+            "None, [1, 1], [1, 1], [1, 1], False, [0, 0], 20))\n"
+            "  %t : f32[s0, 20, 7, 7] = call_function[target=aten.add](args=(%d, %r))\n"
+            "  %z : f32[s0, 8, 7, 7] = call_function[target=aten.convolution](args=(%t, %w4, "
+            "None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1))\n"
+            "  return (%z,)\n";
+  test.inputShapes = {{2, 8, 7, 7}, {20, 8, 1, 1}, {20, 20, 1, 1}, {20, 1, 3, 3}, {8, 20, 1, 1}};
+  test.symbols = {{"s0", 2}};
+  test.channelsLast = true;
+  test.constants = {1, 2, 3, 4};
+  test.arena = true;
+  test.expectKernel = "tem_convolution_add";
+  check(test);
+}
+
 TEST(ConvChannelsLast, WhichConvolutionsWriteTheirOutputOnce) {
   // A deep 1x1 convolution runs the packed GEMM in K blocks: its partial sums go through the
   // output, which therefore must not overwrite a buffer the epilogue still reads.
@@ -505,6 +535,9 @@ TEST(ConvChannelsLast, WhichConvolutionsWriteTheirOutputOnce) {
   ConvParams strided = pointwise;
   strided.c = 1024, strided.strideH = strided.strideW = 2;
   EXPECT_TRUE(convWritesOutputOnce(strided));
+  ConvParams depthwise = window;
+  depthwise.c = depthwise.oc = depthwise.groups = 72;
+  EXPECT_FALSE(convWritesOutputOnce(depthwise));
 }
 
 TEST(ConvChannelsLast, StemWithMaxPool) {
