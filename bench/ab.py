@@ -46,8 +46,8 @@ def largest_difference(expected, actual):
         if a.shape != b.shape:
             return float("inf"), 0.0
         a, b = a.astype(np.float64), b.astype(np.float64)
-        finite = np.isfinite(a) & np.isfinite(b)
-        if not np.array_equal(np.isfinite(a), np.isfinite(b)):
+        finite = np.isfinite(a)
+        if not np.array_equal(finite, np.isfinite(b)):
             return float("inf"), 0.0
         if finite.any():
             difference = max(difference, float(np.abs(a[finite] - b[finite]).max()))

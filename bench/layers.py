@@ -191,16 +191,14 @@ def report_onnxruntime(args):
             events = json.load(f)
     nodes = collections.defaultdict(list)
     info = {}
+    first_seen = {}  # node -> its first run's start: onnxruntime's execution order
     for e in events:
         if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
             nodes[e["name"]].append(e["dur"])
             info[e["name"]] = (e["args"].get("op_name", "?"), e["args"].get("input_type_shape"),
                                e["args"].get("output_type_shape"))
-    best = {name: min(durations) for name, durations in nodes.items()}
-    first_seen = {}
-    for e in events:
-        if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
             first_seen.setdefault(e["name"], e["ts"])
+    best = {name: min(durations) for name, durations in nodes.items()}
     convs = []
     print(f"onnxruntime, {args.threads} thread(s): median run {statistics.median(walls) * 1e3:.2f} "
           f"ms; nodes' best times sum to {sum(best.values()) / 1e3:.2f} ms")

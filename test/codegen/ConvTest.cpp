@@ -535,9 +535,16 @@ TEST(ConvChannelsLast, WhichConvolutionsWriteTheirOutputOnce) {
   ConvParams strided = pointwise;
   strided.c = 1024, strided.strideH = strided.strideW = 2;
   EXPECT_TRUE(convWritesOutputOnce(strided));
-  ConvParams depthwise = window;
-  depthwise.c = depthwise.oc = depthwise.groups = 72;
-  EXPECT_FALSE(convWritesOutputOnce(depthwise));
+  // The template's rule: a channels-last convolution that writes once, never a depthwise one.
+  loop::LoopNode node;
+  node.kind = loop::LoopNode::Kind::Template;
+  node.templateKind = loop::LoopNode::TemplateKind::Conv2d;
+  node.conv.channelsLast = true;
+  node.conv.c = node.conv.oc = 72, node.conv.h = node.conv.w = node.conv.oh = node.conv.ow = 7;
+  node.conv.kh = node.conv.kw = 3, node.conv.padH = node.conv.padW = 1;
+  EXPECT_TRUE(templateWritesOutputOnce(node));
+  node.conv.groups = 72;
+  EXPECT_FALSE(templateWritesOutputOnce(node));
 }
 
 TEST(ConvChannelsLast, StemWithMaxPool) {

@@ -323,10 +323,6 @@ void ConvEmitter::emit(Value *images, Value *tileBegin, Value *tileEnd) {
 } // namespace
 
 bool convWritesOutputOnce(const ConvParams &p) {
-  // Depthwise tiles overlap at a row's end (7 wide: 4 + 4 pixels on AVX2) and store a partial
-  // channel block before applying the epilogue to it in place.
-  if (p.groups == p.c && p.oc == p.c && p.c > 1)
-    return false;
   return !(p.isPointwise() && p.layout == ActivationLayout::NHWC) || pointwiseKBlock(p) >= p.cg();
 }
 

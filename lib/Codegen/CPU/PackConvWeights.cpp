@@ -108,7 +108,7 @@ ConvParams convParamsOf(const loop::LoopNode::Conv &conv) { return paramsOf(conv
 bool templateWritesOutputOnce(const LoopNode &node) {
   return node.kind == LoopNode::Kind::Template &&
          node.templateKind == LoopNode::TemplateKind::Conv2d && node.conv.channelsLast &&
-         convWritesOutputOnce(paramsOf(node.conv));
+         !node.conv.depthwise() && convWritesOutputOnce(paramsOf(node.conv));
 }
 
 Expected<int> packConvTemplates(LoopProgram &program, sched::Schedule &schedule) {

@@ -50,12 +50,12 @@ using ConvEpilogue =
     std::function<llvm::Value *(llvm::IRBuilderBase &b, llvm::Value *acc, llvm::Value *image,
                                 llvm::Value *pixel, llvm::Value *channel)>;
 
-/// Whether the kernel of this convolution writes each output element once, after reading the
-/// epilogue's operands for it: emitConvTiles does but for the 1x1 stride-1 NHWC convolutions
-/// deeper than one K block of the packed GEMM (their partial sums go through the output);
-/// emitDepthwiseTiles does not (overlapping tiles at a row's end; a partial channel block stored
-/// before its epilogue). An epilogue may then read a buffer that the output overwrites
-/// (sched::ScheduleOptions::writesOutputOnce).
+/// Whether emitConvTiles writes each output element once, after reading the epilogue's operands
+/// for it: all but the 1x1 stride-1 NHWC convolutions deeper than one K block of the packed GEMM
+/// (their partial sums go through the output). An epilogue may then read a buffer that the
+/// output overwrites (sched::ScheduleOptions::writesOutputOnce). emitDepthwiseTiles never does:
+/// its tiles overlap at a row's end (7 wide: 4 + 4 pixels on AVX2) and it stores a partial channel
+/// block before applying the epilogue to it in place.
 bool convWritesOutputOnce(const ConvParams &params);
 
 /// Tiles of one convolution: per image and group, blocks of mc output pixels x nc output channels

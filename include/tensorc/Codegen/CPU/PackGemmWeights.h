@@ -29,7 +29,7 @@ Expected<int> packConvTemplates(loop::LoopProgram &program, sched::Schedule &sch
 ConvParams convParamsOf(const loop::LoopNode::Conv &conv);
 
 /// sched::ScheduleOptions::writesOutputOnce for CPU-only bundles: channels-last convolutions
-/// whose kernel writes each output element once (convWritesOutputOnce).
+/// whose kernel writes each output element once (convWritesOutputOnce; never a depthwise one).
 bool templateWritesOutputOnce(const loop::LoopNode &templateNode);
 
 } // namespace tensorc::cpu
