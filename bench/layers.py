@@ -267,6 +267,8 @@ def main():
                    help="with --onnx: every convolution of both sides, side by side in order")
     p.add_argument("--runner", default=os.path.join(ROOT, "build", "runtime", "tensorc-run"))
     args = p.parse_args()
+    if args.per_layer and not args.onnx:
+        p.error("--per-layer compares with onnxruntime: give the model with --onnx")
     for path in (args.bundle, args.inputs, args.runner) + ((args.onnx,) if args.onnx else ()):
         if not os.path.exists(path):
             sys.exit(f"layers.py: {path}: no such file or directory")
