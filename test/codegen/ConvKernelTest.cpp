@@ -272,6 +272,30 @@ TEST(ConvTiling, TilesFeedTheThreadsAndStayWhole) {
     }
 }
 
+TEST(ConvTiling, ShallowConvolutionsTileWholePixels) {
+  // A weight block of K x nc within 256 KiB, as wide as that allows: with K = 64 or 128 a tile
+  // spans every output channel (it writes whole NHWC pixels) while the pixels alone give the
+  // threads enough tiles; deeper ones keep narrower blocks.
+  for (int threads : {1, 2, 16}) {
+    for (const ConvParams &p : {conv(64, 56, 56, 256, 1, 1, 0), conv(128, 28, 28, 512, 1, 1, 0)}) {
+      if (threads < 16 || p.oh == 56) {
+        EXPECT_EQ(chooseConvTiling(p, threads).nc, p.oc)
+            << p.c << "->" << p.oc << " on " << threads;
+      }
+    }
+    for (const ConvParams &p :
+         {conv(256, 14, 14, 1024, 1, 1, 0), conv(1024, 14, 14, 256, 1, 1, 0),
+          conv(64, 56, 56, 64, 3, 1, 1), conv(512, 7, 7, 512, 3, 1, 1)}) {
+      ConvTiling t = chooseConvTiling(p, threads);
+      const int64_t k = p.taps() * p.cg();
+      EXPECT_TRUE(k * t.nc * 4 <= (256 << 10) || t.nc <= 128)
+          << p.c << "->" << p.oc << " k" << p.kh << ": nc " << t.nc << " on " << threads;
+      EXPECT_LE(t.nc, (p.oc + 63) / 64 * 64);
+    }
+  }
+  EXPECT_EQ(chooseConvTiling(conv(256, 14, 14, 1024, 1, 1, 0), 1).nc, 256);
+}
+
 TEST(ConvCrossTarget, NeonCompiles) {
   static std::once_flag once;
   std::call_once(once, [] {
