@@ -58,6 +58,9 @@ std::vector<Case> cases() {
       {"3x3_s1_epilogue", conv(16, 9, 11, 32, 3, 1, 1), 2, false, true},
       {"stem_7x7_s2_c3", conv(3, 17, 15, 20, 7, 2, 3)},
       {"stem_wide_rows", conv(3, 12, 70, 20, 7, 2, 3), 1, false, true},
+      // Windows wider than the image: every kernel row crosses both edges (zero-padded copies).
+      {"stem_narrow_image", conv(3, 6, 4, 16, 7, 1, 3), 1, false, true},
+      {"3x3_s2_c4", conv(4, 9, 13, 24, 3, 2, 1), 2},
       {"1x1_gemm_epilogue", conv(40, 7, 9, 50, 1, 1, 0), 2, false, true},
       {"1x1_gemm_groups", conv(32, 5, 5, 48, 1, 1, 0, 2)},
       {"1x1_s2", conv(32, 9, 9, 64, 1, 2, 0)},
