@@ -15,10 +15,12 @@
 
 namespace tensorc::rt {
 
-/// A bundle file mapped read-only; unmapped when the last holder lets go.
+/// A bundle file mapped read-only (or read into private memory: loadBundleFile); unmapped when
+/// the last holder lets go.
 struct MappedFile {
   const void *data = nullptr;
   size_t size = 0;
+  size_t mappedBytes = 0; // the mapping's length (at least size)
   MappedFile() = default;
   MappedFile(const MappedFile &) = delete;
   MappedFile &operator=(const MappedFile &) = delete;
@@ -30,6 +32,11 @@ struct MappedFile {
 Expected<std::string> resolveInBundle(const std::string &bundleDir, const std::string &relative);
 Expected<std::shared_ptr<MappedFile>> mapBundleFile(const std::string &bundleDir,
                                                     const std::string &relative);
+/// The same file read into private anonymous memory that the kernel may back with transparent
+/// huge pages (MADV_HUGEPAGE): a CPU model's weights, which kernels stream at batch 1, then take
+/// one TLB entry per 2 MiB instead of per 4 KiB.
+Expected<std::shared_ptr<MappedFile>> loadBundleFile(const std::string &bundleDir,
+                                                     const std::string &relative);
 /// Checks `bytes` against the digest the manifest lists for `relative`; `where` names them.
 Status verifyBundleFile(const bundle::Manifest &manifest, const std::string &relative,
                         const void *bytes, size_t size, const std::string &where);

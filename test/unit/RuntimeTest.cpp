@@ -172,6 +172,29 @@ TEST_F(RuntimeTest, RunsKernelExternAndCopyLaunchesWithSymbolicBatch) {
   EXPECT_TRUE(x2.equals(filled({2, 4}, 5)));
 }
 
+TEST_F(RuntimeTest, CpuWeightsAreTheBytesVerifiedAtLoad) {
+  // A CPU model reads its weights into memory of its own at load (on huge pages where the kernel
+  // allows): what runs is what the digest check saw, even if the file is rewritten in place
+  // afterwards (a mapping of the file would show the new bytes).
+  writeBundle(sampleManifest());
+  auto model = load({1, ""});
+  ASSERT_TRUE(model);
+  std::string path = dir_ + "/weights.safetensors";
+  auto size = fs::file_size(path);
+  {
+    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(std::streamoff(size - 16)); // w's 16 bytes end the file
+    for (int i = 0; i < 16; ++i)
+      file.put('\x7f');
+  }
+  Tensor x = filled({3, 4}, 1), y = filled({3, 4}, -7);
+  auto outputs = model->run({x, y});
+  ASSERT_TRUE(outputs) << outputs.error().message();
+  expectSampleResults(*outputs, x, y);
+  // Loaded again, the rewritten file fails its digest.
+  EXPECT_EQ(loadError(), path + ": corrupt (its SHA-256 does not match the manifest's)");
+}
+
 TEST_F(RuntimeTest, OneAndFourThreadsAgree) {
   writeBundle(sampleManifest());
   auto serial = load({1, ""});
