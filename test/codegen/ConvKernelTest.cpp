@@ -286,9 +286,8 @@ TEST(ConvTiling, ShallowConvolutionsTileWholePixels) {
             << p.c << "->" << p.oc << " on " << threads;
       }
     }
-    for (const ConvParams &p :
-         {conv(256, 14, 14, 1024, 1, 1, 0), conv(1024, 14, 14, 256, 1, 1, 0),
-          conv(64, 56, 56, 64, 3, 1, 1), conv(512, 7, 7, 512, 3, 1, 1)}) {
+    for (const ConvParams &p : {conv(256, 14, 14, 1024, 1, 1, 0), conv(1024, 14, 14, 256, 1, 1, 0),
+                                conv(64, 56, 56, 64, 3, 1, 1), conv(512, 7, 7, 512, 3, 1, 1)}) {
       ConvTiling t = chooseConvTiling(p, threads);
       const int64_t k = p.taps() * p.cg();
       EXPECT_TRUE(k * t.nc * 4 <= (256 << 10) || t.nc <= 128)
