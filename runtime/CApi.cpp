@@ -227,56 +227,89 @@ tc_status *tc_model_run_on_stream(tc_model *model, const tc_tensor *inputs, size
     if (tc_status *bad = viewTensors(inputs, num_inputs, "inputs", tensors))
       return bad;
 
-    auto results = model->model->run(tensors, cuda_stream);
+    // The kernels write each output where it ends up: the caller's buffer (checked against the
+    // result's dtype and shape before the first launch, so a mismatch leaves every output as
+    // given) or a block the library allocates; nothing is zeroed first or copied after. A
+    // caller's buffer that overlaps an input or another output gets the result through the
+    // library's memory and a copy instead (a kernel must not overwrite what it still reads).
+    std::vector<bool> allocated(num_outputs, false);
+    std::string mismatch;
+    bool outOfMemory = false;
+    // The caller's buffers as given, before any is written: [begin, end) of each.
+    std::vector<std::pair<const char *, const char *>> given;
+    for (const tensorc::Tensor &input : tensors)
+      given.emplace_back(static_cast<const char *>(input.data()),
+                         static_cast<const char *>(input.data()) + input.nbytes());
+    for (size_t i = 0; i < num_outputs; ++i) {
+      const tc_tensor &output = outputs[i];
+      size_t bytes = output.data ? tc_dtype_size(output.dtype) : 0;
+      for (int64_t d = 0; bytes && d < output.rank && output.shape; ++d)
+        bytes *= size_t(std::max<int64_t>(output.shape[d], 0));
+      given.emplace_back(static_cast<const char *>(output.data),
+                         static_cast<const char *>(output.data) + bytes);
+    }
+    // Whether output i's buffer shares bytes with an input or another output.
+    auto overlaps = [&](size_t i, const void *data, size_t bytes) {
+      auto begin = static_cast<const char *>(data), end = begin + bytes;
+      for (size_t g = 0; g < given.size(); ++g)
+        if (g != tensors.size() + i && bytes && given[g].first < given[g].second &&
+            begin < given[g].second && given[g].first < end)
+          return true;
+      return false;
+    };
+    tensorc::rt::Model::OutputMemory memory =
+        [&](size_t i, tensorc::DType dtype,
+            const std::vector<int64_t> &shape) -> tensorc::Expected<void *> {
+      tc_tensor &output = outputs[i];
+      // Sizes within the tensor limit: run() checked them before asking.
+      size_t bytes = tensorc::dtypeSize(dtype);
+      for (int64_t dim : shape)
+        bytes *= size_t(dim);
+      if (output.data) {
+        bool same =
+            int(output.dtype) == int(dtype) && output.rank == int64_t(shape.size()) &&
+            (output.rank == 0 || output.shape) &&
+            std::equal(shape.begin(), shape.end(), output.rank ? output.shape : shape.data());
+        if (!same) {
+          mismatch = tensorc::strCat("outputs[", i, "] ('", manifest.outputs[i].name,
+                                     "'): the result is ", tensorc::describeShape(dtype, shape),
+                                     ", the caller's buffer differs in dtype or shape");
+          return tensorc::makeError(mismatch);
+        }
+        return overlaps(i, output.data, bytes) ? nullptr : output.data;
+      }
+      // One block: the shape, then the data at a 64-byte boundary; tc_tensor_free frees both.
+      size_t header = (std::max<size_t>(shape.size(), 1) * sizeof(int64_t) + 63) / 64 * 64;
+      size_t body = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+      char *block = static_cast<char *>(std::aligned_alloc(64, header + body));
+      if (!block) {
+        outOfMemory = true;
+        return tensorc::makeError("out of memory");
+      }
+      int64_t *dims = reinterpret_cast<int64_t *>(block);
+      std::copy(shape.begin(), shape.end(), dims);
+      output.dtype = tc_dtype(dtype);
+      output.rank = int64_t(shape.size());
+      output.shape = dims;
+      output.data = block + header;
+      allocated[i] = true;
+      return output.data;
+    };
+    auto results = model->model->run(tensors, cuda_stream, memory);
     if (!results) {
+      releaseOutputs(outputs, allocated);
+      if (!mismatch.empty())
+        return makeStatus(TC_INVALID_ARGUMENT, mismatch);
+      if (outOfMemory)
+        return &outOfMemoryStatus;
       const std::string &message = results.error().message();
       bool oom = message.find("out of memory") != std::string::npos;
       return makeStatus(oom ? TC_OUT_OF_MEMORY : TC_RUN_ERROR, message);
     }
-
-    // Check every caller-provided buffer before writing any, so an error leaves outputs as given.
     for (size_t i = 0; i < num_outputs; ++i) {
-      const tc_tensor &output = outputs[i];
       const tensorc::Tensor &result = (*results)[i];
-      if (!output.data)
-        continue;
-      bool same = int(output.dtype) == int(result.dtype()) &&
-                  output.rank == int64_t(result.rank()) && (output.rank == 0 || output.shape) &&
-                  std::equal(result.shape().begin(), result.shape().end(),
-                             output.rank ? output.shape : result.shape().data());
-      if (!same)
-        return makeStatus(TC_INVALID_ARGUMENT,
-                          tensorc::strCat("outputs[", i, "] ('", manifest.outputs[i].name,
-                                          "'): the result is ",
-                                          tensorc::describeShape(result.dtype(), result.shape()),
-                                          ", the caller's buffer differs in dtype or shape"));
-    }
-    std::vector<bool> allocated(num_outputs, false);
-    for (size_t i = 0; i < num_outputs; ++i) {
-      tc_tensor &output = outputs[i];
-      const tensorc::Tensor &result = (*results)[i];
-      if (output.data) {
-        if (result.nbytes())
-          std::memcpy(output.data, result.data(), result.nbytes());
-        continue;
-      }
-      // One block: the shape, then the data at a 64-byte boundary; tc_tensor_free frees both.
-      size_t header = (std::max<size_t>(result.rank(), 1) * sizeof(int64_t) + 63) / 64 * 64;
-      size_t body = (std::max<size_t>(result.nbytes(), 1) + 63) / 64 * 64;
-      char *block = static_cast<char *>(std::aligned_alloc(64, header + body));
-      if (!block) {
-        releaseOutputs(outputs, allocated);
-        return &outOfMemoryStatus;
-      }
-      int64_t *shape = reinterpret_cast<int64_t *>(block);
-      std::copy(result.shape().begin(), result.shape().end(), shape);
-      if (result.nbytes())
-        std::memcpy(block + header, result.data(), result.nbytes());
-      output.dtype = tc_dtype(result.dtype());
-      output.rank = int64_t(result.rank());
-      output.shape = shape;
-      output.data = block + header;
-      allocated[i] = true;
+      if (result.nbytes() && result.data() != outputs[i].data)
+        std::memcpy(outputs[i].data, result.data(), result.nbytes());
     }
     return nullptr;
   });

@@ -99,8 +99,11 @@ struct Model::Impl {
                                                      const LoadOptions &options);
 
   Status bindSymbols(const std::vector<Tensor> &inputs);
+  /// During a run(): where its outputs go (Model::OutputMemory), or null.
+  const Model::OutputMemory *outputMemory = nullptr;
   /// Evaluates every buffer's shape and (with `hostMemory`) address for the bound symbols;
-  /// allocates the outputs (or, without `allocateOutputs`, gives them their shapes only).
+  /// allocates the outputs, or places them where outputMemory says (or, without
+  /// `allocateOutputs`, gives them their shapes only).
   Status planBuffers(const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs,
                      bool hostMemory = true, bool allocateOutputs = true);
   Status ensureArena(size_t bytes);
@@ -528,6 +531,13 @@ Status Model::Impl::planBuffers(const std::vector<Tensor> &inputs, std::vector<T
       outputs[o] = Tensor::view(m.outputs[o].dtype, std::move(outputShapes[o]), nullptr, nullptr);
       continue;
     }
+    if (outputMemory) {
+      TC_ASSIGN_OR_RETURN(void *memory, (*outputMemory)(o, m.outputs[o].dtype, outputShapes[o]));
+      if (memory) {
+        outputs[o] = Tensor::view(m.outputs[o].dtype, std::move(outputShapes[o]), nullptr, memory);
+        continue;
+      }
+    }
     Expected<Tensor> tensor = Tensor::zeros(m.outputs[o].dtype, outputShapes[o]);
     if (!tensor)
       return tensor.takeError().withContext("output '" + m.outputs[o].name + "'");
@@ -757,10 +767,20 @@ Expected<std::vector<Tensor>> Model::run(const std::vector<Tensor> &inputs) {
 }
 
 Expected<std::vector<Tensor>> Model::run(const std::vector<Tensor> &inputs, void *cudaStream) {
+  return run(inputs, cudaStream, OutputMemory());
+}
+
+Expected<std::vector<Tensor>> Model::run(const std::vector<Tensor> &inputs, void *cudaStream,
+                                         const OutputMemory &memory) {
   Impl &impl = *impl_;
   if (cudaStream && !impl.cuda)
     return makeError("a CUDA stream was given, but the model runs on the CPU");
   std::lock_guard<std::mutex> lock(impl.runMutex);
+  impl.outputMemory = memory ? &memory : nullptr;
+  struct Reset {
+    Impl &impl;
+    ~Reset() { impl.outputMemory = nullptr; }
+  } reset{impl};
   TC_RETURN_IF_ERROR(impl.bindSymbols(inputs));
   std::vector<Tensor> outputs;
   if (impl.profiler)

@@ -103,10 +103,14 @@ typedef struct tc_tensor {
  * Runs the model. `inputs` are only read.
  * Each output is either
  *   - caller-provided: data != NULL, with dtype, rank and shape equal to the result's (known from
- *     the input shapes); the result is copied into data; or
+ *     the input shapes); the result is written into data (by the kernels themselves, or copied
+ *     there when the buffer overlaps an input or another output); or
  *   - library-allocated: data == NULL on entry; on success dtype, rank, shape and data are set
  *     to memory the library owns, released with tc_tensor_free.
- * On error, no library-allocated output is left behind (those fields are reset to NULL/0).
+ * On error, no library-allocated output is left behind (those fields are reset to NULL/0). An
+ * error found before the model's first kernel (inputs, output buffers) leaves caller-provided
+ * outputs untouched; one during its kernels (a fallback op failing, a GPU fault) may leave them
+ * partly written.
  * Calls on one model may come from several threads; they run one at a time.
  */
 tc_status *tc_model_run(tc_model *model, const tc_tensor *inputs, size_t num_inputs,

@@ -463,7 +463,9 @@ TEST_F(RuntimeTest, CApiLoadsRunsAndFrees) {
   tc_tensor_free(&outputs[1]);
   EXPECT_EQ(outputs[1].data, nullptr);
 
-  // A caller buffer of the wrong shape, and inputs the manifest rejects, are errors.
+  // A caller buffer of the wrong shape, and inputs the manifest rejects, are errors; the first
+  // leaves the caller's buffers as they were.
+  std::vector<float> before = out;
   int64_t wrong[2] = {3, 5};
   outputs[0].shape = wrong;
   status = tc_model_run(model, inputs, 2, outputs, 2);
@@ -471,6 +473,7 @@ TEST_F(RuntimeTest, CApiLoadsRunsAndFrees) {
   EXPECT_EQ(tc_status_get_code(status), TC_INVALID_ARGUMENT);
   EXPECT_NE(std::string(tc_status_message(status)).find("outputs[0] ('out')"), std::string::npos);
   EXPECT_EQ(outputs[1].data, nullptr);
+  EXPECT_EQ(out, before);
   tc_status_free(status);
   inputs[1].dtype = TC_I64;
   status = tc_model_run(model, inputs, 2, outputs, 2);
@@ -479,6 +482,40 @@ TEST_F(RuntimeTest, CApiLoadsRunsAndFrees) {
   EXPECT_STREQ(tc_status_message(status), "input 'y' is i64[3, 4], expected f32[batch, 4]");
   tc_status_free(status);
   tc_model_free(model);
+}
+
+TEST_F(RuntimeTest, OutputsGoWhereTheCallerSays) {
+  writeBundle(sampleManifest());
+  auto model = load({2, ""});
+  ASSERT_TRUE(model);
+  Tensor x = filled({3, 4}, 1), y = filled({3, 4}, 2);
+  // Model::run with output memory: the outputs view it (the kernels wrote there).
+  std::vector<float> out(12, -1.0f), rows(3, -1.0f);
+  void *places[2] = {out.data(), rows.data()};
+  auto outputs = model->run(
+      {x, y}, nullptr,
+      [&](size_t i, DType, const std::vector<int64_t> &) -> Expected<void *> { return places[i]; });
+  ASSERT_TRUE(outputs) << outputs.error().message();
+  EXPECT_EQ((*outputs)[0].data(), out.data());
+  EXPECT_EQ((*outputs)[1].data(), rows.data());
+  expectSampleResults(*outputs, x, y);
+
+  // Through the C API, an output buffer that is also an input still gets the right result (the
+  // library runs it in its own memory and copies).
+  tc_load_options options{2, nullptr};
+  tc_model *capi = nullptr;
+  ASSERT_EQ(tc_model_load(dir_.c_str(), &options, &capi), nullptr);
+  Tensor original = x.clone();
+  int64_t shape[2] = {3, 4};
+  tc_tensor inputs[2] = {{TC_F32, 2, shape, x.mutableData()}, {TC_F32, 2, shape, y.mutableData()}};
+  tc_tensor results[2] = {{TC_F32, 2, shape, x.mutableData()}, {TC_F32, 0, nullptr, nullptr}};
+  tc_status *status = tc_model_run(capi, inputs, 2, results, 2);
+  ASSERT_EQ(status, nullptr) << tc_status_message(status);
+  for (int i = 0; i < 12; ++i)
+    EXPECT_FLOAT_EQ(x.dataAs<float>()[i],
+                    original.dataAs<float>()[i] + y.dataAs<float>()[i] + kWeights[i % 4]);
+  tc_tensor_free(&results[1]);
+  tc_model_free(capi);
 }
 
 TEST_F(RuntimeTest, CApiReportsBadPath) {

@@ -74,6 +74,14 @@ public:
   /// run() with the GPU work on `cudaStream` (a CUstream; null = the model's own stream), after
   /// what is already queued there. A CPU model accepts only null.
   Expected<std::vector<Tensor>> run(const std::vector<Tensor> &inputs, void *cudaStream);
+  /// Where run() puts output `index` (its dtype and shape bound from the inputs): memory for
+  /// those bytes, which the kernels then write directly (nothing is zeroed first or copied after),
+  /// or null for run()'s own allocation; an error stops the run before its first launch.
+  using OutputMemory =
+      std::function<Expected<void *>(size_t index, DType dtype, const std::vector<int64_t> &shape)>;
+  /// run() with the outputs placed by `memory` (each returned Tensor views that memory).
+  Expected<std::vector<Tensor>> run(const std::vector<Tensor> &inputs, void *cudaStream,
+                                    const OutputMemory &memory);
   /// A model on a GPU: run() on inputs already in that GPU's memory, with no copy through the host
   /// (the kernels read the caller's buffers); the outputs are fresh device allocations. Same checks
   /// and stream rule as run(); the work is complete on return. CUDA graphs are not replayed here:
