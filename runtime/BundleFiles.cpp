@@ -46,86 +46,95 @@ Expected<std::string> resolveInBundle(const std::string &bundleDir, const std::s
   return file;
 }
 
+namespace {
+
+/// A bundle file open for reading (resolved inside the bundle), its size and the path messages
+/// name it by; closed when this goes.
+struct OpenFile {
+  int fd = -1;
+  size_t size = 0;
+  std::string path;
+  OpenFile() = default;
+  OpenFile(const OpenFile &) = delete;
+  OpenFile &operator=(const OpenFile &) = delete;
+  ~OpenFile() {
+    if (fd >= 0)
+      ::close(fd);
+  }
+};
+
+Status openBundleFile(const std::string &bundleDir, const std::string &relative, OpenFile &file) {
+  TC_ASSIGN_OR_RETURN(std::string resolved, resolveInBundle(bundleDir, relative));
+  file.path = bundleDir + "/" + relative;
+  file.fd = ::open(resolved.c_str(), O_RDONLY | O_CLOEXEC);
+  if (file.fd < 0)
+    return makeError("cannot read ", file.path, ": ", std::strerror(errno));
+  struct stat info;
+  if (::fstat(file.fd, &info) != 0 || !S_ISREG(info.st_mode))
+    return makeError(file.path, ": not a regular file");
+  file.size = size_t(info.st_size);
+  return Status::ok();
+}
+
+} // namespace
+
 Expected<std::shared_ptr<MappedFile>> mapBundleFile(const std::string &bundleDir,
                                                     const std::string &relative) {
-  TC_ASSIGN_OR_RETURN(std::string resolved, resolveInBundle(bundleDir, relative));
-  std::string path = bundleDir + "/" + relative;
-  int fd = ::open(resolved.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return makeError("cannot read ", path, ": ", std::strerror(errno));
-  struct stat info;
+  OpenFile file;
+  TC_RETURN_IF_ERROR(openBundleFile(bundleDir, relative, file));
   auto mapped = std::make_shared<MappedFile>();
-  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-    ::close(fd);
-    return makeError(path, ": not a regular file");
-  }
-  mapped->size = size_t(info.st_size);
+  mapped->size = file.size;
   if (mapped->size > 0) {
-    void *data = ::mmap(nullptr, mapped->size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (data == MAP_FAILED) {
-      ::close(fd);
-      return makeError("cannot map ", path, ": ", std::strerror(errno));
-    }
+    void *data = ::mmap(nullptr, mapped->size, PROT_READ, MAP_PRIVATE, file.fd, 0);
+    if (data == MAP_FAILED)
+      return makeError("cannot map ", file.path, ": ", std::strerror(errno));
     mapped->data = data;
     mapped->mappedBytes = mapped->size;
   }
-  ::close(fd);
   return mapped;
 }
 
 Expected<std::shared_ptr<MappedFile>> loadBundleFile(const std::string &bundleDir,
                                                      const std::string &relative) {
-  TC_ASSIGN_OR_RETURN(std::string resolved, resolveInBundle(bundleDir, relative));
-  std::string path = bundleDir + "/" + relative;
-  int fd = ::open(resolved.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return makeError("cannot read ", path, ": ", std::strerror(errno));
-  struct stat info;
+  OpenFile file;
+  TC_RETURN_IF_ERROR(openBundleFile(bundleDir, relative, file));
   auto loaded = std::make_shared<MappedFile>();
-  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-    ::close(fd);
-    return makeError(path, ": not a regular file");
+  loaded->size = file.size;
+  if (loaded->size == 0)
+    return loaded;
+  // Whole 2 MiB pages: the last one would otherwise stay on small pages.
+  constexpr size_t kHugePage = size_t(2) << 20;
+  size_t bytes = (loaded->size + kHugePage - 1) / kHugePage * kHugePage;
+  // Mapped with 2 MiB of slack and trimmed to a 2 MiB boundary: huge pages need aligned ranges,
+  // which not every kernel gives anonymous mappings by itself.
+  void *mapping = ::mmap(nullptr, bytes + kHugePage, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mapping == MAP_FAILED)
+    return makeError("cannot allocate ", bytes, " bytes for ", file.path, ": ",
+                     std::strerror(errno));
+  auto start = reinterpret_cast<uintptr_t>(mapping);
+  uintptr_t aligned = (start + kHugePage - 1) / kHugePage * kHugePage;
+  if (aligned > start)
+    ::munmap(mapping, aligned - start);
+  if (start + kHugePage > aligned)
+    ::munmap(reinterpret_cast<void *>(aligned + bytes), start + kHugePage - aligned);
+  void *data = reinterpret_cast<void *>(aligned);
+  loaded->data = data;
+  loaded->mappedBytes = bytes;
+  // Advice only: without transparent huge pages (or with them off) this is plain memory.
+  ::madvise(data, bytes, MADV_HUGEPAGE);
+  size_t done = 0;
+  while (done < loaded->size) {
+    ssize_t got =
+        ::pread(file.fd, static_cast<char *>(data) + done, loaded->size - done, off_t(done));
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0)
+      return makeError("cannot read ", file.path, ": ",
+                       got < 0 ? std::strerror(errno) : "the file shrank while it was read");
+    done += size_t(got);
   }
-  loaded->size = size_t(info.st_size);
-  if (loaded->size > 0) {
-    // Whole 2 MiB pages: the last one would otherwise stay on small pages.
-    constexpr size_t kHugePage = size_t(2) << 20;
-    size_t bytes = (loaded->size + kHugePage - 1) / kHugePage * kHugePage;
-    // Mapped with 2 MiB of slack and trimmed to a 2 MiB boundary: huge pages need aligned
-    // ranges, which not every kernel gives anonymous mappings by itself.
-    void *mapping = ::mmap(nullptr, bytes + kHugePage, PROT_READ | PROT_WRITE,
-                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mapping == MAP_FAILED) {
-      ::close(fd);
-      return makeError("cannot allocate ", bytes, " bytes for ", path, ": ", std::strerror(errno));
-    }
-    auto start = reinterpret_cast<uintptr_t>(mapping);
-    uintptr_t aligned = (start + kHugePage - 1) / kHugePage * kHugePage;
-    if (aligned > start)
-      ::munmap(mapping, aligned - start);
-    if (start + kHugePage > aligned)
-      ::munmap(reinterpret_cast<void *>(aligned + bytes), start + kHugePage - aligned);
-    void *data = reinterpret_cast<void *>(aligned);
-    loaded->data = data;
-    loaded->mappedBytes = bytes;
-    // Advice only: without transparent huge pages (or with them off) this is plain memory.
-    ::madvise(data, bytes, MADV_HUGEPAGE);
-    size_t done = 0;
-    while (done < loaded->size) {
-      ssize_t got = ::pread(fd, static_cast<char *>(data) + done, loaded->size - done, off_t(done));
-      if (got < 0 && errno == EINTR)
-        continue;
-      if (got <= 0) {
-        int error = got < 0 ? errno : 0;
-        ::close(fd);
-        return makeError("cannot read ", path, ": ",
-                         error ? std::strerror(error) : "the file shrank while it was read");
-      }
-      done += size_t(got);
-    }
-    ::mprotect(data, bytes, PROT_READ);
-  }
-  ::close(fd);
+  ::mprotect(data, bytes, PROT_READ);
   return loaded;
 }
 
