@@ -538,7 +538,9 @@ Status Model::Impl::planBuffers(const std::vector<Tensor> &inputs, std::vector<T
         continue;
       }
     }
-    Expected<Tensor> tensor = Tensor::zeros(m.outputs[o].dtype, outputShapes[o]);
+    // Not zeroed: the launches write every element (a memset of a 25 MB logits output took the
+    // calling thread milliseconds while the kernels' threads waited).
+    Expected<Tensor> tensor = Tensor::uninitialized(m.outputs[o].dtype, outputShapes[o]);
     if (!tensor)
       return tensor.takeError().withContext("output '" + m.outputs[o].name + "'");
     outputs[o] = std::move(tensor).value();

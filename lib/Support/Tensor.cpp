@@ -31,6 +31,13 @@ Expected<int64_t> checkedNumel(const std::vector<int64_t> &shape, const std::str
 }
 
 Expected<Tensor> Tensor::zeros(DType dtype, std::vector<int64_t> shape) {
+  TC_ASSIGN_OR_RETURN(Tensor tensor, uninitialized(dtype, std::move(shape)));
+  std::memset(tensor.mutableData(), 0,
+              (tensor.nbytes() + kAlignment - 1) / kAlignment * kAlignment);
+  return tensor;
+}
+
+Expected<Tensor> Tensor::uninitialized(DType dtype, std::vector<int64_t> shape) {
   TC_ASSIGN_OR_RETURN(int64_t count,
                       checkedNumelLazily(shape, [&] { return describeShape(dtype, shape); }));
   if (uint64_t(count) > (uint64_t(1) << 46) / dtypeSize(dtype))
@@ -41,7 +48,6 @@ Expected<Tensor> Tensor::zeros(DType dtype, std::vector<int64_t> shape) {
   if (!memory)
     return makeError("out of memory allocating ", bytes, " bytes for ",
                      describeShape(dtype, shape));
-  std::memset(memory, 0, rounded == 0 ? kAlignment : rounded);
   Tensor tensor;
   tensor.dtype_ = dtype;
   tensor.shape_ = std::move(shape);

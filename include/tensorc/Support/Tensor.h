@@ -22,6 +22,9 @@ public:
 
   /// Zero-filled tensor. Errors only if the byte size overflows or the allocation fails.
   static Expected<Tensor> zeros(DType dtype, std::vector<int64_t> shape);
+  /// zeros() without the zeroing: for memory whose every element is written before it is read
+  /// (a model's outputs, which its launches write whole).
+  static Expected<Tensor> uninitialized(DType dtype, std::vector<int64_t> shape);
   /// Like zeros() for shapes already known to be small and valid (tests, literals).
   static Tensor zerosUnchecked(DType dtype, std::vector<int64_t> shape);
   /// Wraps bytes owned by `owner` (e.g. a mapped file); `data` must stay valid while it lives.
