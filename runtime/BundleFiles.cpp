@@ -103,21 +103,20 @@ Expected<std::shared_ptr<MappedFile>> loadBundleFile(const std::string &bundleDi
   if (loaded->size == 0)
     return loaded;
   // Whole 2 MiB pages: the last one would otherwise stay on small pages.
-  constexpr size_t kHugePage = size_t(2) << 20;
-  size_t bytes = (loaded->size + kHugePage - 1) / kHugePage * kHugePage;
+  size_t bytes = (loaded->size + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
   // Mapped with 2 MiB of slack and trimmed to a 2 MiB boundary: huge pages need aligned ranges,
   // which not every kernel gives anonymous mappings by itself.
-  void *mapping = ::mmap(nullptr, bytes + kHugePage, PROT_READ | PROT_WRITE,
+  void *mapping = ::mmap(nullptr, bytes + kHugePageBytes, PROT_READ | PROT_WRITE,
                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (mapping == MAP_FAILED)
     return makeError("cannot allocate ", bytes, " bytes for ", file.path, ": ",
                      std::strerror(errno));
   auto start = reinterpret_cast<uintptr_t>(mapping);
-  uintptr_t aligned = (start + kHugePage - 1) / kHugePage * kHugePage;
+  uintptr_t aligned = (start + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
   if (aligned > start)
     ::munmap(mapping, aligned - start);
-  if (start + kHugePage > aligned)
-    ::munmap(reinterpret_cast<void *>(aligned + bytes), start + kHugePage - aligned);
+  if (start + kHugePageBytes > aligned)
+    ::munmap(reinterpret_cast<void *>(aligned + bytes), start + kHugePageBytes - aligned);
   void *data = reinterpret_cast<void *>(aligned);
   loaded->data = data;
   loaded->mappedBytes = bytes;

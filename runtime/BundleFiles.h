@@ -32,6 +32,9 @@ struct MappedFile {
 Expected<std::string> resolveInBundle(const std::string &bundleDir, const std::string &relative);
 Expected<std::shared_ptr<MappedFile>> mapBundleFile(const std::string &bundleDir,
                                                     const std::string &relative);
+/// A transparent huge page on the targets the runtime runs on (x86-64, aarch64 with 4 KiB base
+/// pages): what loadBundleFile and the CPU arena align and round to.
+constexpr size_t kHugePageBytes = size_t(2) << 20;
 /// The same file read into private anonymous memory that the kernel may back with transparent
 /// huge pages (MADV_HUGEPAGE): a CPU model's weights, which kernels stream at batch 1, then take
 /// one TLB entry per 2 MiB instead of per 4 KiB.

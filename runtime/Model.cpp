@@ -99,13 +99,12 @@ struct Model::Impl {
                                                      const LoadOptions &options);
 
   Status bindSymbols(const std::vector<Tensor> &inputs);
-  /// During a run(): where its outputs go (Model::OutputMemory), or null.
-  const Model::OutputMemory *outputMemory = nullptr;
   /// Evaluates every buffer's shape and (with `hostMemory`) address for the bound symbols;
-  /// allocates the outputs, or places them where outputMemory says (or, without
+  /// allocates the outputs, or places them where `outputMemory` says (or, without
   /// `allocateOutputs`, gives them their shapes only).
   Status planBuffers(const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs,
-                     bool hostMemory = true, bool allocateOutputs = true);
+                     bool hostMemory = true, bool allocateOutputs = true,
+                     const Model::OutputMemory *outputMemory = nullptr);
   Status ensureArena(size_t bytes);
   Status runLaunch(size_t index);
   /// runLaunch with the observer around it.
@@ -482,7 +481,8 @@ Status Model::Impl::bindSymbols(const std::vector<Tensor> &inputs) {
 }
 
 Status Model::Impl::planBuffers(const std::vector<Tensor> &inputs, std::vector<Tensor> &outputs,
-                                bool hostMemory, bool allocateOutputs) {
+                                bool hostMemory, bool allocateOutputs,
+                                const Model::OutputMemory *outputMemory) {
   const Manifest &m = manifest;
   // Every size first, each within the tensor size limit: nothing is allocated for a run that
   // would ask for more (a 150-byte model can declare a pad of 2^31 elements).
@@ -597,13 +597,12 @@ Status Model::Impl::ensureArena(size_t bytes) {
   // An arena of 2 MiB or more in whole huge pages, advised as such: a convolution's output of a
   // few MiB is then written through a few TLB entries, not hundreds (ResNet-50's 7x7 stem, 3.2 MB
   // of NHWC output, ran 5% faster so on a 2-core VM).
-  constexpr size_t kHugePage = size_t(2) << 20;
-  size_t alignment = bytes >= kHugePage ? kHugePage : kArenaAlignment;
+  size_t alignment = bytes >= kHugePageBytes ? kHugePageBytes : kArenaAlignment;
   size_t rounded = (bytes + alignment - 1) / alignment * alignment;
   void *memory = std::aligned_alloc(alignment, rounded);
   if (!memory)
     return makeError("cannot allocate a scratch arena of ", rounded, " bytes");
-  if (alignment == kHugePage)
+  if (alignment == kHugePageBytes)
     ::madvise(memory, rounded, MADV_HUGEPAGE); // advice: plain memory where it is not taken
   arena.reset(memory);
   arenaCapacity = rounded;
@@ -778,17 +777,14 @@ Expected<std::vector<Tensor>> Model::run(const std::vector<Tensor> &inputs, void
   if (cudaStream && !impl.cuda)
     return makeError("a CUDA stream was given, but the model runs on the CPU");
   std::lock_guard<std::mutex> lock(impl.runMutex);
-  impl.outputMemory = memory ? &memory : nullptr;
-  struct Reset {
-    Impl &impl;
-    ~Reset() { impl.outputMemory = nullptr; }
-  } reset{impl};
+  const OutputMemory *outputMemory = memory ? &memory : nullptr;
   TC_RETURN_IF_ERROR(impl.bindSymbols(inputs));
   std::vector<Tensor> outputs;
   if (impl.profiler)
     impl.profileRun = impl.profiler->beginRun(impl.bindings);
   if (impl.cuda) {
-    TC_RETURN_IF_ERROR(impl.planBuffers(inputs, outputs, /*hostMemory=*/false));
+    TC_RETURN_IF_ERROR(impl.planBuffers(inputs, outputs, /*hostMemory=*/false,
+                                        /*allocateOutputs=*/true, outputMemory));
     impl.cuda->profileRuns(impl.profiler, impl.profileRun);
     Status ran = impl.cuda->run(impl.bindings, impl.symbolValues, impl.bufferShapes, inputs,
                                 outputs, static_cast<cu::Stream>(cudaStream));
@@ -798,7 +794,8 @@ Expected<std::vector<Tensor>> Model::run(const std::vector<Tensor> &inputs, void
       impl.profiler->endRun(impl.profileRun);
     return outputs;
   }
-  TC_RETURN_IF_ERROR(impl.planBuffers(inputs, outputs));
+  TC_RETURN_IF_ERROR(impl.planBuffers(inputs, outputs, /*hostMemory=*/true,
+                                      /*allocateOutputs=*/true, outputMemory));
   for (size_t i = 0; i < impl.manifest.launches.size(); ++i) {
     const Launch &launch = impl.manifest.launches[i];
     for (size_t a = 0; a < launch.args.size(); ++a)
