@@ -52,7 +52,8 @@ std::string nodeDifference(const LoopNode &a, const LoopNode &b) {
                      x.strideW == y.strideW && x.padH == y.padH && x.padW == y.padW &&
                      x.dilationH == y.dilationH && x.dilationW == y.dilationW &&
                      x.groups == y.groups && x.channelsLast == y.channelsLast &&
-                     x.packedWeights == y.packedWeights && x.tileM == y.tileM && x.tileN == y.tileN
+                     x.packedWeights == y.packedWeights && x.tileM == y.tileM &&
+                     x.tileN == y.tileN && x.winograd == y.winograd
                  ? ""
                  : "conv parameters";
     }

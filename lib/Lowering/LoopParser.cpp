@@ -523,6 +523,12 @@ private:
           return error("conv2d tiles= needs layout=nhwc and positive tile sizes");
         c.packedWeights = true;
       }
+      if (isIdent("winograd")) {
+        TC_ASSIGN_OR_RETURN(std::string flag, parseName("winograd"));
+        if (!c.packedWeights || c.kh != 3 || c.kw != 3)
+          return error("conv2d winograd needs tiles= and a 3x3 kernel");
+        c.winograd = flag == "winograd";
+      }
       TC_RETURN_IF_ERROR(parseNodeSuffix(node));
       TC_RETURN_IF_ERROR(detailLine("input"));
       TC_ASSIGN_OR_RETURN(c.input, parseBufferRef());

@@ -178,7 +178,8 @@ std::string templateHeader(const LoopProgram &program, const LoopNode &node,
            " out=" + pair(c.oh, c.ow) + " stride=" + pair(c.strideH, c.strideW) +
            " padding=" + pair(c.padH, c.padW) + " dilation=" + pair(c.dilationH, c.dilationW) +
            " groups=" + std::to_string(c.groups) + (c.channelsLast ? " layout=nhwc" : "") +
-           (c.packedWeights ? " tiles=" + pair(c.tileM, c.tileN) : "");
+           (c.packedWeights ? " tiles=" + pair(c.tileM, c.tileN) : "") +
+           (c.winograd ? " winograd" : "");
   }
   case LoopNode::TemplateKind::Attention: {
     const LoopNode::Attention &a = node.attention;

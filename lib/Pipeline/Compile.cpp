@@ -399,7 +399,8 @@ Expected<CompileSummary> compileGraph(Graph graph, const OpRegistry &registry,
     Expected<int> packed = cpu::packGemmWeights(lowered.program, lowered.schedule);
     if (!packed)
       return makeError(modelPath, ": ", packed.error().message());
-    Expected<int> convs = cpu::packConvTemplates(lowered.program, lowered.schedule);
+    Expected<int> convs =
+        cpu::packConvTemplates(lowered.program, lowered.schedule, options.winograd);
     if (!convs)
       return makeError(modelPath, ": ", convs.error().message());
   }

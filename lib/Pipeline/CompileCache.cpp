@@ -100,7 +100,7 @@ std::string describeOptions(const CompileOptions &options) {
       << (options.fuseAttention ? int(*options.fuseAttention) : -1) << "\ncpu-arch "
       << joinList(options.cpuArchs) << "\nvariants " << joinList(options.variants) << "\nlinker "
       << options.linker << "\nfallback " << (options.fallback ? int(*options.fallback) : -1)
-      << "\n";
+      << "\nconv-algorithm " << (options.winograd ? "auto" : "direct") << "\n";
   if (options.cudaProgramCost > 0)
     out << "cuda-program-cost " << options.cudaProgramCost << "\n";
   if (const std::optional<autodiff::TrainOptions> &train = options.train) {

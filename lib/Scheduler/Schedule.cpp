@@ -73,6 +73,9 @@ SymInt convTileCount(const loop::LoopNode::Conv &conv) {
   if (conv.packedWeights) { // the CPU's channels-last tiles, chosen when the weights were packed
     if (conv.depthwise())
       return conv.n * SymInt(ceilDiv(conv.oh, conv.tileM) * ceilDiv(conv.c, conv.tileN));
+    if (conv.winograd) // tiles of 2 x 2 outputs
+      return conv.n * SymInt(ceilDiv(ceilDiv(conv.oh, 2) * ceilDiv(conv.ow, 2), conv.tileM) *
+                             ceilDiv(conv.oc, conv.tileN));
     return conv.n * SymInt(conv.groups * ceilDiv(conv.oh * conv.ow, conv.tileM) *
                            ceilDiv(conv.oc / conv.groups, conv.tileN));
   }

@@ -33,7 +33,8 @@ struct Case {
   int64_t images = 1;
   bool depthwise = false;
   bool epilogue = false;
-  ConvTiling tiling{}; // mc 0: chooseConvTiling(p, 2)
+  ConvTiling tiling{}; // mc 0: chooseConvTiling(p, 2) (chooseWinogradTiling)
+  bool winograd = false;
 };
 
 ConvParams conv(int64_t c, int64_t h, int64_t w, int64_t oc, int64_t k, int64_t stride, int64_t pad,
@@ -77,6 +78,13 @@ std::vector<Case> cases() {
       {"dw_narrow_rows", conv(48, 5, 3, 48, 3, 1, 1, 48), 2, true, true},
       {"dw_dilated", conv(16, 9, 9, 16, 3, 1, 2, 16, 2), 1, true},
       {"dw_3x3_nchw16c", conv(32, 9, 11, 32, 3, 1, 1, 32, 1, nchw16c), 2, true, true},
+      // Winograd F(2x2, 3x3): odd output sizes (edge tiles with one row or column), several
+      // K blocks with a partial last one (C 80), channel blocks with a partial last one (OC 80),
+      // no padding, tasks of one row group and of several.
+      {"wino_odd_edges", conv(16, 9, 11, 32, 3, 1, 1), 2, false, true, {}, true},
+      {"wino_k_blocks", conv(80, 8, 10, 80, 3, 1, 1), 1, false, true, {12, 64}, true},
+      {"wino_pad0", conv(32, 12, 13, 48, 3, 1, 0), 2, false, false, {36, 48}, true},
+      {"wino_wide", conv(64, 14, 14, 128, 3, 1, 1), 1, false, true, {}, true},
   };
   return all;
 }
@@ -99,7 +107,11 @@ llvm::Value *epilogueValue(llvm::IRBuilderBase &b, llvm::Value *bias, llvm::Valu
   return b.CreateFAdd(x, term);
 }
 
-ConvTiling tilingOf(const Case &c) { return c.tiling.mc ? c.tiling : chooseConvTiling(c.p, 2); }
+ConvTiling tilingOf(const Case &c) {
+  if (c.tiling.mc)
+    return c.tiling;
+  return c.winograd ? chooseWinogradTiling(c.p, 2) : chooseConvTiling(c.p, 2);
+}
 
 void addCase(llvm::Module &module, const CpuTarget &target, const Case &c,
              const std::string &name) {
@@ -127,6 +139,10 @@ void addCase(llvm::Module &module, const CpuTarget &target, const Case &c,
     emitDepthwiseTiles(b, target, c.p, tiling, fn->getArg(3), fn->getArg(0), fn->getArg(1),
                        fn->getArg(2), fn->getArg(4), fn->getArg(5), epilogue);
     cb.CreateRet(emitDepthwiseTileCount(cb, c.p, tiling, count->getArg(0)));
+  } else if (c.winograd) {
+    emitWinogradTiles(b, target, c.p, tilingOf(c), fn->getArg(3), fn->getArg(0), fn->getArg(1),
+                      fn->getArg(2), fn->getArg(4), fn->getArg(5), epilogue);
+    cb.CreateRet(emitWinogradTaskCount(cb, c.p, tilingOf(c), count->getArg(0)));
   } else {
     emitConvTiles(b, target, c.p, tilingOf(c), fn->getArg(3), fn->getArg(0), fn->getArg(1),
                   fn->getArg(2), fn->getArg(4), fn->getArg(5), epilogue);
@@ -191,8 +207,9 @@ void checkCase(const Case &c, const std::string &targetName) {
   for (float &x : bias)
     x = dist(rng);
   std::vector<float> packed =
-      c.depthwise ? packDepthwiseWeights(weights.data(), p.c, p.kh, p.kw)
-                  : packConvWeights(weights.data(), {p.oc, p.c, p.kh, p.kw, p.groups});
+      c.depthwise  ? packDepthwiseWeights(weights.data(), p.c, p.kh, p.kw)
+      : c.winograd ? packWinogradWeights(weights.data(), p.oc, p.c)
+                   : packConvWeights(weights.data(), {p.oc, p.c, p.kh, p.kw, p.groups});
   // NaN everywhere: a kernel must write every output element and nothing else.
   std::vector<float> out(size_t(sizeOf(p.layout, c.images, p.oc, p.oh, p.ow)), std::nanf(""));
   int64_t tiles = (*count)(c.images), split = tiles / 2;
@@ -240,7 +257,13 @@ protected:
 
 TEST_P(ConvKernels, DirectAndPointwise) {
   for (const Case &c : cases())
-    if (!c.depthwise && c.p.layout == ActivationLayout::NHWC)
+    if (!c.depthwise && !c.winograd && c.p.layout == ActivationLayout::NHWC)
+      checkCase(c, GetParam());
+}
+
+TEST_P(ConvKernels, Winograd) {
+  for (const Case &c : cases())
+    if (c.winograd)
       checkCase(c, GetParam());
 }
 
@@ -296,6 +319,29 @@ TEST(ConvTiling, ShallowConvolutionsTileWholePixels) {
     }
   }
   EXPECT_EQ(chooseConvTiling(conv(256, 14, 14, 1024, 1, 1, 0), 1).nc, 256);
+}
+
+TEST(ConvTiling, WinogradTakesWideStrideOneThreeByThrees) {
+  // ResNet's 3x3 convolutions at 56x56, 28x28 and 14x14 (and a VGG-like 224x224 one); not 7x7
+  // (16 tiles), strided, grouped, dilated, 5x5 or 3-channel ones.
+  for (const ConvParams &p : {conv(64, 56, 56, 64, 3, 1, 1), conv(128, 28, 28, 128, 3, 1, 1),
+                              conv(256, 14, 14, 256, 3, 1, 1), conv(64, 224, 224, 64, 3, 1, 1)}) {
+    EXPECT_TRUE(winogradFits(p)) << p.c << " " << p.h;
+    for (int threads : {1, 2, 8, 16}) {
+      ConvTiling t = chooseWinogradTiling(p, threads);
+      EXPECT_TRUE(winogradTilingFits(p, t));
+      const int64_t count = (p.oh + 1) / 2 * ((p.ow + 1) / 2), blocks = (count + t.mc - 1) / t.mc;
+      EXPECT_GE(count - (blocks - 1) * t.mc + blocks, t.mc) << "unequal blocks of " << t.mc;
+      EXPECT_TRUE(threads == 1 || blocks * (p.oc / t.nc) >= 3 * threads || t.mc <= 12)
+          << p.c << " on " << threads;
+    }
+  }
+  for (const ConvParams &p : {conv(512, 7, 7, 512, 3, 1, 1), conv(128, 56, 56, 128, 3, 2, 1),
+                              conv(64, 28, 28, 64, 3, 1, 1, 2), conv(64, 28, 28, 64, 3, 1, 2, 1, 2),
+                              conv(64, 28, 28, 64, 5, 1, 2), conv(3, 224, 224, 64, 3, 1, 1),
+                              conv(24, 28, 28, 64, 3, 1, 1)})
+    EXPECT_FALSE(winogradFits(p)) << p.c << "->" << p.oc << " " << p.h << " k" << p.kh;
+  EXPECT_FALSE(winogradTilingFits(conv(64, 56, 56, 64, 3, 1, 1), {24, 128}));
 }
 
 TEST(ConvCrossTarget, NeonCompiles) {

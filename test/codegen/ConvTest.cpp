@@ -7,6 +7,7 @@
 #include "tensorc/Bundle/Manifest.h"
 #include "tensorc/Frontend/FX/FxParser.h"
 #include "tensorc/Interp/Interpreter.h"
+#include "tensorc/Lowering/LoopParser.h"
 #include "tensorc/Lowering/Lower.h"
 #include "tensorc/Ops/Registry.h"
 #include "tensorc/Scheduler/Schedule.h"
@@ -383,6 +384,30 @@ TEST(ConvChannelsLast, ManyTilesAndWideStem) {
   check(nhwcCase(1, 32, 20, 20, 100, 3, 1, 1, 1, 1, true, true));
   // A 7x7 stride-2 stem on 3 channels (row segments of 21 floats).
   check(nhwcCase(2, 3, 23, 21, 17, 7, 2, 3, 1, 1, true, true));
+}
+
+TEST(ConvChannelsLast, WinogradThreeByThrees) {
+  // 3x3 stride-1 convolutions with >= 14x14 outputs and channels in multiples of 16 run as
+  // Winograd F(2x2, 3x3) (odd sizes: edge tiles of one row or column; bias and relu as its
+  // epilogue; a symbolic batch of 2); the LoopIR says so and reads back the same.
+  for (const Case &test : {nhwcCase(2, 32, 14, 14, 48, 3, 1, 1, 1, 1, true, true),
+                           nhwcCase(1, 16, 17, 15, 32, 3, 1, 0, 1, 1, false, true)}) {
+    std::string text;
+    std::unique_ptr<Compiled> compiled = checkCompiled(test, text);
+    ASSERT_TRUE(compiled);
+    std::string loops = loop::printProgram(compiled->program);
+    EXPECT_NE(loops.find(" winograd"), std::string::npos) << loops;
+    auto parsed = loop::parseProgram(loops, "winograd.loop", compiled->program.weights);
+    ASSERT_TRUE(parsed.hasValue()) << parsed.error().message();
+    std::string difference;
+    EXPECT_TRUE(loop::equalPrograms(compiled->program, *parsed, &difference)) << difference;
+  }
+  // 13x13 outputs (49 tiles) on 8 channels: direct.
+  std::string text;
+  std::unique_ptr<Compiled> direct =
+      checkCompiled(nhwcCase(1, 8, 13, 13, 16, 3, 1, 1, 1, 1, true, true), text);
+  ASSERT_TRUE(direct);
+  EXPECT_EQ(loop::printProgram(direct->program).find(" winograd"), std::string::npos);
 }
 
 TEST(ConvChannelsLast, UnitOutputDims) {

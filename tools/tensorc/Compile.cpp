@@ -33,6 +33,7 @@ struct CompileCommand {
   std::string mode = "default";
   bool noTune = false; // -O max-autotune without tuning now
   std::string matmulPrecision = "highest";
+  std::string convAlgorithm = "auto";
   std::string fallback; // empty: error with --target cuda, allow for cpu alone
   bool noCache = false;
 };
@@ -113,6 +114,7 @@ int runCompile(CompileCommand &command, const OpRegistry &registry) {
   command.options.cudaGraphs = command.mode != "default";
   command.options.gemmCalls = command.mode == "max-autotune";
   command.options.tf32 = command.matmulPrecision == "high";
+  command.options.winograd = command.convAlgorithm == "auto";
   command.options.fuseAttention = command.attention.value();
   command.options.limits = command.limits.resolve();
   command.options.emit =
@@ -190,6 +192,14 @@ Subcommand addCompileCommand(CLI::App &app) {
                     "-O max-autotune: do not tune now, even with a GPU present (run `tensorc "
                     "tune OUT` later)");
   addMatmulPrecisionFlag(*command, compile->matmulPrecision);
+  command
+      ->add_option("--conv-algorithm", compile->convAlgorithm,
+                   "--target cpu: auto (3x3 stride-1 convolutions with 14x14 outputs or more, "
+                   "channels multiples of 16, run as Winograd F(2x2,3x3): 16 multiplies per input "
+                   "channel instead of 36, results within f32 rounding of the direct kernel's) or "
+                   "direct (every convolution on the direct kernel)")
+      ->check(CLI::IsMember({"auto", "direct"}))
+      ->capture_default_str();
   command
       ->add_option("--cpu-arch", compile->cpuArchs,
                    "Comma-separated CPU architectures: x86_64 (AVX2 + AVX-512), aarch64 (NEON)")

@@ -190,6 +190,10 @@ struct LoopNode {
     /// (depthwise: tileM output rows x tileN channels per image).
     bool packedWeights = false;
     int64_t tileM = 0, tileN = 0;
+    /// With packedWeights: Winograd F(2x2, 3x3) (cpu::winogradFits). The weights are then 16
+    /// C x OC operands (one per point of the transformed 4 x 4 tile, cpu::packWinogradWeights)
+    /// and tileM counts 2 x 2 output tiles, not pixels.
+    bool winograd = false;
     /// A depthwise convolution: groups == C == OC.
     bool depthwise() const { return groups == c && oc == c && c > 1; }
   } conv;

@@ -31,6 +31,9 @@ struct CompileOptions {
   /// `--matmul-precision high`: f32 GEMMs and convolutions on TF32 tensor cores (CUDA; as
   /// torch.set_float32_matmul_precision("high")); false (`highest`): strict f32.
   bool tf32 = false;
+  /// `--conv-algorithm auto` (true): CPU 3x3 stride-1 convolutions that cpu::winogradFits run as
+  /// Winograd F(2x2, 3x3); `direct` (false): every convolution on the direct kernel.
+  bool winograd = true;
   /// `-O max-autotune`: GEMM templates also carry a library call (their problem, and a function
   /// applying their epilogue to a product), which `tensorc tune` may choose on a GPU.
   bool gemmCalls = false;

@@ -319,6 +319,14 @@ Status KernelEmitter::channelsLastConvKernel(const codegen::TemplateKernel &t) {
     DepthwiseTiling tiling{cv.tileM, cv.tileN};
     emitDepthwiseTiles(b, target, params, tiling, images, input, weights, output, begin, end,
                        epilogue);
+  } else if (cv.winograd) {
+    ConvTiling tiling{cv.tileM, cv.tileN};
+    if (!winogradTilingFits(params, tiling))
+      return makeError("kernel ", convNode.name, ": a Winograd convolution needs a 3x3 stride-1 ",
+                       "kernel without groups, channels in multiples of 16 and tasks of at most ",
+                       "64 output channels (tiles=[", cv.tileM, ", ", cv.tileN, "])");
+    emitWinogradTiles(b, target, params, tiling, images, input, weights, output, begin, end,
+                      epilogue);
   } else {
     ConvTiling tiling{cv.tileM, cv.tileN};
     emitConvTiles(b, target, params, tiling, images, input, weights, output, begin, end, epilogue);

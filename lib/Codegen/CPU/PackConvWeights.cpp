@@ -30,11 +30,17 @@ struct ConvPackKey {
   std::array<int64_t, 4> strides{}; // of the [OC, KH, KW, C/groups] view
   int64_t oc = 0, kh = 0, kw = 0, c = 0, groups = 1;
   bool depthwise = false;
-  auto tie() const { return std::tie(buffer, offset, strides, oc, kh, kw, c, groups, depthwise); }
+  bool winograd = false; // packWinogradWeights
+  auto tie() const {
+    return std::tie(buffer, offset, strides, oc, kh, kw, c, groups, depthwise, winograd);
+  }
   bool operator<(const ConvPackKey &other) const { return tie() < other.tie(); }
 };
 
-std::optional<ConvPackKey> packKey(const LoopProgram &program, const LoopNode &node) {
+ConvParams paramsOf(const LoopNode::Conv &conv);
+
+std::optional<ConvPackKey> packKey(const LoopProgram &program, const LoopNode &node,
+                                   bool winograd) {
   if (node.kind != LoopNode::Kind::Template ||
       node.templateKind != LoopNode::TemplateKind::Conv2d || !node.conv.channelsLast ||
       node.conv.packedWeights)
@@ -60,6 +66,7 @@ std::optional<ConvPackKey> packKey(const LoopProgram &program, const LoopNode &n
   }
   key.oc = conv.oc, key.kh = conv.kh, key.kw = conv.kw, key.c = conv.c, key.groups = conv.groups;
   key.depthwise = conv.depthwise();
+  key.winograd = winograd && !key.depthwise && winogradFits(paramsOf(conv));
   // Every element read must lie inside the data.
   if (!viewInside(key.offset,
                   {{key.oc, key.strides[0]},
@@ -84,8 +91,9 @@ Expected<Tensor> pack(const Tensor &weight, const ConvPackKey &key) {
               source[key.offset + o * key.strides[0] + h * key.strides[1] + w * key.strides[2] +
                      c * key.strides[3]];
   std::vector<float> packed =
-      key.depthwise ? packDepthwiseWeights(dense.data(), key.c, key.kh, key.kw)
-                    : packConvWeights(dense.data(), {key.oc, key.c, key.kh, key.kw, key.groups});
+      key.depthwise  ? packDepthwiseWeights(dense.data(), key.c, key.kh, key.kw)
+      : key.winograd ? packWinogradWeights(dense.data(), key.oc, key.c)
+                     : packConvWeights(dense.data(), {key.oc, key.c, key.kh, key.kw, key.groups});
   TC_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(DType::F32, {int64_t(packed.size())}));
   std::copy(packed.begin(), packed.end(), out.mutableDataAs<float>());
   return out;
@@ -111,11 +119,13 @@ bool templateWritesOutputOnce(const LoopNode &node) {
          !node.conv.depthwise() && convWritesOutputOnce(paramsOf(node.conv));
 }
 
-Expected<int> packConvTemplates(LoopProgram &program, sched::Schedule &schedule) {
+Expected<int> packConvTemplates(LoopProgram &program, sched::Schedule &schedule, bool winograd) {
   return packTemplateWeights<ConvPackKey>(
-      program, schedule, ".conv16", packKey, [](const LoopNode &node) { return node.conv.input; },
+      program, schedule, ".conv16",
+      [winograd](const LoopProgram &p, const LoopNode &node) { return packKey(p, node, winograd); },
+      [](const LoopNode &node) { return node.conv.input; },
       [](const std::set<ConvPackKey> &keys, const ConvPackKey &) { return keys.size() == 1; }, pack,
-      [](LoopNode &node, const ConvPackKey &, int target) {
+      [](LoopNode &node, const ConvPackKey &key, int target) {
         LoopNode::Conv &conv = node.conv;
         // The view keeps the dense [OC, KH, KW, C/groups] shape (every bound checked on it holds:
         // the packed data is at least that many floats); the data is the kernel's
@@ -131,6 +141,11 @@ Expected<int> packConvTemplates(LoopProgram &program, sched::Schedule &schedule)
           DepthwiseTiling tiling = chooseDepthwiseTiling(params, kTileThreads);
           conv.tileM = tiling.rows;
           conv.tileN = tiling.channels;
+        } else if (key.winograd) {
+          ConvTiling tiling = chooseWinogradTiling(params, kTileThreads);
+          conv.tileM = tiling.mc;
+          conv.tileN = tiling.nc;
+          conv.winograd = true;
         } else {
           ConvTiling tiling = chooseConvTiling(params, kTileThreads);
           conv.tileM = tiling.mc;

@@ -54,6 +54,31 @@ std::vector<float> packConvWeights(const float *weights, const ConvWeightShape &
   return out;
 }
 
+int64_t packedWinogradSize(int64_t oc, int64_t c) { return 16 * packedGemmBSize(c, oc); }
+
+std::vector<float> packWinogradWeights(const float *weights, int64_t oc, int64_t c) {
+  // G = [[1, 0, 0], [1/2, 1/2, 1/2], [1/2, -1/2, 1/2], [0, 0, 1]].
+  static constexpr double g[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  std::vector<float> out(size_t(packedWinogradSize(oc, c)));
+  std::vector<float> points(size_t(16 * c * oc)); // [xi][c][o]
+  for (int64_t o = 0; o < oc; ++o)
+    for (int64_t ci = 0; ci < c; ++ci) {
+      const float *filter = weights + (o * c + ci) * 9;
+      double rows[4][3]; // G g
+      for (int r = 0; r < 4; ++r)
+        for (int j = 0; j < 3; ++j)
+          rows[r][j] = g[r][0] * filter[j] + g[r][1] * filter[3 + j] + g[r][2] * filter[6 + j];
+      for (int r = 0; r < 4; ++r)
+        for (int s = 0; s < 4; ++s)
+          points[size_t(((r * 4 + s) * c + ci) * oc + o)] =
+              float(rows[r][0] * g[s][0] + rows[r][1] * g[s][1] + rows[r][2] * g[s][2]);
+    }
+  const int64_t size = packedGemmBSize(c, oc);
+  for (int64_t xi = 0; xi < 16; ++xi)
+    packGemmB(points.data() + xi * c * oc, c, oc, oc, 1, out.data() + xi * size);
+  return out;
+}
+
 int64_t packedDepthwiseSize(int64_t c, int64_t kh, int64_t kw) {
   return strips(c) * kh * kw * kPackStrip;
 }

@@ -78,6 +78,31 @@ void emitConvTiles(llvm::IRBuilderBase &b, const CpuTarget &target, const ConvPa
                    llvm::Value *packedWeights, llvm::Value *output, llvm::Value *tileBegin,
                    llvm::Value *tileEnd, const ConvEpilogue &epilogue = nullptr);
 
+/// Winograd F(2x2, 3x3) (Lavin and Gray): each 2 x 2 block of outputs from its 4 x 4 input patch
+/// d as A^T [(G g G^T) . (B^T d B)] A, 16 multiplications per input channel where the direct
+/// kernel does 36; the transformed weights G g G^T are packed at compile time
+/// (packWinogradWeights). The transforms' coefficients are 0, +-1 and 1/2 (exact in binary), so
+/// the rounding stays of the direct kernel's order: ConvKernels checks both against one bound.
+/// winogradFits: NHWC, no groups, 3x3, stride and dilation 1, channels multiples of 16 (C up to
+/// 1024), and at least 49 output tiles per image (14x14 outputs): on fewer, the weights (16/9 of
+/// the direct kernel's) are read for too few rows.
+bool winogradFits(const ConvParams &params);
+/// Tasks of mc output tiles (2 x 2 outputs each, row-major over the tiles; blocks of equal size)
+/// x nc output channels (a multiple of 16, at most 64) per image.
+ConvTiling chooseWinogradTiling(const ConvParams &params, int threads);
+/// Whether emitWinogradTiles takes `tiling` for `params` (winogradFits, nc as above).
+bool winogradTilingFits(const ConvParams &params, const ConvTiling &tiling);
+/// images * ceil(tiles / mc) * ceil(OC / nc).
+llvm::Value *emitWinogradTaskCount(llvm::IRBuilderBase &b, const ConvParams &params,
+                                   const ConvTiling &tiling, llvm::Value *images);
+/// As emitConvTiles for a convolution that winogradFits, with packWinogradWeights weights. Stack
+/// scratch: the transformed inputs of a row group and their products, 16 x MR x (64 + nc) floats
+/// (about 100 KiB on AVX-512).
+void emitWinogradTiles(llvm::IRBuilderBase &b, const CpuTarget &target, const ConvParams &params,
+                       const ConvTiling &tiling, llvm::Value *images, llvm::Value *input,
+                       llvm::Value *packedWeights, llvm::Value *output, llvm::Value *tileBegin,
+                       llvm::Value *tileEnd, const ConvEpilogue &epilogue = nullptr);
+
 /// Depthwise tiles: per image, `rows` output rows x `channels` channels (a multiple of 16).
 struct DepthwiseTiling {
   int64_t rows = 1, channels = 64;

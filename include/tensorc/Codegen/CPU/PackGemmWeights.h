@@ -19,11 +19,13 @@ namespace tensorc::cpu {
 Expected<int> packGemmWeights(loop::LoopProgram &program, sched::Schedule &schedule);
 
 /// Rewrites each scheduled f32 channels-last convolution whose weight is a static view of a
-/// weight into one reading a packed copy (packConvWeights, or packDepthwiseWeights for depthwise
-/// ones; LoopNode::Conv::packedWeights) and chooses its task tiles (Conv::tileM, tileN), which
-/// fix its launch range. Copies replace the weight's data as packGemmWeights' do (a new weight
-/// is `<name>.conv16`). Returns the number of convolutions rewritten.
-Expected<int> packConvTemplates(loop::LoopProgram &program, sched::Schedule &schedule);
+/// weight into one reading a packed copy (packConvWeights, packDepthwiseWeights for depthwise
+/// ones, or with `winograd` packWinogradWeights for those that winogradFits;
+/// LoopNode::Conv::packedWeights, winograd) and chooses its task tiles (Conv::tileM, tileN),
+/// which fix its launch range. Copies replace the weight's data as packGemmWeights' do (a new
+/// weight is `<name>.conv16`). Returns the number of convolutions rewritten.
+Expected<int> packConvTemplates(loop::LoopProgram &program, sched::Schedule &schedule,
+                                bool winograd = true);
 
 /// The kernel parameters (NHWC) of a channels-last convolution node.
 ConvParams convParamsOf(const loop::LoopNode::Conv &conv);

@@ -37,6 +37,13 @@ struct ConvWeightShape {
 int64_t packedConvWeightSize(const ConvWeightShape &shape);
 std::vector<float> packConvWeights(const float *weights, const ConvWeightShape &shape);
 
+/// Winograd F(2x2, 3x3) weights for a 3x3 convolution without groups, [OC][C][3][3]: each filter
+/// transformed to U = G g G^T (4 x 4, in double, then rounded), and for each of the 16 points
+/// xi = 4 * row + column of U the C x OC operand U_xi[c][o] packed as packGemmB, one after
+/// another: point xi at xi * packedGemmBSize(C, OC).
+int64_t packedWinogradSize(int64_t oc, int64_t c);
+std::vector<float> packWinogradWeights(const float *weights, int64_t oc, int64_t c);
+
 /// Depthwise weights [C][1][KH][KW] (groups == C, one output channel per group) for the NHWC
 /// depthwise kernel: strips of 16 channels, each KH*KW taps of 16 floats: channel c, tap t at
 /// (c / 16) * KH*KW * 16 + t * 16 + c % 16, channels past C zero.
