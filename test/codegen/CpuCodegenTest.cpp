@@ -177,6 +177,51 @@ TEST(CpuCodegen, BroadcastAddReluSplitRanges) {
           << i << "," << j;
 }
 
+TEST(CpuCodegen, ConcatenationAlongRowsRunsPerInput) {
+  // out[i, j] = relu(cat([a (3 x 5), b (3 x 8), c (3 x 32)], dim 1)[i, j] * 2 - 1) over 3 x 45,
+  // the select chain lowering writes: the row runs as three loops, one plain load each (the
+  // 32-wide input in vectors), and calls that start and end inside pieces still write each
+  // element once.
+  TestProgram p;
+  int a = p.buffer("a", DType::F32, {3, 5}), bb = p.buffer("b", DType::F32, {3, 8});
+  int c = p.buffer("c", DType::F32, {3, 32}), out = p.buffer("out", DType::F32, {3, 45});
+  auto part = [&](int buffer, int64_t start, int64_t size) {
+    int64_t shift = (size - start % size) % size;
+    return p.load(buffer, x(0) * size + SymInt::mod(x(1) + SymInt(shift), size));
+  };
+  auto at = loop::makeIndex(x(1), DType::I64);
+  auto below = [&](int64_t bound) {
+    return loop::makeBinary(BinaryOp::Lt, at, loop::makeIntConstant(bound, DType::I64));
+  };
+  auto cat = loop::makeSelect(below(5), part(a, 0, 5),
+                              loop::makeSelect(below(13), part(bb, 5, 8), part(c, 13, 32)));
+  auto body = loop::makeUnary(
+      UnaryOp::Relu,
+      loop::makeBinary(BinaryOp::Sub, loop::makeBinary(BinaryOp::Mul, cat, f32(2)), f32(1)));
+  int n = p.pointwise(out, {3, 45}, body);
+  const auto &k = p.kernel("poi_cat_0", sched::Kernel::Kind::Loop, {3, 45}, {n});
+  Library lib(p);
+  EXPECT_NE(lib.ir.find("load <8 x float>"), std::string::npos) << "no vector load";
+  EXPECT_EQ(lib.ir.find("select"), std::string::npos) << "selects left in the pieces";
+  std::vector<float> A(15), B(24), C(96), O(135, std::nanf(""));
+  for (size_t i = 0; i < A.size(); ++i)
+    A[i] = float(i) * 0.5f;
+  for (size_t i = 0; i < B.size(); ++i)
+    B[i] = 1.f - float(i) * 0.25f;
+  for (size_t i = 0; i < C.size(); ++i)
+    C[i] = float(i % 7) - 2.f;
+  std::map<int, void *> bufs{{a, A.data()}, {bb, B.data()}, {c, C.data()}, {out, O.data()}};
+  for (auto [begin, end] : {std::pair{0, 3}, std::pair{3, 20}, std::pair{20, 61}, {61, 135}})
+    run(lib, k, bufs, {}, begin, end);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 45; ++j) {
+      float v = j < 5    ? A[size_t(i * 5 + j)]
+                : j < 13 ? B[size_t(i * 8 + j - 5)]
+                         : C[size_t(i * 32 + j - 13)];
+      EXPECT_FLOAT_EQ(O[size_t(i * 45 + j)], std::max(0.f, v * 2 - 1)) << i << "," << j;
+    }
+}
+
 TEST(CpuCodegen, TransposedLoadAndSymbolicDims) {
   // t[i, j] = a[j, i] (stride s1 in the inner var: scalar path) and u[i, j] = 2 * a[i, j] + 1.
   TestProgram p;

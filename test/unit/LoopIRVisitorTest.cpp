@@ -1,10 +1,12 @@
 // LoopIR walks: post-order over the DAG, visitor and mutator bases, mutateWith, equality, and
 // bodies far deeper than the C++ stack would allow a recursive walk.
 #include "tensorc/Lowering/ExprVisitor.h"
+#include "tensorc/Lowering/IndexSplit.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
 namespace tensorc::loop {
 namespace {
@@ -122,6 +124,56 @@ TEST(LoopIRVisitor, EqualityIsStructural) {
   EXPECT_FALSE(equalExprs(makeConstant(1.0, DType::F32), makeConstant(1.0, DType::F16)));
   EXPECT_TRUE(equalExprs(makeConstant(3.0, DType::I64), makeIntConstant(3, DType::I64)));
   EXPECT_FALSE(equalExprs(makeLoad(0, DType::F32, x(0)), makeLoad(0, DType::F32, x(1))));
+}
+
+/// cat([a (4 x 5), b (4 x 8), c (4 x 32)], dim 1) at (x0, x1), as lowering writes it: a select
+/// chain on x1 < 5, x1 < 13 over loads at x1 wrapped into each input's range.
+ExprRef catOfThree() {
+  auto part = [](int buffer, int64_t start, int64_t size) {
+    int64_t shift = (size - start % size) % size;
+    return makeLoad(buffer, DType::F32,
+                    x(0) * SymInt(size) + SymInt::mod(x(1) + SymInt(shift), size));
+  };
+  ExprRef at = makeIndex(x(1), DType::I64);
+  auto below = [&](int64_t bound) {
+    return makeBinary(BinaryOp::Lt, at, makeIntConstant(bound, DType::I64));
+  };
+  ExprRef rest = makeSelect(below(13), part(1, 5, 8), part(2, 13, 32));
+  return makeUnary(UnaryOp::Relu, makeSelect(below(5), part(0, 0, 5), rest));
+}
+
+TEST(IndexSplit, CatSplitsIntoOnePlainLoadPerInput) {
+  std::vector<IndexPiece> pieces = splitIndexRange(catOfThree(), loopVar(1), 45, {{loopVar(0), 4}});
+  ASSERT_EQ(pieces.size(), 3u);
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (const IndexPiece &piece : pieces)
+    ranges.emplace_back(piece.lo, piece.hi);
+  EXPECT_EQ(ranges, (std::vector<std::pair<int64_t, int64_t>>{{0, 5}, {5, 13}, {13, 45}}));
+  // Each piece: relu of one load of its input at the rebased x1, no select, no remainder.
+  const int64_t sizes[] = {5, 8, 32};
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const ExprRef &body = pieces[i].body;
+    ASSERT_EQ(body->kind, ExprKind::Unary);
+    const ExprRef &load = body->operands[0];
+    ASSERT_EQ(load->kind, ExprKind::Load) << i;
+    EXPECT_EQ(load->buffer, int(i));
+    EXPECT_EQ(load->index, x(0) * SymInt(sizes[i]) + x(1)) << load->index.str();
+  }
+}
+
+TEST(IndexSplit, UndecidedComparisonsStayAndNothingToSplitIsEmpty) {
+  // Specialized to [3, 9) the x1 < 5 test holds for some x1 only: it stays, on the rebased x1.
+  ExprRef body = specializeIndexRange(catOfThree(), loopVar(1), 3, 9, {{loopVar(0), 4}});
+  bool foundSelect = false;
+  forEachExpr(body, [&](const Expr &expr) { foundSelect |= expr.kind == ExprKind::Select; });
+  EXPECT_TRUE(foundSelect);
+  // Comparisons with x0 (not the split variable) or none: no pieces.
+  ExprRef other = makeSelect(
+      makeBinary(BinaryOp::Lt, makeIndex(x(0), DType::I64), makeIntConstant(2, DType::I64)),
+      makeLoad(0, DType::F32, x(1)), makeLoad(1, DType::F32, x(1)));
+  EXPECT_TRUE(splitIndexRange(other, loopVar(1), 45, {}).empty());
+  // More pieces than allowed: none.
+  EXPECT_TRUE(splitIndexRange(catOfThree(), loopVar(1), 45, {}, 2).empty());
 }
 
 TEST(LoopIRVisitor, DeepBodiesNeedNoDeepStack) {

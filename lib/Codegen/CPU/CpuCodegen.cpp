@@ -14,6 +14,7 @@
 #include "tensorc/Codegen/Common/KernelWalker.h"
 #include "tensorc/Codegen/Common/Legalize.h"
 #include "tensorc/Lowering/ExprVisitor.h"
+#include "tensorc/Lowering/IndexSplit.h"
 #include "tensorc/Support/Parallel.h"
 #include "tensorc/Support/StrCat.h"
 #include "tensorc/Support/Timing.h"
@@ -211,16 +212,42 @@ Status KernelEmitter::loopKernel(const codegen::LoopKernel &loopKernel) {
   // Purely elementwise over the outer dims: walk [begin, end) a row segment of the last dim at a
   // time, so the last dim is an inner loop that vectorizes even though it is a parallel dim.
   std::string last = loop::loopVar(k - 1);
-  std::vector<bool> vectorize;
-  for (const LoopNode *node : stages)
-    vectorize.push_back(isVectorizable(node->body, last));
+  // A body that selects by comparing the last dim with constants (a concatenation along it, as
+  // NHWC channels: DenseNet's layers read the concatenation of every earlier layer's output) runs
+  // as one loop per piece of the row between those constants, each piece's body specialized to it
+  // (loop::splitIndexRange): a plain vectorized copy of one input where the whole body took
+  // per-element remainders and selects, scalar.
+  std::map<std::string, int64_t> bounds;
+  for (size_t d = 0; d + 1 < k; ++d)
+    if (std::optional<int64_t> extent = kernel.outerRanges[d].constant())
+      bounds[loop::loopVar(d)] = *extent;
+  std::optional<int64_t> rowExtent = kernel.outerRanges[k - 1].constant();
+  std::vector<std::vector<loop::IndexPiece>> pieces;
+  for (const LoopNode *node : stages) {
+    std::vector<loop::IndexPiece> split;
+    if (rowExtent)
+      split = loop::splitIndexRange(node->body, last, *rowExtent, bounds);
+    if (split.empty())
+      split.push_back({0, 0, node->body}); // the whole row, unshifted
+    pieces.push_back(std::move(split));
+  }
   emitRowSegments(begin, end, [&](const EmitScope &scope, Value *lo, Value *hi, Value *rowBase) {
     for (size_t s = 0; s < stages.size(); ++s) {
       const LoopNode &node = *stages[s];
-      emitVectorized(scope, last, lo, hi, vectorize[s], [&](const EmitScope &inner) {
-        Value *value = ex->emitBody(node.body, inner);
-        ex->store(node.output, node.body->dtype, value, b.CreateAdd(rowBase, inner.vars.at(last)));
-      });
+      for (const loop::IndexPiece &piece : pieces[s]) {
+        // The piece's body reads `last` rebased to the piece's start.
+        bool whole = piece.hi == 0;
+        Value *shift = i64(piece.lo);
+        // Pieces outside the segment come out empty (emitVectorized needs from <= to).
+        Value *from = whole ? lo : b.CreateSub(smax(lo, shift), shift);
+        Value *to = whole ? hi : smax(from, b.CreateSub(smin(hi, i64(piece.hi)), shift));
+        emitVectorized(
+            scope, last, from, to, isVectorizable(piece.body, last), [&](const EmitScope &inner) {
+              Value *value = ex->emitBody(piece.body, inner);
+              Value *at = b.CreateAdd(rowBase, inner.vars.at(last));
+              ex->store(node.output, node.body->dtype, value, whole ? at : b.CreateAdd(at, shift));
+            });
+      }
     }
   });
   return Status::ok();
