@@ -186,7 +186,12 @@ const std::vector<const Node *> &LowerContext::users(const Value *value) const {
 }
 
 bool LowerContext::readsChannelsLast(const Value *value) {
-  const std::vector<SymInt> &shape = value->type().shape;
+  return loadsChannelsLast(values_.at(value).load, value->type().shape);
+}
+
+bool LowerContext::loadsChannelsLast(const Loader &load, const std::vector<SymInt> &shape) const {
+  if (shape.size() != 4)
+    return false;
   std::optional<int64_t> c = shape[1].constant(), h = shape[2].constant(), w = shape[3].constant();
   if (!c || !h || !w || *c <= 1 || *h * *w <= 1)
     return false;
@@ -198,7 +203,7 @@ bool LowerContext::readsChannelsLast(const Value *value) {
   for (size_t i = 0; i < 4; ++i)
     zero[loopVar(i)] = SymInt(0);
   bool found = false;
-  forEachExpr(values_.at(value).load(loopIndex(4)), [&](const Expr &expr) {
+  forEachExpr(load(loopIndex(4)), [&](const Expr &expr) {
     if (found || expr.kind != ExprKind::Load)
       return;
     SymInt flat = expr.index.simplify(bounds), base = flat.substitute(zero);

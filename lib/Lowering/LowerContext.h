@@ -92,6 +92,10 @@ public:
   void setChannelsLastView(const Value *value, int id);
   /// `value` is buffer `id` read in place, whose i-th dim is the value's dim order[i].
   void setPermutedView(const Value *value, int id, const std::vector<size_t> &order);
+  /// Whether `load`, over an index of `shape` (4-D, C > 1, H * W > 1, static but for N), reads
+  /// some buffer through NHWC strides: C contiguous, then W, then H (or, under
+  /// channelsLastWindows, C contiguous at a position that moves with the pixel).
+  bool loadsChannelsLast(const Loader &load, const std::vector<SymInt> &shape) const;
   /// The nodes reading `value` (nullptr: it is a graph output).
   const std::vector<const Node *> &users(const Value *value) const;
   void addNode(LoopNode node);

@@ -443,6 +443,60 @@ TEST(ConvChannelsLast, ResidualChainAndGraphInputWeight) {
   check(test);
 }
 
+TEST(ConvChannelsLast, ConcatenationOfManyFeaturesStaysChannelsLast) {
+  // DenseNet: a 3-channel input and 17 convolutions of it (2 channels each) concatenated along
+  // the channels, then batch norm's scale and shift, relu and a 1x1 convolution. More inputs
+  // than one select chain takes: the first 16 are copied into a part, which holds NHWC pixels
+  // as the convolutions' outputs do (not [N, C, H, W]: every read would be a transpose).
+  const int parts = 17, channels = 3 + 2 * parts;
+  std::string fx = "graph(%x: f32[s0, 3, 5, 6]";
+  for (int i = 0; i < parts; ++i)
+    fx += ", %w" + std::to_string(i) + ": f32[2, 3, 1, 1]";
+  std::string c = std::to_string(channels);
+  fx += ", %scale: f32[1, " + c + ", 1, 1], %shift: f32[1, " + c + ", 1, 1], %wout: f32[4, " + c +
+        ", 1, 1]):\n";
+  std::string list = "%x";
+  for (int i = 0; i < parts; ++i) {
+    std::string n = std::to_string(i);
+    fx += "  %y" + n + " : f32[s0, 2, 5, 6] = call_function[target=aten.convolution](args=(%x, %w" +
+          n + ", None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1))\n";
+    list += ", %y" + n;
+  }
+  fx += "  %cat : f32[s0, " + c + ", 5, 6] = call_function[target=aten.cat](args=([" + list +
+        "], 1))\n"
+        "  %m : f32[s0, " +
+        c +
+        ", 5, 6] = call_function[target=aten.mul](args=(%cat, %scale))\n"
+        "  %a : f32[s0, " +
+        c +
+        ", 5, 6] = call_function[target=aten.add](args=(%m, %shift))\n"
+        "  %r : f32[s0, " +
+        c +
+        ", 5, 6] = call_function[target=aten.relu](args=(%a,))\n"
+        "  %z : f32[s0, 4, 5, 6] = call_function[target=aten.convolution](args=(%r, %wout, None, "
+        "[1, 1], [0, 0], [1, 1], False, [0, 0], 1))\n"
+        "  return (%z,)\n";
+  Case test;
+  test.fx = fx;
+  test.inputShapes = {{2, 3, 5, 6}};
+  for (int i = 0; i < parts; ++i)
+    test.inputShapes.push_back({2, 3, 1, 1});
+  test.inputShapes.push_back({1, channels, 1, 1});
+  test.inputShapes.push_back({1, channels, 1, 1});
+  test.inputShapes.push_back({4, channels, 1, 1});
+  test.symbols = {{"s0", 2}};
+  test.channelsLast = true;
+  for (size_t i = 1; i < test.inputShapes.size(); ++i)
+    test.constants.insert(i);
+  test.expectKernel = "tem_convolution";
+  std::string text;
+  std::unique_ptr<Compiled> compiled = checkCompiled(test, text);
+  ASSERT_TRUE(compiled);
+  std::string loops = loop::printProgram(compiled->program);
+  // 3 + 15 * 2 = 33 channels from the first 16 inputs, stored [N, H, W, C].
+  EXPECT_NE(loops.find("_part over [s0, 5, 6, 33]"), std::string::npos) << loops;
+}
+
 /// The arena slot of the output of `c`'s kernel whose name contains `name` (its last node's).
 std::optional<int64_t> outputSlot(const Compiled &c, const std::string &name) {
   for (const sched::Kernel &kernel : c.schedule.kernels)

@@ -220,22 +220,50 @@ std::vector<CatPart> groupCatParts(LowerContext &context, const Node &node,
       int64_t size = members.back().start + members.back().size;
       std::vector<SymInt> shape = outType.shape;
       shape[dim] = SymInt(size);
+      Loader select = selectAmong(members, dim, outType.dtype);
+      // The buffer's dims in stored order: a concatenation of channels-last values (DenseNet's
+      // features) is stored channels-last too, so that each member is a contiguous run of every
+      // pixel's channels and the consumer reads it as it reads the other parts, not transposed:
+      // when members holding at least half the channels read an NHWC buffer.
+      std::vector<size_t> order = {0, 1, 2, 3};
+      if (dim == 1 && shape.size() == 4 && context.options().channelsLastConv) {
+        int64_t nhwcChannels = 0;
+        for (const CatPart &member : members) {
+          std::vector<SymInt> own = shape;
+          own[1] = SymInt(member.size);
+          if (context.loadsChannelsLast(member.load, own))
+            nhwcChannels += member.size;
+        }
+        if (2 * nhwcChannels >= size)
+          order = {0, 2, 3, 1};
+      }
+      order.resize(shape.size());
+      for (size_t d = 4; d < shape.size(); ++d)
+        order[d] = d;
+      std::vector<SymInt> stored;
+      for (size_t d : order)
+        stored.push_back(shape[d]);
       std::string name = context.uniqueBufferName(node.output()->name() + "_part");
       int id =
-          context.addBuffer(name, Buffer::Kind::Intermediate, TensorType(outType.dtype, shape));
+          context.addBuffer(name, Buffer::Kind::Intermediate, TensorType(outType.dtype, stored));
       LoopNode loop;
       loop.kind = LoopNode::Kind::Pointwise;
       loop.name = name;
       loop.output = id;
-      Index index;
-      loop.ranges = rangesWithoutUnitDims(shape, index);
-      loop.body =
-          context.simplifyBody(selectAmong(members, dim, outType.dtype)(index), loop.ranges, {});
+      Index storedIndex;
+      loop.ranges = rangesWithoutUnitDims(stored, storedIndex);
+      Index index(order.size());
+      for (size_t i = 0; i < order.size(); ++i)
+        index[order[i]] = storedIndex[i];
+      loop.body = context.simplifyBody(select(index), loop.ranges, {});
       loop.origins = context.mergedOrigins(node);
       context.addNode(std::move(loop));
       DType dtype = outType.dtype;
-      Loader load = [id, dtype, shape](const Index &at) {
-        return makeLoad(id, dtype, flatten(at, shape));
+      Loader load = [id, dtype, stored, order](const Index &at) {
+        Index permuted;
+        for (size_t d : order)
+          permuted.push_back(at[d]);
+        return makeLoad(id, dtype, flatten(permuted, stored));
       };
       grouped.push_back({load, start, size});
     }
