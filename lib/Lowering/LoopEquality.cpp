@@ -53,7 +53,8 @@ std::string nodeDifference(const LoopNode &a, const LoopNode &b) {
                      x.dilationH == y.dilationH && x.dilationW == y.dilationW &&
                      x.groups == y.groups && x.channelsLast == y.channelsLast &&
                      x.packedWeights == y.packedWeights && x.tileM == y.tileM &&
-                     x.tileN == y.tileN && x.winograd == y.winograd
+                     x.tileN == y.tileN && x.winograd == y.winograd &&
+                     x.channelwise == y.channelwise
                  ? ""
                  : "conv parameters";
     }

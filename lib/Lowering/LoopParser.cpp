@@ -529,6 +529,13 @@ private:
           return error("conv2d winograd needs tiles= and a 3x3 kernel");
         c.winograd = flag == "winograd";
       }
+      if (isIdent("channelwise")) {
+        TC_ASSIGN_OR_RETURN(std::string flag, parseName("channelwise"));
+        if (!c.packedWeights || c.groups < 2 || c.c != c.oc)
+          return error("conv2d channelwise needs tiles= and groups of equal input and output "
+                       "channels");
+        c.channelwise = flag == "channelwise";
+      }
       TC_RETURN_IF_ERROR(parseNodeSuffix(node));
       TC_RETURN_IF_ERROR(detailLine("input"));
       TC_ASSIGN_OR_RETURN(c.input, parseBufferRef());

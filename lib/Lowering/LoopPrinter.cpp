@@ -179,7 +179,7 @@ std::string templateHeader(const LoopProgram &program, const LoopNode &node,
            " padding=" + pair(c.padH, c.padW) + " dilation=" + pair(c.dilationH, c.dilationW) +
            " groups=" + std::to_string(c.groups) + (c.channelsLast ? " layout=nhwc" : "") +
            (c.packedWeights ? " tiles=" + pair(c.tileM, c.tileN) : "") +
-           (c.winograd ? " winograd" : "");
+           (c.winograd ? " winograd" : "") + (c.channelwise ? " channelwise" : "");
   }
   case LoopNode::TemplateKind::Attention: {
     const LoopNode::Attention &a = node.attention;

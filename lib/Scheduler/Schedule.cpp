@@ -71,7 +71,7 @@ SymInt gemmTileCount(const loop::LoopNode::Gemm &gemm) {
 
 SymInt convTileCount(const loop::LoopNode::Conv &conv) {
   if (conv.packedWeights) { // the CPU's channels-last tiles, chosen when the weights were packed
-    if (conv.depthwise())
+    if (conv.depthwise() || conv.channelwise)
       return conv.n * SymInt(ceilDiv(conv.oh, conv.tileM) * ceilDiv(conv.c, conv.tileN));
     if (conv.winograd) // tiles of 2 x 2 outputs
       return conv.n * SymInt(ceilDiv(ceilDiv(conv.oh, 2) * ceilDiv(conv.ow, 2), conv.tileM) *

@@ -78,6 +78,11 @@ std::vector<Case> cases() {
       {"dw_narrow_rows", conv(48, 5, 3, 48, 3, 1, 1, 48), 2, true, true},
       {"dw_dilated", conv(16, 9, 9, 16, 3, 1, 2, 16, 2), 1, true},
       {"dw_3x3_nchw16c", conv(32, 9, 11, 32, 3, 1, 1, 32, 1, nchw16c), 2, true, true},
+      // Groups of 4, 8 and 2 channels on the depthwise kernel (channelwiseFits): within a vector
+      // (permuted), or a vector inside one group (AVX2's 8 lanes at G = 8: broadcast).
+      {"cw_3x3_g4", conv(64, 9, 11, 64, 3, 1, 1, 16), 2, true, true},
+      {"cw_3x3_s2_g8", conv(32, 10, 9, 32, 3, 2, 1, 4), 1, true, false},
+      {"cw_3x3_g2", conv(48, 7, 13, 48, 3, 1, 1, 24), 1, true, true},
       // Winograd F(2x2, 3x3): odd output sizes (edge tiles with one row or column), several
       // K blocks with a partial last one (C 80), channel blocks with a partial last one (OC 80),
       // no padding, tasks of one row group and of several.
@@ -207,7 +212,7 @@ void checkCase(const Case &c, const std::string &targetName) {
   for (float &x : bias)
     x = dist(rng);
   std::vector<float> packed =
-      c.depthwise  ? packDepthwiseWeights(weights.data(), p.c, p.kh, p.kw)
+      c.depthwise  ? packDepthwiseWeights(weights.data(), p.c, p.kh, p.kw, p.cg())
       : c.winograd ? packWinogradWeights(weights.data(), p.oc, p.c)
                    : packConvWeights(weights.data(), {p.oc, p.c, p.kh, p.kw, p.groups});
   // NaN everywhere: a kernel must write every output element and nothing else.
@@ -319,6 +324,18 @@ TEST(ConvTiling, ShallowConvolutionsTileWholePixels) {
     }
   }
   EXPECT_EQ(chooseConvTiling(conv(256, 14, 14, 1024, 1, 1, 0), 1).nc, 256);
+}
+
+TEST(ConvTiling, SmallSquareGroupsRunChannelwise) {
+  // ResNeXt-50 32x4d's first stages (4 and 8 channels per group), 2 per group; not depthwise
+  // (its own kernel already), 16 per group, unequal in and out, or C not a multiple of 16.
+  for (const ConvParams &p : {conv(128, 56, 56, 128, 3, 1, 1, 32),
+                              conv(256, 28, 28, 256, 3, 2, 1, 32), conv(32, 9, 9, 32, 3, 1, 1, 16)})
+    EXPECT_TRUE(channelwiseFits(p)) << p.c << "/" << p.groups;
+  for (const ConvParams &p : {conv(64, 9, 9, 64, 3, 1, 1, 64), conv(512, 14, 14, 512, 3, 1, 1, 32),
+                              conv(64, 9, 9, 128, 3, 1, 1, 16), conv(40, 9, 9, 40, 3, 1, 1, 10),
+                              conv(64, 9, 9, 64, 3, 1, 1)})
+    EXPECT_FALSE(channelwiseFits(p)) << p.c << "->" << p.oc << "/" << p.groups;
 }
 
 TEST(ConvTiling, WinogradTakesWideStrideOneThreeByThrees) {

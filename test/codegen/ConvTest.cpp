@@ -368,6 +368,23 @@ TEST(ConvChannelsLast, Depthwise) {
   check(nhwcCase(2, 40, 3, 3, 40, 3, 1, 1, 1, 40, true, false));
 }
 
+TEST(ConvChannelsLast, SmallGroupsRunChannelwise) {
+  // Groups of 4 and 8 channels (ResNeXt) on the depthwise kernel, strided and not; the LoopIR
+  // says so and reads back the same.
+  for (const Case &test : {nhwcCase(2, 32, 9, 9, 32, 3, 1, 1, 1, 8, true, true),
+                           nhwcCase(1, 64, 11, 10, 64, 3, 2, 1, 1, 8, false, true)}) {
+    std::string text;
+    std::unique_ptr<Compiled> compiled = checkCompiled(test, text);
+    ASSERT_TRUE(compiled);
+    std::string loops = loop::printProgram(compiled->program);
+    EXPECT_NE(loops.find(" channelwise"), std::string::npos) << loops;
+    auto parsed = loop::parseProgram(loops, "channelwise.loop", compiled->program.weights);
+    ASSERT_TRUE(parsed.hasValue()) << parsed.error().message();
+    std::string difference;
+    EXPECT_TRUE(loop::equalPrograms(compiled->program, *parsed, &difference)) << difference;
+  }
+}
+
 TEST(ConvChannelsLast, ChannelMultiplier) {
   // groups == C with two outputs per channel: a grouped convolution, not depthwise.
   check(nhwcCase(2, 6, 8, 8, 12, 3, 1, 1, 1, 6, true, true));

@@ -194,6 +194,10 @@ struct LoopNode {
     /// C x OC operands (one per point of the transformed 4 x 4 tile, cpu::packWinogradWeights)
     /// and tileM counts 2 x 2 output tiles, not pixels.
     bool winograd = false;
+    /// With packedWeights: a grouped convolution run on the depthwise kernel
+    /// (cpu::channelwiseFits; weights as cpu::packDepthwiseWeights with C / groups per group),
+    /// its tiles as a depthwise one's.
+    bool channelwise = false;
     /// A depthwise convolution: groups == C == OC.
     bool depthwise() const { return groups == c && oc == c && c > 1; }
   } conv;

@@ -374,6 +374,10 @@ namespace {
 /// Depthwise: a micro-tile is `pixels` consecutive outputs of one row x `vectors` vectors of
 /// channels, accumulators in registers over the (unrolled) taps; each input vector is loaded once
 /// per tap (from a zero row for padding) and each weight vector once per tap for all pixels.
+/// Groups of G = C/groups = OC/groups channels (channelwiseFits, G > 1) run the same way: output
+/// lane o sums, per tap, G products of the input channels of its group, each a permutation of the
+/// input vector (lane o takes channel o - o % G + ci; one channel broadcast when G >= the lanes)
+/// times a weight vector per tap and ci.
 class DepthwiseEmitter {
 public:
   DepthwiseEmitter(llvm::IRBuilderBase &b, const CpuTarget &target, const ConvParams &p,
@@ -386,8 +390,13 @@ public:
     // 32 channels on AVX-512, 16 elsewhere; as many pixels as the accumulators allow (up to 8),
     // or down to half that when it wastes fewer pixels of a row (the last micro-tile of a row
     // overlaps the one before): 7 wide rows take one 7-pixel tile on AVX-512, 4+4 on AVX2.
-    vectors = lanes == 16 ? 2 : 16 / lanes;
-    const int64_t most = std::min<int64_t>({int64_t(tiles.accumulators / vectors), 8, p.ow});
+    // Groups keep G weight vectors per vector of channels in registers too: 16 channels on
+    // AVX-512, and fewer pixels.
+    group = p.groups == p.c ? 1 : p.cg();
+    vectors = lanes == 16 ? (group > 1 ? 1 : 2) : 16 / lanes;
+    const int64_t registers =
+        std::max<int64_t>(int64_t(tiles.accumulators) - (group > 1 ? group * vectors : 0), vectors);
+    const int64_t most = std::min<int64_t>({registers / vectors, 8, p.ow});
     pixels = most;
     for (int64_t r = most; r >= (most + 1) / 2; --r)
       if (ceilDiv(p.ow, r) * r < ceilDiv(p.ow, pixels) * pixels)
@@ -423,6 +432,7 @@ private:
   llvm::FixedVectorType *vecTy;
   unsigned vectors = 1;
   int64_t pixels = 1;
+  int64_t group = 1; // channels per group (1: depthwise)
   llvm::AllocaInst *zeroRow = nullptr;
 };
 
@@ -464,14 +474,28 @@ void DepthwiseEmitter::emitMicroTile(Value *image, Value *inputImage, Value *out
     return b.CreateAlignedLoad(vecTy, ptr, llvm::Align(4));
   };
   CarriedValues accs(size_t(pixels) * count, llvm::Constant::getNullValue(vecTy));
-  // Packed weights: channel c, tap t at (c / 16) * taps * 16 + t * 16 + c % 16.
+  // Packed weights: channel c, tap t (and input channel ci of its group) at
+  // (c / 16) * taps * G * 16 + (t * G + ci) * 16 + c % 16.
   llvm::SmallVector<Value *, 4> weightBase;
   for (unsigned v = 0; v < count; ++v) {
     Value *c = b.CreateAdd(c0, i64(int64_t(v) * lanes));
     weightBase.push_back(
-        gep(weights, b.CreateAdd(b.CreateMul(b.CreateUDiv(c, i64(16)), i64(p.taps() * 16)),
+        gep(weights, b.CreateAdd(b.CreateMul(b.CreateUDiv(c, i64(16)), i64(p.taps() * group * 16)),
                                  b.CreateURem(c, i64(16)))));
   }
+  // The input of output lane l for input channel ci of its group: lane l - l % G + ci of the
+  // vector (G < lanes), or channel ci of the group the whole vector lies in (G >= lanes).
+  auto groupInput = [&](Value *ptr, unsigned v, int64_t ci) -> Value * {
+    if (group >= int64_t(lanes)) {
+      // The vector's first channel is c0 + v * lanes; its group starts (v * lanes) % G before.
+      Value *at = gep(ptr, i64(ci - int64_t(v) * lanes % group));
+      return b.CreateVectorSplat(lanes, b.CreateAlignedLoad(f32, at, llvm::Align(4)));
+    }
+    llvm::SmallVector<int, 16> mask;
+    for (int64_t l = 0; l < int64_t(lanes); ++l)
+      mask.push_back(int(l - l % group + ci));
+    return b.CreateShuffleVector(load(ptr, v), mask);
+  };
   // The kernel rows inside the image: [khLo, khHi); the others contribute nothing.
   Value *ih0 = b.CreateSub(b.CreateMul(oh, i64(p.strideH)), i64(p.padTop));
   Value *above = b.CreateSub(i64(0), ih0);
@@ -492,9 +516,13 @@ void DepthwiseEmitter::emitMicroTile(Value *image, Value *inputImage, Value *out
         [&](Value *kw, llvm::ArrayRef<Value *> carried) {
           CarriedValues next(carried.begin(), carried.end());
           Value *tap = b.CreateAdd(b.CreateMul(kh, i64(p.kw)), kw);
-          llvm::SmallVector<Value *, 4> w;
+          llvm::SmallVector<Value *, 16> w; // [v][ci]
           for (unsigned v = 0; v < count; ++v)
-            w.push_back(load(gep(weightBase[v], b.CreateMul(tap, i64(16))), v));
+            for (int64_t ci = 0; ci < group; ++ci)
+              w.push_back(load(
+                  gep(weightBase[v],
+                      b.CreateMul(b.CreateAdd(b.CreateMul(tap, i64(group)), i64(ci)), i64(16))),
+                  v));
           Value *iwTap = b.CreateAdd(iw0, b.CreateMul(kw, i64(p.dilationW)));
           for (int64_t i = 0; i < pixels; ++i) {
             // Unsigned compare: also false left of the image. Interior tiles need
@@ -506,8 +534,15 @@ void DepthwiseEmitter::emitMicroTile(Value *image, Value *inputImage, Value *out
               if (inside)
                 ptr = b.CreateSelect(inside, ptr, gep(zeroRow, i64(int64_t(v) * lanes)));
               size_t index = size_t(i) * count + v;
-              next[index] = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vecTy},
-                                              {load(ptr, v), w[v], next[index]});
+              if (group == 1) {
+                next[index] = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vecTy},
+                                                {load(ptr, v), w[v], next[index]});
+                continue;
+              }
+              for (int64_t ci = 0; ci < group; ++ci)
+                next[index] = b.CreateIntrinsic(
+                    llvm::Intrinsic::fmuladd, {vecTy},
+                    {groupInput(ptr, v, ci), w[size_t(v * group + ci)], next[index]});
             }
           }
           return next;
@@ -621,12 +656,18 @@ void DepthwiseEmitter::emit(Value *images, Value *tileBegin, Value *tileEnd) {
 
 } // namespace
 
+bool channelwiseFits(const ConvParams &p) {
+  const int64_t g = p.cg();
+  return p.layout == ActivationLayout::NHWC && p.groups > 1 && p.c == p.oc && p.c % 16 == 0 &&
+         (g == 2 || g == 4 || g == 8);
+}
+
 DepthwiseTiling chooseDepthwiseTiling(const ConvParams &p, int threads) {
   // Channel blocks of 64 (whole micro-tiles everywhere), a few rows per tile (at least ~16K
   // multiply-adds), and enough tiles for the threads.
   DepthwiseTiling t;
   t.channels = std::min<int64_t>(roundUp(p.c, 64), 64);
-  const int64_t rowWork = p.ow * t.channels * p.taps();
+  const int64_t rowWork = p.ow * t.channels * p.taps() * (p.groups == p.c ? 1 : p.cg());
   t.rows = std::clamp<int64_t>(ceilDiv(16384, std::max<int64_t>(rowWork, 1)), 1, p.oh);
   auto count = [&] { return ceilDiv(p.oh, t.rows) * ceilDiv(p.c, t.channels); };
   while (t.rows > 1 && count() < 4 * int64_t(std::max(threads, 1)))

@@ -315,7 +315,10 @@ Status KernelEmitter::channelsLastConvKernel(const codegen::TemplateKernel &t) {
       GemmEpilogue at = templateEpilogue(convNode, *epilogueNode, 1, outer, nullptr);
       return at(ir, acc, ow, channel);
     };
-  if (cv.depthwise()) {
+  if (cv.depthwise() || cv.channelwise) {
+    if (cv.channelwise && !channelwiseFits(params))
+      return makeError("kernel ", convNode.name, ": a channelwise convolution needs NHWC groups ",
+                       "of 2, 4 or 8 channels in and out and channels in multiples of 16");
     DepthwiseTiling tiling{cv.tileM, cv.tileN};
     emitDepthwiseTiles(b, target, params, tiling, images, input, weights, output, begin, end,
                        epilogue);

@@ -30,9 +30,11 @@ struct ConvPackKey {
   std::array<int64_t, 4> strides{}; // of the [OC, KH, KW, C/groups] view
   int64_t oc = 0, kh = 0, kw = 0, c = 0, groups = 1;
   bool depthwise = false;
-  bool winograd = false; // packWinogradWeights
+  bool winograd = false;    // packWinogradWeights
+  bool channelwise = false; // packDepthwiseWeights with C / groups per group (channelwiseFits)
   auto tie() const {
-    return std::tie(buffer, offset, strides, oc, kh, kw, c, groups, depthwise, winograd);
+    return std::tie(buffer, offset, strides, oc, kh, kw, c, groups, depthwise, winograd,
+                    channelwise);
   }
   bool operator<(const ConvPackKey &other) const { return tie() < other.tie(); }
 };
@@ -67,6 +69,7 @@ std::optional<ConvPackKey> packKey(const LoopProgram &program, const LoopNode &n
   key.oc = conv.oc, key.kh = conv.kh, key.kw = conv.kw, key.c = conv.c, key.groups = conv.groups;
   key.depthwise = conv.depthwise();
   key.winograd = winograd && !key.depthwise && winogradFits(paramsOf(conv));
+  key.channelwise = !key.depthwise && channelwiseFits(paramsOf(conv));
   // Every element read must lie inside the data.
   if (!viewInside(key.offset,
                   {{key.oc, key.strides[0]},
@@ -91,8 +94,9 @@ Expected<Tensor> pack(const Tensor &weight, const ConvPackKey &key) {
               source[key.offset + o * key.strides[0] + h * key.strides[1] + w * key.strides[2] +
                      c * key.strides[3]];
   std::vector<float> packed =
-      key.depthwise  ? packDepthwiseWeights(dense.data(), key.c, key.kh, key.kw)
-      : key.winograd ? packWinogradWeights(dense.data(), key.oc, key.c)
+      key.depthwise     ? packDepthwiseWeights(dense.data(), key.c, key.kh, key.kw)
+      : key.channelwise ? packDepthwiseWeights(dense.data(), key.c, key.kh, key.kw, cg)
+      : key.winograd    ? packWinogradWeights(dense.data(), key.oc, key.c)
                      : packConvWeights(dense.data(), {key.oc, key.c, key.kh, key.kw, key.groups});
   TC_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(DType::F32, {int64_t(packed.size())}));
   std::copy(packed.begin(), packed.end(), out.mutableDataAs<float>());
@@ -116,7 +120,8 @@ ConvParams convParamsOf(const loop::LoopNode::Conv &conv) { return paramsOf(conv
 bool templateWritesOutputOnce(const LoopNode &node) {
   return node.kind == LoopNode::Kind::Template &&
          node.templateKind == LoopNode::TemplateKind::Conv2d && node.conv.channelsLast &&
-         !node.conv.depthwise() && convWritesOutputOnce(paramsOf(node.conv));
+         !node.conv.depthwise() && !channelwiseFits(paramsOf(node.conv)) &&
+         convWritesOutputOnce(paramsOf(node.conv));
 }
 
 Expected<int> packConvTemplates(LoopProgram &program, sched::Schedule &schedule, bool winograd) {
@@ -137,10 +142,11 @@ Expected<int> packConvTemplates(LoopProgram &program, sched::Schedule &schedule,
                                SymInt(1)};
         conv.packedWeights = true;
         ConvParams params = paramsOf(conv);
-        if (conv.depthwise()) {
+        if (conv.depthwise() || key.channelwise) {
           DepthwiseTiling tiling = chooseDepthwiseTiling(params, kTileThreads);
           conv.tileM = tiling.rows;
           conv.tileN = tiling.channels;
+          conv.channelwise = key.channelwise;
         } else if (key.winograd) {
           ConvTiling tiling = chooseWinogradTiling(params, kTileThreads);
           conv.tileM = tiling.mc;

@@ -79,13 +79,22 @@ std::vector<float> packWinogradWeights(const float *weights, int64_t oc, int64_t
   return out;
 }
 
-int64_t packedDepthwiseSize(int64_t c, int64_t kh, int64_t kw) {
-  return strips(c) * kh * kw * kPackStrip;
+int64_t packedDepthwiseSize(int64_t c, int64_t kh, int64_t kw, int64_t group) {
+  return strips(c) * kh * kw * group * kPackStrip;
 }
 
-std::vector<float> packDepthwiseWeights(const float *weights, int64_t c, int64_t kh, int64_t kw) {
-  // Channel ch's taps are weights[ch * KH*KW + t]: a KH*KW x C matrix with row stride 1.
-  return packGemmB(weights, kh * kw, c, 1, kh * kw);
+std::vector<float> packDepthwiseWeights(const float *weights, int64_t c, int64_t kh, int64_t kw,
+                                        int64_t group) {
+  const int64_t taps = kh * kw;
+  if (group == 1) // channel ch's taps are weights[ch * KH*KW + t]: KH*KW x C, row stride 1
+    return packGemmB(weights, taps, c, 1, taps);
+  // B[t * G + ci][ch] = weights[(ch * G + ci) * KH*KW + t].
+  std::vector<float> b(size_t(taps * group * c));
+  for (int64_t ch = 0; ch < c; ++ch)
+    for (int64_t ci = 0; ci < group; ++ci)
+      for (int64_t t = 0; t < taps; ++t)
+        b[size_t((t * group + ci) * c + ch)] = weights[(ch * group + ci) * taps + t];
+  return packGemmB(b.data(), taps * group, c, c, 1);
 }
 
 } // namespace tensorc::cpu

@@ -103,6 +103,12 @@ void emitWinogradTiles(llvm::IRBuilderBase &b, const CpuTarget &target, const Co
                        llvm::Value *packedWeights, llvm::Value *output, llvm::Value *tileBegin,
                        llvm::Value *tileEnd, const ConvEpilogue &epilogue = nullptr);
 
+/// Grouped convolutions of 2, 4 or 8 channels per group in and out (ResNeXt's 32 x 4, RegNet's),
+/// C a multiple of 16, NHWC: they run on the depthwise kernel (emitDepthwiseTiles), vectorized
+/// over output channels across groups, with packDepthwiseWeights(..., C / groups) weights. On
+/// the direct kernel a group's 4 output channels fill a quarter of a 16-column strip.
+bool channelwiseFits(const ConvParams &params);
+
 /// Depthwise tiles: per image, `rows` output rows x `channels` channels (a multiple of 16).
 struct DepthwiseTiling {
   int64_t rows = 1, channels = 64;
@@ -111,8 +117,8 @@ DepthwiseTiling chooseDepthwiseTiling(const ConvParams &params, int threads);
 llvm::Value *emitDepthwiseTileCount(llvm::IRBuilderBase &b, const ConvParams &params,
                                     const DepthwiseTiling &tiling, llvm::Value *images);
 
-/// As emitConvTiles for a depthwise convolution (groups == c == oc) with packDepthwiseWeights
-/// weights.
+/// As emitConvTiles for a depthwise convolution (groups == c == oc) or one that channelwiseFits,
+/// with packDepthwiseWeights weights.
 void emitDepthwiseTiles(llvm::IRBuilderBase &b, const CpuTarget &target, const ConvParams &params,
                         const DepthwiseTiling &tiling, llvm::Value *images, llvm::Value *input,
                         llvm::Value *packedWeights, llvm::Value *output, llvm::Value *tileBegin,

@@ -31,7 +31,8 @@ Expected<int> packConvTemplates(loop::LoopProgram &program, sched::Schedule &sch
 ConvParams convParamsOf(const loop::LoopNode::Conv &conv);
 
 /// sched::ScheduleOptions::writesOutputOnce for CPU-only bundles: channels-last convolutions
-/// whose kernel writes each output element once (convWritesOutputOnce; never a depthwise one).
+/// whose kernel writes each output element once (convWritesOutputOnce; never one on the depthwise
+/// kernel: depthwise or channelwiseFits).
 bool templateWritesOutputOnce(const loop::LoopNode &templateNode);
 
 } // namespace tensorc::cpu

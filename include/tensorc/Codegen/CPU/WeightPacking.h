@@ -44,10 +44,12 @@ std::vector<float> packConvWeights(const float *weights, const ConvWeightShape &
 int64_t packedWinogradSize(int64_t oc, int64_t c);
 std::vector<float> packWinogradWeights(const float *weights, int64_t oc, int64_t c);
 
-/// Depthwise weights [C][1][KH][KW] (groups == C, one output channel per group) for the NHWC
-/// depthwise kernel: strips of 16 channels, each KH*KW taps of 16 floats: channel c, tap t at
-/// (c / 16) * KH*KW * 16 + t * 16 + c % 16, channels past C zero.
-int64_t packedDepthwiseSize(int64_t c, int64_t kh, int64_t kw);
-std::vector<float> packDepthwiseWeights(const float *weights, int64_t c, int64_t kh, int64_t kw);
+/// Depthwise weights [C][G][KH][KW] (G input channels per output channel: 1 for depthwise, C /
+/// groups for channelwiseFits groups) for the NHWC depthwise kernel: strips of 16 output channels,
+/// each KH*KW taps of G x 16 floats: channel c, tap t, input ci of its group at (c / 16) * KH*KW*G
+/// * 16 + (t * G + ci) * 16 + c % 16, channels past C zero.
+int64_t packedDepthwiseSize(int64_t c, int64_t kh, int64_t kw, int64_t group = 1);
+std::vector<float> packDepthwiseWeights(const float *weights, int64_t c, int64_t kh, int64_t kw,
+                                        int64_t group = 1);
 
 } // namespace tensorc::cpu
