@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 
 namespace tensorc::cpu {
 
@@ -57,6 +58,13 @@ private:
   Value *load(Value *ptr) { return b.CreateAlignedLoad(vecTy, ptr, llvm::Align(4)); }
   void store(Value *value, Value *ptr) { b.CreateAlignedStore(value, ptr, llvm::Align(4)); }
 
+  /// The output coordinates (oh0, ow0) of tile `first + i`'s top-left output.
+  std::pair<Value *, Value *> tileOrigin(Value *first, Value *i) {
+    const int64_t tilesW = ceilDiv(p.ow, 2);
+    Value *tile = b.CreateAdd(first, i);
+    return {b.CreateMul(b.CreateUDiv(tile, i64(tilesW)), i64(2)),
+            b.CreateMul(b.CreateURem(tile, i64(tilesW)), i64(2))};
+  }
   /// `rows` tiles from tile `first` of one image, output channels [n0, n0 + ncur).
   void emitRowGroup(Value *image, Value *first, Value *rows, Value *n0, Value *ncur);
   void emitInputTransform(Value *rows, Value *k0, Value *kcur);
@@ -151,11 +159,8 @@ void WinogradEmitter::emitProducts(Value *rows, Value *k0, Value *kcur, Value *n
 void WinogradEmitter::emitOutputTransform(Value *image, Value *first, Value *rows, Value *n0,
                                           Value *ncur) {
   Value *outputImage = gep(output, b.CreateMul(image, i64(p.oh * p.ow * p.oc)));
-  const int64_t tilesW = ceilDiv(p.ow, 2);
   emitFor(b, i64(0), rows, 1, "wino.out", [&](Value *i) {
-    Value *tile = b.CreateAdd(first, i);
-    Value *oh0 = b.CreateMul(b.CreateUDiv(tile, i64(tilesW)), i64(2));
-    Value *ow0 = b.CreateMul(b.CreateURem(tile, i64(tilesW)), i64(2));
+    auto [oh0, ow0] = tileOrigin(first, i);
     // The second row and column exist unless the output's size is odd and this is its last tile.
     Value *secondRow = p.oh % 2 ? b.CreateICmpSLT(b.CreateAdd(oh0, i64(1)), i64(p.oh)) : nullptr;
     Value *secondCol = p.ow % 2 ? b.CreateICmpSLT(b.CreateAdd(ow0, i64(1)), i64(p.ow)) : nullptr;
@@ -207,11 +212,9 @@ void WinogradEmitter::emitOutputTransform(Value *image, Value *first, Value *row
 void WinogradEmitter::emitRowGroup(Value *image, Value *first, Value *rows, Value *n0,
                                    Value *ncur) {
   Value *inputImage = gep(input, b.CreateMul(image, i64(p.h * p.w * p.c)));
-  const int64_t tilesW = ceilDiv(p.ow, 2);
   emitFor(b, i64(0), rows, 1, "wino.taps", [&](Value *i) {
-    Value *tile = b.CreateAdd(first, i);
-    Value *ih0 = b.CreateSub(b.CreateMul(b.CreateUDiv(tile, i64(tilesW)), i64(2)), i64(p.padTop));
-    Value *iw0 = b.CreateSub(b.CreateMul(b.CreateURem(tile, i64(tilesW)), i64(2)), i64(p.padLeft));
+    auto [oh0, ow0] = tileOrigin(first, i);
+    Value *ih0 = b.CreateSub(oh0, i64(p.padTop)), *iw0 = b.CreateSub(ow0, i64(p.padLeft));
     for (int64_t r = 0; r < 4; ++r) {
       Value *ih = b.CreateAdd(ih0, i64(r));
       Value *rowInside = b.CreateICmpULT(ih, i64(p.h)); // unsigned: negative rows too
