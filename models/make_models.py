@@ -112,7 +112,33 @@ def convnet(rng):
     return fx, [x], ["Small CNN: conv-bn-relu-maxpool, strided conv-relu, global avgpool, linear."]
 
 
-MODELS = {"mlp": mlp, "ln_silu": ln_silu, "convnet": convnet}
+def resblock(rng):
+    fx = FxWriter()
+    x = fx.input("x", "f32", ["s0", 16, 15, 15])
+    fx.param("conv_a_w", rng.standard_normal((16, 16, 3, 3)) * np.sqrt(2.0 / 144))
+    fx.param("conv_a_b", 0.1 * rng.standard_normal(16))
+    fx.param("conv_g_w", rng.standard_normal((16, 4, 3, 3)) * np.sqrt(2.0 / 36))
+    fx.param("conv_c_w", rng.standard_normal((16, 16, 3, 3)) * np.sqrt(2.0 / 144))
+    conv = ["[1, 1]", "[1, 1]", "[1, 1]", "False", "[0, 0]"]
+    a = fx.call("conv_a", "f32", ["s0", 16, 15, 15], "aten.convolution",
+                ["%x", "%conv_a_w", "%conv_a_b"] + conv + ["1"])
+    a = fx.call("relu_a", "f32", ["s0", 16, 15, 15], "aten.relu", [f"%{a}"])
+    g = fx.call("conv_g", "f32", ["s0", 16, 15, 15], "aten.convolution",
+                [f"%{a}", "%conv_g_w", "None"] + conv + ["4"])
+    s = fx.call("sum", "f32", ["s0", 16, 15, 15], "aten.add", [f"%{g}", f"%{a}"])
+    s = fx.call("relu_s", "f32", ["s0", 16, 15, 15], "aten.relu", [f"%{s}"])
+    c = fx.call("conv_c", "f32", ["s0", 16, 13, 13], "aten.convolution",
+                [f"%{s}", "%conv_c_w", "None", "[1, 1]", "[0, 0]", "[1, 1]", "False", "[0, 0]",
+                 "1"])
+    p = fx.call("pool", "f32", ["s0", 16, 1, 1], "aten.avg_pool", [f"%{c}", "[13, 13]"])
+    p = fx.call("flat", "f32", ["s0", 16], "aten.view", [f"%{p}", "[s0, 16]"])
+    y = linear(fx, "fc", p, "s0", 16, 10, rng)
+    return fx, [y], ["Residual block on 15x15: 3x3 convolutions with odd-sized outputs of 15x15",
+                     "and 13x13 (Winograd on the CPU), a grouped one of 4 channels per group",
+                     "(the CPU's depthwise kernel), a residual add, global avgpool, linear."]
+
+
+MODELS = {"mlp": mlp, "ln_silu": ln_silu, "convnet": convnet, "resblock": resblock}
 
 
 def main():

@@ -32,7 +32,7 @@ SKIP = 77
 SEED = 11
 # Model -> dims for the random inputs. The MLP (1024-4096-4096-1024) runs a batch of 2 to keep the
 # emulated run short.
-MODELS = {"mlp": {"s0": 2}, "ln_silu": {"s0": 8}, "convnet": {"s0": 2}}
+MODELS = {"mlp": {"s0": 2}, "ln_silu": {"s0": 8}, "convnet": {"s0": 2}, "resblock": {"s0": 2}}
 CPU_LIBS = {"x86_64": ["x86_64.so", "x86_64-avx512.so"], "aarch64": ["aarch64.so"]}
 REFUSAL = "bundle has CPU code for aarch64 only, this machine is x86_64"
 

@@ -42,17 +42,20 @@ def silu(x):
     return x / (1.0 + np.exp(-x))
 
 
-def conv2d(x, w, b, stride, pad):
-    n, _, h, wd = x.shape
-    o, _, kh, kw = w.shape
+def conv2d(x, w, b, stride, pad, groups=1):
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
     xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
     ho, wo = (h + 2 * pad - kh) // stride + 1, (wd + 2 * pad - kw) // stride + 1
     out = np.zeros((n, o, ho, wo))
-    for i in range(kh):
-        for j in range(kw):
-            patch = xp[:, :, i:i + stride * ho:stride, j:j + stride * wo:stride]
-            out += np.einsum("nchw,oc->nohw", patch, w[:, :, i, j])
-    return out + b[None, :, None, None]
+    og = o // groups
+    for g in range(groups):
+        for i in range(kh):
+            for j in range(kw):
+                patch = xp[:, g * cg:(g + 1) * cg, i:i + stride * ho:stride, j:j + stride * wo:stride]
+                out[:, g * og:(g + 1) * og] += np.einsum("nchw,oc->nohw", patch,
+                                                         w[g * og:(g + 1) * og, :, i, j])
+    return out if b is None else out + b[None, :, None, None]
 
 
 def mlp(p, x):
@@ -79,8 +82,15 @@ def convnet(p, x):
     return linear(x, p["fc_w"], p["fc_b"])
 
 
+def resblock(p, x):
+    a = np.maximum(conv2d(x, p["conv_a_w"], p["conv_a_b"], 1, 1), 0)
+    s = np.maximum(conv2d(a, p["conv_g_w"], None, 1, 1, groups=4) + a, 0)
+    c = conv2d(s, p["conv_c_w"], None, 1, 0)
+    return linear(c.mean(axis=(2, 3)), p["fc_w"], p["fc_b"])
+
+
 MODELS = {"mlp": (mlp, (64, 1024)), "ln_silu": (ln_silu, (32, 128)),
-          "convnet": (convnet, (4, 3, 32, 32))}
+          "convnet": (convnet, (4, 3, 32, 32)), "resblock": (resblock, (3, 16, 15, 15))}
 
 
 def compare(label, got, want):
