@@ -4,6 +4,7 @@
 #include "tensorc/Lowering/ExprVisitor.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <optional>
 #include <set>
 
@@ -68,6 +69,11 @@ std::optional<int64_t> intConstant(const Expr &expr) {
   return expr.intValue;
 }
 
+/// Bounds on the numbers split points are computed from, so that no product or sum overflows:
+/// coefficients up to 2^20, constants and extents up to 2^40 (a hostile `.loop` file may hold
+/// any; those are not split).
+constexpr int64_t kMaxCoefficient = int64_t(1) << 20, kMaxMagnitude = int64_t(1) << 40;
+
 /// A comparison of an index affine in `var` (coefficient non-zero) with an integer constant:
 /// op(coefficient * var + constant, bound), the operands put in that order.
 struct IndexComparison {
@@ -84,7 +90,8 @@ std::optional<IndexComparison> indexComparison(const Expr &expr, const std::stri
     if (index.kind != ExprKind::Index || isFloating(index.dtype) || !bound)
       return std::nullopt;
     std::optional<Affine> affine = affineIn(index.index, var);
-    if (!affine || affine->coefficient == 0)
+    if (!affine || affine->coefficient == 0 || std::abs(affine->coefficient) > kMaxCoefficient ||
+        std::abs(affine->constant) > kMaxMagnitude || std::abs(*bound) > kMaxMagnitude)
       return std::nullopt;
     return IndexComparison{expr.binary, *affine, *bound};
   };
@@ -117,6 +124,8 @@ std::optional<IndexComparison> indexComparison(const Expr &expr, const std::stri
 /// monotonic in var, so its ends decide the order comparisons; Eq and Ne hold or fail throughout
 /// when the bound lies outside the index's range).
 std::optional<bool> decide(const IndexComparison &c, int64_t extent) {
+  if (extent < 1 || extent > kMaxMagnitude)
+    return std::nullopt;
   int64_t first = c.index.constant, last = c.index.coefficient * (extent - 1) + c.index.constant;
   int64_t lo = std::min(first, last), hi = std::max(first, last);
   if (c.op == BinaryOp::Eq || c.op == BinaryOp::Ne) {
@@ -179,6 +188,8 @@ std::vector<IndexPiece> splitIndexRange(const ExprRef &body, const std::string &
                                         size_t maxPieces) {
   // Where each comparison changes value: the first var at which it differs from its value at
   // var - 1 (the index is monotonic, so order comparisons change once, Eq and Ne twice).
+  if (extent < 2 || extent > kMaxMagnitude)
+    return {};
   std::set<int64_t> points;
   forEachExpr(body, [&](const Expr &expr) {
     std::optional<IndexComparison> c = indexComparison(expr, var);
