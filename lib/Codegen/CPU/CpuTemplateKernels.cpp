@@ -316,9 +316,11 @@ Status KernelEmitter::channelsLastConvKernel(const codegen::TemplateKernel &t) {
       return at(ir, acc, ow, channel);
     };
   if (cv.depthwise() || cv.channelwise) {
-    if (cv.channelwise && !channelwiseFits(params))
-      return makeError("kernel ", convNode.name, ": a channelwise convolution needs NHWC groups ",
-                       "of 2, 4 or 8 channels in and out and channels in multiples of 16");
+    if (cv.channelwise && (!channelwiseFits(params) || cv.tileN % 16 != 0))
+      return makeError(
+          "kernel ", convNode.name, ": a channelwise convolution needs NHWC groups ",
+          "of 2, 4 or 8 channels in and out, channels in multiples of 16 and tiles of ",
+          "whole 16-channel blocks (tiles=[", cv.tileM, ", ", cv.tileN, "])");
     DepthwiseTiling tiling{cv.tileM, cv.tileN};
     emitDepthwiseTiles(b, target, params, tiling, images, input, weights, output, begin, end,
                        epilogue);
