@@ -392,7 +392,7 @@ public:
     // overlaps the one before): 7 wide rows take one 7-pixel tile on AVX-512, 4+4 on AVX2.
     // Groups keep G weight vectors per vector of channels in registers too: 16 channels on
     // AVX-512, and fewer pixels.
-    group = p.groups == p.c ? 1 : p.cg();
+    group = p.cg();
     vectors = lanes == 16 ? (group > 1 ? 1 : 2) : 16 / lanes;
     const int64_t registers =
         std::max<int64_t>(int64_t(tiles.accumulators) - (group > 1 ? group * vectors : 0), vectors);
@@ -432,7 +432,7 @@ private:
   llvm::FixedVectorType *vecTy;
   unsigned vectors = 1;
   int64_t pixels = 1;
-  int64_t group = 1; // channels per group (1: depthwise)
+  int64_t group = 1; // channels per group, in and out (1: depthwise)
   llvm::AllocaInst *zeroRow = nullptr;
 };
 
@@ -667,7 +667,7 @@ DepthwiseTiling chooseDepthwiseTiling(const ConvParams &p, int threads) {
   // multiply-adds), and enough tiles for the threads.
   DepthwiseTiling t;
   t.channels = std::min<int64_t>(roundUp(p.c, 64), 64);
-  const int64_t rowWork = p.ow * t.channels * p.taps() * (p.groups == p.c ? 1 : p.cg());
+  const int64_t rowWork = p.ow * t.channels * p.taps() * p.cg();
   t.rows = std::clamp<int64_t>(ceilDiv(16384, std::max<int64_t>(rowWork, 1)), 1, p.oh);
   auto count = [&] { return ceilDiv(p.oh, t.rows) * ceilDiv(p.c, t.channels); };
   while (t.rows > 1 && count() < 4 * int64_t(std::max(threads, 1)))

@@ -68,8 +68,9 @@ std::optional<ConvPackKey> packKey(const LoopProgram &program, const LoopNode &n
   }
   key.oc = conv.oc, key.kh = conv.kh, key.kw = conv.kw, key.c = conv.c, key.groups = conv.groups;
   key.depthwise = conv.depthwise();
-  key.winograd = winograd && !key.depthwise && winogradFits(paramsOf(conv));
-  key.channelwise = !key.depthwise && channelwiseFits(paramsOf(conv));
+  const ConvParams params = paramsOf(conv);
+  key.winograd = winograd && !key.depthwise && winogradFits(params);
+  key.channelwise = !key.depthwise && channelwiseFits(params);
   // Every element read must lie inside the data.
   if (!viewInside(key.offset,
                   {{key.oc, key.strides[0]},

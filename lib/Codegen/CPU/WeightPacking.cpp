@@ -86,9 +86,7 @@ int64_t packedDepthwiseSize(int64_t c, int64_t kh, int64_t kw, int64_t group) {
 std::vector<float> packDepthwiseWeights(const float *weights, int64_t c, int64_t kh, int64_t kw,
                                         int64_t group) {
   const int64_t taps = kh * kw;
-  if (group == 1) // channel ch's taps are weights[ch * KH*KW + t]: KH*KW x C, row stride 1
-    return packGemmB(weights, taps, c, 1, taps);
-  // B[t * G + ci][ch] = weights[(ch * G + ci) * KH*KW + t].
+  // B[t * G + ci][ch] = weights[(ch * G + ci) * KH*KW + t], a (KH*KW*G) x C operand.
   std::vector<float> b(size_t(taps * group * c));
   for (int64_t ch = 0; ch < c; ++ch)
     for (int64_t ci = 0; ci < group; ++ci)
