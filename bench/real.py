@@ -6,10 +6,12 @@ Run on the GPU machine, where torch, torchvision and transformers are installed,
 compiler there (../shared/tools/compiler-kit.sh packs it; `.kit/unpack.sh` gives `.kit/tc`):
 
     bench/real.py prepare --out WORK --tensorc .kit/tc [--models ...] [--dtypes f32,f16] [--jobs 16]
+                          [--batch 1]
     bench/real.py run WORK --runner .kit/tensorc-run [--models ...] [--jobs 6] [--json out.json]
     bench/real.py table out1.json [out2.json ...]
 
-`prepare` exports every (model, dtype) with the dynamo exporter and compiles it with
+`prepare` exports every (model, dtype) with the dynamo exporter (at batch --batch, default 1: images
+or sequences of suite.SEQ tokens per run; `run` takes the batch from the export) and compiles it with
 `--target cuda -O reduce-overhead` (in parallel, --jobs processes), recording export and compile
 times and the fallbacks the compiler reports. `run` checks each bundle on the same weights and
 inputs against eager PyTorch run one precision wider (f16 models in f32, f32 models in f64):
@@ -75,10 +77,10 @@ def tail(text, lines=3):
 def prepare_case(args, model, dtype):
     out = case_dir(args.out, model, dtype)
     os.makedirs(out, exist_ok=True)
-    record = {"model": model, "dtype": dtype, "status": "ok"}
+    record = {"model": model, "dtype": dtype, "batch": args.batch, "status": "ok"}
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, os.path.join(REPO, "bench", "suite.py"), "export", model,
-                           dtype, out], capture_output=True, text=True)
+                           dtype, out, "--batch", str(args.batch)], capture_output=True, text=True)
     record["export_s"] = time.perf_counter() - start
     if proc.returncode != 0:
         record.update(status="export failed", message=tail(proc.stderr))
@@ -196,7 +198,8 @@ def worker(work, model, dtype, runner, iterations, peers, messages, go, tf32):
             exported = json.load(f)
         with open(os.path.join(out, "prepare.json")) as f:
             record.update({k: v for k, v in json.load(f).items() if k not in ("status",)})
-        module, inputs = suite.build(torch, model, dtype)
+        record["batch"] = exported.get("batch", 1)
+        module, inputs = suite.build(torch, model, dtype, batch=record["batch"])
         if suite.weights_digest(torch, module) != exported["weights_sha256"]:
             raise RuntimeError("the weights differ from the exported model's (another torch?)")
         module = module.cuda()
@@ -323,7 +326,9 @@ def error_cell(r):
 
 def print_table(result):
     records = result["records"]
-    print(f"device: {result['device']}; torch {result['torch']}; batch {suite.BATCH}, seq "
+    batches = sorted({r.get("batch", 1) for r in records})
+    print(f"device: {result['device']}; torch {result['torch']}; "
+          f"batch {'/'.join(map(str, batches))}, seq "
           f"{suite.SEQ}, image {suite.IMAGE}; medians of {result['iterations']} runs; ratio = peer"
           " ms / tensorc's best ms (> 1: tensorc faster)")
     print(f"| model | dtype | eager | compile | reduce-overhead | tensorc | tensorc graphs | "
@@ -344,7 +349,8 @@ def print_table(result):
                 for key in (("all", r["dtype"]), (kind, r["dtype"])):
                     ratios.setdefault((peer,) + key, []).append(ms / best)
         fmt = lambda v, spec: "-" if v is None else format(v, spec)  # noqa: E731
-        print(f"| {r['model']} | {r['dtype']} | {fmt(r.get('eager_ms'), '.3f')} | "
+        name = r["model"] + (f" b{r.get('batch', 1)}" if len(batches) > 1 else "")
+        print(f"| {name} | {r['dtype']} | {fmt(r.get('eager_ms'), '.3f')} | "
               f"{fmt(r.get('compile_ms'), '.3f')} | {fmt(r.get('reduce-overhead_ms'), '.3f')} | "
               f"{r['tensorc_ms']:.3f} | {r['tensorc_graphs_ms']:.3f} | {fmt(cells[0], '.2f')} | "
               f"{fmt(cells[1], '.2f')} | {fmt(cells[2], '.2f')} | {error_cell(r)} | "
@@ -383,6 +389,8 @@ def main():
     p.add_argument("--mode", default="reduce-overhead", choices=["reduce-overhead", "max-autotune"],
                    help="tensorc's -O (max-autotune: then `tensorc tune` each case, one at a time)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--batch", type=int, default=suite.BATCH,
+                   help="images or sequences per run, fixed in the export (default 1)")
     p.add_argument("--compile-args", nargs=argparse.REMAINDER, default=[],
                    help="further tensorc compile arguments (last on the line)")
     r = sub.add_parser("run", help="check and time a prepared suite on the GPU (needs torch)")
@@ -402,6 +410,8 @@ def main():
     t = sub.add_parser("table", help="one table from the JSON files of several runs")
     t.add_argument("json", nargs="+")
     args = parser.parse_args()
+    if args.command == "prepare" and args.batch < 1:
+        parser.error("--batch must be positive")
     if args.command == "run" and args.iterations < MIN_ITERATIONS:
         parser.error(f"--iterations must be at least {MIN_ITERATIONS}")
     return {"prepare": prepare, "run": run, "table": table}[args.command](args)

@@ -122,21 +122,27 @@ def compile_model(tensorc, model_path, bundle_dir):
     return time.perf_counter() - start, cpu_s, output
 
 
-def export_real(name, exports=None):
-    """--suite real: the model exported by bench/suite.py (dynamo exporter, f32, batch 1) into the
-    cache, once, or the f32 export a `bench/real.py prepare --out EXPORTS` left in
-    EXPORTS/<name>_f32; returns its directory (model.onnx, inputs.safetensors)."""
+def export_real(name, exports=None, batch=1):
+    """--suite real: the model exported by bench/suite.py (dynamo exporter, f32, `batch` fixed in
+    the export) into the cache, once, or the f32 export a `bench/real.py prepare --out EXPORTS
+    [--batch N]` left in EXPORTS/<name>_f32; returns its directory (model.onnx,
+    inputs.safetensors)."""
     if exports:
         out = os.path.join(exports, f"{name}_f32")
-        if not os.path.exists(os.path.join(out, "export.json")):
+        record = os.path.join(out, "export.json")
+        if not os.path.exists(record):
             raise BenchError(f"{name}: no f32 export in {out} (bench/real.py prepare --out "
-                             f"{exports} --models {name} --dtypes f32 exports it)")
+                             f"{exports} --models {name} --dtypes f32 --batch {batch} exports it)")
+        with open(record) as f:
+            exported = json.load(f).get("batch", 1)
+        if exported != batch:
+            raise BenchError(f"{name}: {out} holds an export at batch {exported}, not {batch}")
         return out
-    out = os.path.join(cache_dir(), "real", name)
+    out = os.path.join(cache_dir(), "real", name if batch == 1 else f"{name}_b{batch}")
     if not os.path.exists(os.path.join(out, "export.json")):
-        log(f"{name}: exporting with torch (bench/suite.py)")
+        log(f"{name}: exporting with torch at batch {batch} (bench/suite.py)")
         run_checked([sys.executable, os.path.join(REPO, "bench", "suite.py"), "export", name,
-                     "f32", out], f"export of {name}")
+                     "f32", out, "--batch", str(batch)], f"export of {name}")
     return out
 
 
@@ -145,7 +151,7 @@ def make_inputs(name, session, batch, seed, suite_name="cpu", exports=None):
     wrote; zoo models get theirs from make_zoo.example_inputs (token ids in the vocabulary, a
     realistic attention mask); the others uniform in [-1, 1), symbolic dims set to the batch."""
     if suite_name == "real":
-        saved = safetensors_np.load(os.path.join(export_real(name, exports),
+        saved = safetensors_np.load(os.path.join(export_real(name, exports, batch),
                                                  "inputs.safetensors"))
         return {info.name: saved[info.name] for info in session.get_inputs()}
     if name in make_zoo.MODELS:
@@ -297,7 +303,7 @@ def tc_threads(label, threads):
 def bench_model(name, args, bins, work_dir, thread_counts):
     """Compiles, checks and times one model; returns its JSON record (rows included)."""
     if args.suite == "real":
-        onnx_path = os.path.join(export_real(name, args.exports), "model.onnx")
+        onnx_path = os.path.join(export_real(name, args.exports, args.batch), "model.onnx")
     elif name in make_zoo.MODELS:
         onnx_path = make_zoo.build([name], os.path.join(cache_dir(), "models"))[name]
     else:
@@ -483,12 +489,15 @@ def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite", choices=["cpu", "real", "gpu"], default="cpu",
                         help="cpu: the seed and zoo models; real: bench/suite.py's exports "
-                             "(torch + transformers/torchvision, batch 1, f32)")
+                             "(torch + transformers/torchvision, f32, the batch fixed in the "
+                             "export)")
     parser.add_argument("--models", default="mlp,seed003",
                         help="comma-separated, from "
                              f"{sorted(make_onnx_models.MODELS) + sorted(make_zoo.MODELS)} "
                              f"(--suite real: {sorted(suite.SUITE)})")
-    parser.add_argument("--batch", type=int, default=64, help="value of the symbolic batch dim")
+    parser.add_argument("--batch", type=int,
+                        help="value of the symbolic batch dim (default 64); --suite real: the "
+                             "batch the models are exported at (default 1)")
     parser.add_argument("--iterations", type=int, default=50,
                         help=f"timed runs per measurement (at least {MIN_ITERATIONS})")
     parser.add_argument("--warmup", type=int, default=5, help="onnxruntime warm-up runs")
@@ -525,6 +534,8 @@ def parse_args():
         parser.error(f"--iterations must be at least {MIN_ITERATIONS} (medians need enough runs)")
     if args.rounds < 1:
         parser.error("--rounds must be positive")
+    if args.batch is None:
+        args.batch = 1 if args.suite == "real" else 64
     if args.batch < 1:
         parser.error("--batch must be positive")
     return args

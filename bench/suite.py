@@ -6,7 +6,7 @@ Builders are deterministic (seeded on the CPU), so the process that exports a mo
 that times PyTorch on it hold the same weights (`weights_digest` checks it).
 
     python3 bench/suite.py list
-    python3 bench/suite.py export resnet50 f16 OUT_DIR     # OUT_DIR/model.onnx + inputs.safetensors
+    python3 bench/suite.py export resnet50 f16 OUT_DIR [--batch N]   # OUT_DIR/model.onnx + inputs.safetensors
 
 bench/real.py (GPU: against eager PyTorch, torch.compile and reduce-overhead) and bench/run.py
 --suite real (CPU: against onnxruntime) use it.
@@ -19,19 +19,19 @@ import time
 
 SEQ = 128      # tokens per sequence for the language models
 IMAGE = 224    # image side for the vision models
-BATCH = 1
+BATCH = 1      # the default; `export ... --batch N` and `bench/real.py prepare --batch N` change it
 OPSET = 20
 
 
 def torchvision_model(name, **kwargs):
-    def build(torch):
+    def build(torch, batch):
         import torchvision
         module = getattr(torchvision.models, name)(weights=None, **kwargs)
         for layer in module.modules():  # ViT's head starts at zero: every logit would be 0
             if isinstance(layer, torch.nn.Linear) and not layer.weight.any():
                 torch.nn.init.normal_(layer.weight, std=0.02)
         calibrate_batch_norm(torch, module)
-        return module, {"x": torch.randn(BATCH, 3, IMAGE, IMAGE)}
+        return module, {"x": torch.randn(batch, 3, IMAGE, IMAGE)}
     return build
 
 
@@ -54,13 +54,13 @@ def calibrate_batch_norm(torch, module, passes=2):
 def hf_model(model_class, config_class, mask=False, **config):
     """A transformers model from a config (random weights); input_ids, plus an attention_mask
     with the last quarter of positions padded when `mask`."""
-    def build(torch):
+    def build(torch, batch):
         import transformers
         cfg = getattr(transformers, config_class)(**config)
         module = getattr(transformers, model_class)(cfg)
-        inputs = {"input_ids": torch.randint(0, cfg.vocab_size, (BATCH, SEQ))}
+        inputs = {"input_ids": torch.randint(0, cfg.vocab_size, (batch, SEQ))}
         if mask:
-            attention = torch.ones(BATCH, SEQ, dtype=torch.int64)
+            attention = torch.ones(batch, SEQ, dtype=torch.int64)
             attention[:, SEQ - SEQ // 4:] = 0
             inputs["attention_mask"] = attention
         return module, inputs
@@ -114,12 +114,13 @@ def torch_dtype(torch, dtype):
     return {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[dtype]
 
 
-def build(torch, name, dtype, seed=0):
-    """(module in eval mode and `dtype` on the CPU, ordered dict of CPU input tensors)."""
+def build(torch, name, dtype, seed=0, batch=BATCH):
+    """(module in eval mode and `dtype` on the CPU, ordered dict of CPU input tensors with
+    `batch` images or sequences). The weights do not depend on the batch."""
     if name not in SUITE:
         raise SystemExit(f"suite: unknown model '{name}' (models: {', '.join(SUITE)})")
     torch.manual_seed(seed)
-    module, inputs = SUITE[name][0](torch)
+    module, inputs = SUITE[name][0](torch, batch)
     module = Wrapper.make(torch, module).eval().to(torch_dtype(torch, dtype))
     inputs = {k: (v.to(torch_dtype(torch, dtype)) if v.is_floating_point() else v)
               for k, v in inputs.items()}
@@ -137,9 +138,10 @@ def weights_digest(torch, module):
     return digest.hexdigest()
 
 
-def export(name, dtype, out_dir):
-    """Exports one model to OUT_DIR/model.onnx (dynamo exporter, opset OPSET) and writes its
-    inputs as OUT_DIR/inputs.safetensors under the ONNX graph's input names; returns a record."""
+def export(name, dtype, out_dir, batch=BATCH):
+    """Exports one model at a fixed batch to OUT_DIR/model.onnx (dynamo exporter, opset OPSET)
+    and writes its inputs as OUT_DIR/inputs.safetensors under the ONNX graph's input names;
+    returns a record."""
     import torch
     import onnx
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -147,7 +149,7 @@ def export(name, dtype, out_dir):
     import safetensors_np
 
     os.makedirs(out_dir, exist_ok=True)
-    module, inputs = build(torch, name, dtype)
+    module, inputs = build(torch, name, dtype, batch=batch)
     start = time.perf_counter()
     path = os.path.join(out_dir, "model.onnx")
     with torch.no_grad():
@@ -162,7 +164,8 @@ def export(name, dtype, out_dir):
                            f"{list(inputs)}")
     arrays = {n: v.numpy() for n, v in zip(names, inputs.values())}
     safetensors_np.save(os.path.join(out_dir, "inputs.safetensors"), arrays)
-    record = {"model": name, "dtype": dtype, "export_s": export_s, "inputs": names,
+    record = {"model": name, "dtype": dtype, "batch": batch, "export_s": export_s,
+              "inputs": names,
               "torch": torch.__version__, "weights_sha256": weights_digest(torch, module)}
     with open(os.path.join(out_dir, "export.json"), "w") as f:
         json.dump(record, f, indent=1)
@@ -174,8 +177,13 @@ def main():
         for name, (_, kind) in SUITE.items():
             print(f"{name}\t{kind}")
         return 0
-    if len(sys.argv) == 5 and sys.argv[1] == "export":
-        record = export(sys.argv[2], sys.argv[3], sys.argv[4])
+    args = sys.argv[1:]
+    batch = BATCH
+    if len(args) == 6 and args[0] == "export" and args[4] == "--batch" and args[5].isdigit() \
+            and int(args[5]) >= 1:
+        batch, args = int(args[5]), args[:4]
+    if len(args) == 4 and args[0] == "export":
+        record = export(args[1], args[2], args[3], batch)
         print(json.dumps(record))
         return 0
     print(__doc__, file=sys.stderr)
