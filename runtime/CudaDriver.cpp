@@ -72,6 +72,9 @@ Expected<const Driver *> loadDriver() {
   resolve(driver.eventRecord, "cuEventRecord");
   resolve(driver.eventElapsedTime, "cuEventElapsedTime");
   resolve(driver.eventDestroy, "cuEventDestroy_v2");
+  // Optional: without it bundles run their GEMMs' mma.sync forms.
+  driver.tensorMapEncodeTiled = reinterpret_cast<decltype(driver.tensorMapEncodeTiled)>(
+      ::dlsym(library, "cuTensorMapEncodeTiled"));
   if (!missing.empty())
     return makeError("the CUDA driver (libcuda.so.1) lacks ", missing,
                      "; tensorc needs a CUDA 12 or newer driver");

@@ -93,6 +93,12 @@ struct Driver {
   Result (*eventRecord)(Event, Stream);
   Result (*eventElapsedTime)(float *, Event, Event);
   Result (*eventDestroy)(Event);
+  /// cuTensorMapEncodeTiled (CUDA 12+ drivers; null when the driver lacks it: no Hopper forms).
+  /// Arguments as in cuda.h, the enums as ints; `map` is 128 bytes, 64-byte aligned.
+  Result (*tensorMapEncodeTiled)(void *map, int dataType, unsigned rank, void *address,
+                                 const unsigned long long *dims, const unsigned long long *strides,
+                                 const unsigned *box, const unsigned *elementStrides,
+                                 int interleave, int swizzle, int l2Promotion, int oobFill);
 
   /// "CUDA_ERROR_OUT_OF_MEMORY: out of memory" for a result code.
   std::string describe(Result result) const;

@@ -85,6 +85,23 @@ CudaExecutor::create(const Manifest &manifest, const FileReader &readFile,
   TC_RETURN_IF_ERROR(
       d.check(d.streamCreate(&self->ownStream_, cu::kStreamNonBlocking), "cuStreamCreate"));
   self->stream_ = self->ownStream_;
+  // Modules with Hopper forms load their sm_90a cubin on a CC 9.0 device, unless the driver
+  // cannot encode tensor maps or TENSORC_CUDA_HOPPER=0 (then every GEMM runs mma.sync).
+  std::vector<bool> hopperModules(images.size(), false);
+  const char *hopperEnv = std::getenv("TENSORC_CUDA_HOPPER");
+  if (d.tensorMapEncodeTiled && !(hopperEnv && std::string(hopperEnv) == "0")) {
+    std::vector<const bundle::CudaImage *> hopper =
+        bundle::chooseHopperImages(manifest, major, minor);
+    for (size_t m = 0; m < images.size() && m < hopper.size(); ++m)
+      if (hopper[m]) {
+        images[m] = hopper[m];
+        hopperModules[m] = true;
+      }
+  }
+  size_t hopperCount = size_t(std::count(hopperModules.begin(), hopperModules.end(), true));
+  if (hopperCount)
+    self->description_ +=
+        strCat(", ", hopperCount, " ", bundle::kHopperArch, " module", hopperCount == 1 ? "" : "s");
   self->modules_.assign(images.size(), nullptr);
   for (size_t m = 0; m < images.size(); ++m) {
     TC_ASSIGN_OR_RETURN(std::string image, readFile(images[m]->file));
@@ -124,6 +141,7 @@ CudaExecutor::create(const Manifest &manifest, const FileReader &readFile,
   // launch's epilogue function beside it.
   self->functions_.assign(manifest.launches.size(), nullptr);
   self->dependentLaunch_.assign(manifest.launches.size(), false);
+  self->hopper_.assign(manifest.launches.size(), false);
   self->epilogues_.assign(manifest.launches.size(), nullptr);
   int64_t libraryGemms = 0;
   for (size_t i = 0; i < manifest.launches.size(); ++i) {
@@ -138,15 +156,16 @@ CudaExecutor::create(const Manifest &manifest, const FileReader &readFile,
         d.check(d.moduleGetFunction(&self->functions_[i], self->modules_[module], symbol.c_str()),
                 label(manifest, i) + ": kernel not in " + images[module]->file));
     self->dependentLaunch_[i] = waits[module];
+    self->hopper_[i] = launch.hopper && hopperModules[module];
+    int64_t shared = self->hopper_[i] ? launch.hopper->sharedBytes : launch.cudaSharedBytes;
     // Dynamic shared memory is opted into once per function: the default limit of 48 KB counts
     // static and dynamic shared memory together, so a kernel with 48 KB of dynamic shared memory
     // and a static word (the split-K kernels' tk_last) fails to launch without it.
     constexpr int kMaxDynamicShared = 8; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-    if (launch.cudaSharedBytes > 0)
+    if (shared > 0)
       TC_RETURN_IF_ERROR(d.check(
-          d.funcSetAttribute(self->functions_[i], kMaxDynamicShared, int(launch.cudaSharedBytes)),
-          label(manifest, i) + ": " + std::to_string(launch.cudaSharedBytes) +
-              " bytes of dynamic shared memory"));
+          d.funcSetAttribute(self->functions_[i], kMaxDynamicShared, int(shared)),
+          label(manifest, i) + ": " + std::to_string(shared) + " bytes of dynamic shared memory"));
     if (!launch.gemm)
       continue;
     libraryGemms += launch.gemm->library == bundle::kCublasLt;
@@ -422,7 +441,7 @@ Status CudaExecutor::runLaunch(size_t i, const std::map<std::string, int64_t> &b
       return Status::ok(); // nothing to do for empty tensors
     if (useLibrary_[i])
       return runLibraryGemm(i, bindings, symbols, shapes, size_t(launch.gemm->algo));
-    return launchKernel(i, functions_[i], grid, symbols, nullptr);
+    return launchKernel(i, functions_[i], grid, bindings, symbols, nullptr);
   }
   case LaunchKind::Extern:
     return runExtern(i, bindings, shapes);
@@ -438,10 +457,71 @@ Status CudaExecutor::runLaunch(size_t i, const std::map<std::string, int64_t> &b
   return Status::ok();
 }
 
+Expected<HopperMapArgs> hopperMapArgs(const bundle::HopperGemm &form,
+                                      const bundle::HopperGemm::Map &map, uint64_t buffer,
+                                      const std::map<std::string, int64_t> &bindings) {
+  int64_t element = form.tf32 ? 4 : 2;
+  TC_ASSIGN_OR_RETURN(int64_t offset, map.offset.evaluate(bindings));
+  TC_ASSIGN_OR_RETURN(int64_t k, form.k.evaluate(bindings));
+  TC_ASSIGN_OR_RETURN(int64_t rows, map.rows.evaluate(bindings));
+  TC_ASSIGN_OR_RETURN(int64_t ld, map.ld.evaluate(bindings));
+  TC_ASSIGN_OR_RETURN(int64_t batchStride, map.batchStride.evaluate(bindings));
+  TC_ASSIGN_OR_RETURN(int64_t batch, form.batch.evaluate(bindings));
+  HopperMapArgs args;
+  args.dataType = form.tf32 ? 11 : form.dtype == DType::BF16 ? 9 : 6; // CUtensorMapDataType
+  bool batched = batchStride != 0;
+  int64_t dims[3] = {k, rows, batched ? batch : 1};
+  int64_t strides[2] = {ld * element, (batched ? batchStride : ld * rows) * element};
+  // TMA's limits: dims 1..2^32, strides multiples of 16 below 2^40, a 16-byte aligned address.
+  for (int64_t dim : dims)
+    if (dim < 1 || dim > (int64_t(1) << 32))
+      return makeError("Hopper GEMM: tensor map dim ", dim, " outside 1..2^32");
+  for (int64_t stride : strides)
+    if (stride <= 0 || stride % 16 || stride >= (int64_t(1) << 40))
+      return makeError("Hopper GEMM: tensor map stride of ", stride,
+                       " bytes is not a positive multiple of 16 below 2^40");
+  args.address = buffer + uint64_t(offset * element);
+  if (offset < 0 || args.address % 16)
+    return makeError("Hopper GEMM: operand at element ", offset, " is not 16-byte aligned");
+  for (int i = 0; i < 3; ++i)
+    args.dims[i] = uint64_t(dims[i]);
+  args.strides[0] = uint64_t(strides[0]), args.strides[1] = uint64_t(strides[1]);
+  args.box[0] = unsigned(128 / element), args.box[1] = unsigned(map.boxRows), args.box[2] = 1;
+  return args;
+}
+
 Status CudaExecutor::launchKernel(size_t index, cu::Function function, int64_t grid,
+                                  const std::map<std::string, int64_t> &bindings,
                                   const std::vector<int64_t> &symbols, const cu::DevicePtr *extra) {
   const cu::Driver &d = *driver_;
   const Launch &launch = manifest_->launches[index];
+  // A kernel with a Hopper form takes two tensor maps first in every image; encoded where its
+  // module's sm_90a image runs (zeros, unread, elsewhere).
+  struct alignas(64) TensorMap {
+    unsigned char bytes[128];
+  };
+  TensorMap maps[2] = {};
+  bool form = launch.hopper && !extra;
+  bool hopper = form && hopper_[index];
+  if (hopper) {
+    const bundle::HopperGemm &h = *launch.hopper;
+    TC_ASSIGN_OR_RETURN(int64_t units, h.units.evaluate(bindings));
+    grid = std::min(units, h.gridLimit);
+    const bundle::HopperGemm::Map *specs[2] = {&h.a, &h.b};
+    for (int m = 0; m < 2; ++m) {
+      uint64_t buffer = pointers_[size_t(launch.args[size_t(specs[m]->arg)])];
+      Expected<HopperMapArgs> args = hopperMapArgs(h, *specs[m], buffer, bindings);
+      if (!args)
+        return args.takeError().withContext(label(*manifest_, index));
+      const unsigned ones[3] = {1, 1, 1};
+      // Interleave none (0), 128-byte swizzle (3), 256-byte L2 promotion (3), zero fill (0).
+      TC_RETURN_IF_ERROR(d.check(
+          d.tensorMapEncodeTiled(maps[m].bytes, args->dataType, 3,
+                                 reinterpret_cast<void *>(args->address), args->dims, args->strides,
+                                 args->box, ones, 0, 3, 3, 0),
+          strCat(label(*manifest_, index), ": cuTensorMapEncodeTiled (", m == 0 ? "A" : "B", ")")));
+    }
+  }
   grid = std::min<int64_t>(grid, int64_t(1) << 30); // kernels stride over their work
   std::vector<unsigned long long> values;
   for (int64_t arg : launch.args)
@@ -455,6 +535,8 @@ Status CudaExecutor::launchKernel(size_t index, cu::Function function, int64_t g
     values.push_back(counters_);
   }
   std::vector<void *> params;
+  if (form)
+    params = {maps[0].bytes, maps[1].bytes};
   for (unsigned long long &value : values)
     params.push_back(&value);
   // One launch call for both kinds: a plain launch is the same config without the attribute.
@@ -464,9 +546,13 @@ Status CudaExecutor::launchKernel(size_t index, cu::Function function, int64_t g
   cu::LaunchConfig config = {};
   config.gridDimX = unsigned(grid), config.gridDimY = 1, config.gridDimZ = 1;
   bool epilogue = extra != nullptr;
-  config.blockDimX = unsigned(epilogue ? bundle::kGemmEpilogueBlock : launch.cudaBlock);
+  config.blockDimX = unsigned(epilogue ? bundle::kGemmEpilogueBlock
+                              : hopper ? launch.hopper->block
+                                       : launch.cudaBlock);
   config.blockDimY = 1, config.blockDimZ = 1;
-  config.sharedMemBytes = epilogue ? 0 : unsigned(launch.cudaSharedBytes);
+  config.sharedMemBytes = epilogue ? 0
+                          : hopper ? unsigned(launch.hopper->sharedBytes)
+                                   : unsigned(launch.cudaSharedBytes);
   config.stream = stream_;
   config.attrs = &dependent, config.numAttrs = dependentLaunch_[index] ? 1 : 0;
   return d.check(d.launchKernelEx(&config, function, params.data(), nullptr),
@@ -629,13 +715,13 @@ Status CudaExecutor::runLibraryGemm(size_t index, const std::map<std::string, in
     // Sizes or an alignment tuning never saw (no algorithm, K = 0): the launch's own kernel,
     // which handles every binding, runs instead; nothing of the library's was queued.
     TC_ASSIGN_OR_RETURN(int64_t grid, manifest_->launches[index].cudaGrid.evaluate(bindings));
-    return launchKernel(index, functions_[index], grid, symbols, nullptr);
+    return launchKernel(index, functions_[index], grid, bindings, symbols, nullptr);
   }
   const bundle::GemmCall &gemm = *manifest_->launches[index].gemm;
   if (gemm.direct)
     return Status::ok();
   TC_ASSIGN_OR_RETURN(int64_t grid, gemm.epilogueGrid.evaluate(bindings));
-  return launchKernel(index, epilogues_[index], grid, symbols, &product_);
+  return launchKernel(index, epilogues_[index], grid, bindings, symbols, &product_);
 }
 
 Status CudaExecutor::collectProfile(double hostStartUs) {
@@ -969,7 +1055,9 @@ Expected<std::vector<CudaExecutor::GemmTiming>> CudaExecutor::tuneGemms(
       timings.push_back(std::move(timing));
       continue;
     }
-    auto generated = [&] { return launchKernel(i, functions_[i], grid, symbols, nullptr); };
+    auto generated = [&] {
+      return launchKernel(i, functions_[i], grid, bindings, symbols, nullptr);
+    };
     TC_ASSIGN_OR_RETURN(timing.generatedUs, time(generated));
     TC_RETURN_IF_ERROR(generated());
     int64_t output = launch.args[size_t(launch.gemm->output)];

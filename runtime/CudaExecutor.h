@@ -22,6 +22,19 @@
 
 namespace tensorc::rt {
 
+/// cuTensorMapEncodeTiled's arguments for one operand of a Hopper GEMM (bundle::HopperGemm) whose
+/// buffer is at device address `buffer`, at `bindings`: rank 3, box {128 bytes of K, the tile's
+/// rows, 1}. Errors when TMA cannot take it (unaligned, strides not multiples of 16 bytes).
+struct HopperMapArgs {
+  int dataType = 0; // CUtensorMapDataType: f16 6, bf16 9, tf32 11
+  uint64_t address = 0;
+  unsigned long long dims[3] = {}, strides[2] = {};
+  unsigned box[3] = {};
+};
+Expected<HopperMapArgs> hopperMapArgs(const bundle::HopperGemm &form,
+                                      const bundle::HopperGemm::Map &map, uint64_t buffer,
+                                      const std::map<std::string, int64_t> &bindings);
+
 class CudaExecutor {
 public:
   struct Options {
@@ -144,6 +157,7 @@ private:
   /// Launches kernel launch `index` (`function`: its own or its GEMM epilogue function, which
   /// takes `extra` after the symbols instead of split-K workspaces).
   Status launchKernel(size_t index, cu::Function function, int64_t grid,
+                      const std::map<std::string, int64_t> &bindings,
                       const std::vector<int64_t> &symbols, const cu::DevicePtr *extra);
   /// A library GEMM's device addresses: its operands, its result (the product scratch, or a
   /// direct call's output) and its bias (0: none).
@@ -195,6 +209,8 @@ private:
   // Per launch: its kernel waits for the one before it (bundle::kGridDependencySymbol), so it is
   // launched as a programmatic dependent. TENSORC_CUDA_PDL=0 launches every kernel plainly.
   std::vector<bool> dependentLaunch_;
+  // Per launch: it runs its Hopper form (Launch::hopper, its module's sm_90a image loaded).
+  std::vector<bool> hopper_;
   std::vector<cu::DevicePtr> pointers_; // per buffer
   std::vector<size_t> capacities_;      // per buffer: bytes held (inputs, outputs, weights)
   cu::DevicePtr arena_ = 0;

@@ -18,7 +18,7 @@ Expected<std::vector<const CudaImage *>> chooseCudaImages(const Manifest &manife
   int64_t modules = 0;
   for (const CudaImage &image : manifest.cuda) {
     modules = std::max(modules, image.module + 1);
-    if (image.module != 0)
+    if (image.module != 0 || image.arch == kHopperArch)
       continue;
     int arch = archNumber(image.arch);
     bool fits = image.ptx ? arch <= deviceArch : arch / 10 == major && arch % 10 <= minor;
@@ -32,18 +32,31 @@ Expected<std::vector<const CudaImage *>> chooseCudaImages(const Manifest &manife
   if (!chosen) {
     std::vector<std::string> built;
     for (const CudaImage &image : manifest.cuda)
-      if (image.module == 0)
+      if (image.module == 0 && image.arch != kHopperArch)
         built.push_back(image.arch + (image.ptx ? " (PTX)" : ""));
     return makeError("bundle built for ", join(built, ", "), "; ", device, " is sm_", deviceArch);
   }
   std::vector<const CudaImage *> images(size_t(modules), nullptr);
   for (const CudaImage &image : manifest.cuda)
-    if (image.arch == chosen->arch && image.ptx == chosen->ptx)
+    if (image.arch == chosen->arch && image.ptx == chosen->ptx && image.arch != kHopperArch)
       images[size_t(image.module)] = &image;
   for (size_t m = 0; m < images.size(); ++m)
     if (!images[m])
       return makeError("cuda: module ", m, " has no ", chosen->arch,
                        chosen->ptx ? " PTX" : " cubin", " image, which module 0 has");
+  return images;
+}
+
+std::vector<const CudaImage *> chooseHopperImages(const Manifest &manifest, int major, int minor) {
+  int64_t modules = 0;
+  for (const CudaImage &image : manifest.cuda)
+    modules = std::max(modules, image.module + 1);
+  std::vector<const CudaImage *> images(size_t(modules), nullptr);
+  if (major != 9 || minor != 0) // arch-specific cubins run on their own CC alone
+    return images;
+  for (const CudaImage &image : manifest.cuda)
+    if (image.arch == kHopperArch && !image.ptx)
+      images[size_t(image.module)] = &image;
   return images;
 }
 

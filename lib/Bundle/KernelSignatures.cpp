@@ -24,6 +24,7 @@ struct Signature {
   int64_t cudaSharedBytes = 0;
   std::string cudaPartials, cudaCounters; // split-K workspaces' sizes ("" without)
   std::string cudaGemm;                   // the GEMM call's JSON text ("" without one)
+  std::string cudaHopper;                 // the Hopper form's JSON text ("" without one)
 };
 
 Expected<Signature> readSignature(const ObjectReader &reader) {
@@ -56,6 +57,9 @@ Expected<Signature> readSignature(const ObjectReader &reader) {
   TC_ASSIGN_OR_RETURN(const Json *gemm, reader.get("cuda_gemm", Json::Kind::Object, false));
   if (gemm)
     signature.cudaGemm = gemm->dump();
+  TC_ASSIGN_OR_RETURN(const Json *hopper, reader.get("cuda_sm90a", Json::Kind::Object, false));
+  if (hopper)
+    signature.cudaHopper = hopper->dump();
   return signature;
 }
 
@@ -169,6 +173,16 @@ Status checkKernelSignatures(const Manifest &manifest, std::string_view table,
                        launch.cudaCounters.text(), "], but the kernel in ", origin,
                        " was compiled for [", signature->cudaPartials, ", ",
                        signature->cudaCounters, "]");
+    // A Hopper form changes the function's parameters (two tensor maps first) and its launch
+    // shape in sm_90a images.
+    Json shape = Json::object();
+    writeCudaLaunchShape(shape, launch);
+    const Json *form = shape.find("cuda_sm90a");
+    std::string hopper = form ? form->dump() : std::string();
+    if (cuda && signature->cudaHopper != hopper)
+      return makeError(label, ": its Hopper form ", hopper.empty() ? "(none)" : hopper,
+                       " is not the one the kernel in ", origin, " was compiled for (",
+                       signature->cudaHopper.empty() ? "none" : signature->cudaHopper, ")");
     std::string gemm = launch.gemm ? gemmCallJson(*launch.gemm, false).dump() : std::string();
     if (cuda && signature->cudaGemm != gemm)
       return makeError(label, ": its GEMM call ", gemm.empty() ? "(none)" : gemm,

@@ -54,6 +54,31 @@ inline void writeCudaLaunchShape(Json &item, const Launch &launch) {
     item["cuda_partials"] = exprJson(launch.cudaPartials);
     item["cuda_counters"] = exprJson(launch.cudaCounters);
   }
+  if (const std::optional<HopperGemm> &hopper = launch.hopper) {
+    auto map = [](const HopperGemm::Map &m) {
+      Json item = Json::object();
+      item["arg"] = m.arg;
+      item["offset"] = exprJson(m.offset);
+      item["rows"] = exprJson(m.rows);
+      item["ld"] = exprJson(m.ld);
+      item["batch_stride"] = exprJson(m.batchStride);
+      item["box_rows"] = m.boxRows;
+      return item;
+    };
+    Json form = Json::object();
+    form["dtype"] = std::string(dtypeName(hopper->dtype));
+    if (hopper->tf32)
+      form["tf32"] = true;
+    form["k"] = exprJson(hopper->k);
+    form["batch"] = exprJson(hopper->batch);
+    form["units"] = exprJson(hopper->units);
+    form["grid_limit"] = hopper->gridLimit;
+    form["block"] = hopper->block;
+    form["smem"] = hopper->sharedBytes;
+    form["a"] = map(hopper->a);
+    form["b"] = map(hopper->b);
+    item["cuda_sm90a"] = std::move(form);
+  }
 }
 
 /// A GEMM call as JSON; `choice` adds what tuning chose (the kernel signature table leaves it out).

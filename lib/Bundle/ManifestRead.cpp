@@ -78,6 +78,41 @@ Expected<GemmCall> readGemmCall(const ObjectReader &reader) {
   return gemm;
 }
 
+Expected<HopperGemm> readHopperGemm(const ObjectReader &reader) {
+  HopperGemm h;
+  TC_ASSIGN_OR_RETURN(h.dtype, reader.dtype("dtype"));
+  TC_ASSIGN_OR_RETURN(h.tf32, reader.boolean("tf32", false, false));
+  if (h.tf32 ? h.dtype != DType::F32 : h.dtype != DType::F16 && h.dtype != DType::BF16)
+    return makeError(reader.path("dtype"), ": Hopper GEMMs take f16, bf16 or (tf32) f32, not ",
+                     dtypeName(h.dtype), h.tf32 ? "" : " without tf32");
+  TC_ASSIGN_OR_RETURN(h.k, reader.expr("k"));
+  TC_ASSIGN_OR_RETURN(h.batch, reader.expr("batch"));
+  TC_ASSIGN_OR_RETURN(h.units, reader.expr("units"));
+  TC_ASSIGN_OR_RETURN(h.gridLimit, reader.integer("grid_limit"));
+  TC_ASSIGN_OR_RETURN(h.block, reader.integer("block"));
+  TC_ASSIGN_OR_RETURN(h.sharedBytes, reader.integer("smem"));
+  if (h.gridLimit < 1 || h.gridLimit > (int64_t(1) << 20))
+    return makeError(reader.path("grid_limit"), ": must be 1 to 2^20 blocks, got ", h.gridLimit);
+  if (h.block < 1 || h.block > 1024)
+    return makeError(reader.path("block"), ": must be 1 to 1024 threads, got ", h.block);
+  if (h.sharedBytes < 0 || h.sharedBytes > 227 * 1024)
+    return makeError(reader.path("smem"), ": must be 0 to 232448 bytes, got ", h.sharedBytes);
+  for (auto [key, map] : {std::pair{"a", &h.a}, std::pair{"b", &h.b}}) {
+    TC_ASSIGN_OR_RETURN(const Json *json, reader.get(key, Json::Kind::Object));
+    TC_ASSIGN_OR_RETURN(ObjectReader item, ObjectReader::open(*json, reader.path(key)));
+    TC_ASSIGN_OR_RETURN(map->arg, item.integer("arg"));
+    TC_ASSIGN_OR_RETURN(map->offset, item.expr("offset"));
+    TC_ASSIGN_OR_RETURN(map->rows, item.expr("rows"));
+    TC_ASSIGN_OR_RETURN(map->ld, item.expr("ld"));
+    TC_ASSIGN_OR_RETURN(map->batchStride, item.expr("batch_stride"));
+    TC_ASSIGN_OR_RETURN(map->boxRows, item.integer("box_rows"));
+    // TMA boxes are at most 256 elements along each dim.
+    if (map->boxRows < 1 || map->boxRows > 256)
+      return makeError(item.path("box_rows"), ": must be 1 to 256, got ", map->boxRows);
+  }
+  return h;
+}
+
 Expected<Launch> readLaunch(const ObjectReader &reader) {
   Launch launch;
   TC_ASSIGN_OR_RETURN(launch.kind, reader.choice("kind", kLaunchKindNames, "launch kind"));
@@ -120,6 +155,12 @@ Expected<Launch> readLaunch(const ObjectReader &reader) {
         TC_ASSIGN_OR_RETURN(ObjectReader item, ObjectReader::open(*gemm, reader.path("cuda_gemm")));
         TC_ASSIGN_OR_RETURN(launch.gemm, readGemmCall(item));
       }
+      TC_ASSIGN_OR_RETURN(const Json *hopper, reader.get("cuda_sm90a", Json::Kind::Object, false));
+      if (hopper) {
+        TC_ASSIGN_OR_RETURN(ObjectReader item,
+                            ObjectReader::open(*hopper, reader.path("cuda_sm90a")));
+        TC_ASSIGN_OR_RETURN(launch.hopper, readHopperGemm(item));
+      }
     } else {
       launch.cudaGrid = SizeExpr::constant(0);
     }
@@ -140,9 +181,11 @@ Expected<Launch> readLaunch(const ObjectReader &reader) {
 Expected<CudaImage> readCudaImage(const ObjectReader &reader) {
   CudaImage image;
   TC_ASSIGN_OR_RETURN(image.arch, reader.string("arch"));
-  if (image.arch.size() < 5 || image.arch.compare(0, 3, "sm_") != 0 ||
-      image.arch.find_first_not_of("0123456789", 3) != std::string::npos)
-    return makeError(reader.path("arch"), ": '", image.arch, "' is not an sm_<NN> arch");
+  if (image.arch != kHopperArch &&
+      (image.arch.size() < 5 || image.arch.compare(0, 3, "sm_") != 0 ||
+       image.arch.find_first_not_of("0123456789", 3) != std::string::npos))
+    return makeError(reader.path("arch"), ": '", image.arch, "' is not an sm_<NN> arch (or ",
+                     kHopperArch, ")");
   TC_ASSIGN_OR_RETURN(image.file, reader.string("file"));
   TC_RETURN_IF_ERROR(checkBundlePath(reader.path("file"), image.file));
   TC_ASSIGN_OR_RETURN(std::string kind, reader.string("kind"));

@@ -15,17 +15,26 @@ namespace {
 /// (the runtime loads the same choice of each); returns N (0 without CUDA images).
 Expected<int64_t> validateCudaModules(const std::vector<CudaImage> &images) {
   std::map<int64_t, std::set<std::pair<std::string, bool>>> modules;
-  for (size_t i = 0; i < images.size(); ++i)
-    if (!modules[images[i].module].insert({images[i].arch, images[i].ptx}).second)
+  std::map<int64_t, int> hopper; // sm_90a cubins: only modules with Hopper forms have one
+  for (size_t i = 0; i < images.size(); ++i) {
+    bool extra = images[i].arch == kHopperArch;
+    if (extra && images[i].ptx)
+      return makeError(indexPath("cuda", i), ": ", kHopperArch, " images are cubins");
+    if (extra ? hopper[images[i].module]++ > 0
+              : !modules[images[i].module].insert({images[i].arch, images[i].ptx}).second)
       return makeError(indexPath("cuda", i), ": module ", images[i].module, " has two ",
                        images[i].arch, images[i].ptx ? " PTX" : " cubin", " images");
+  }
+  for (const auto &[module, count] : hopper)
+    if (!modules.count(module))
+      return makeError("cuda: module ", module, " has only an ", kHopperArch, " image");
   int64_t count = modules.empty() ? 0 : modules.rbegin()->first + 1;
   for (int64_t m = 0; m < count; ++m)
     if (!modules.count(m))
       return makeError("cuda: no image of module ", m, " (the bundle has modules up to ", count - 1,
                        ")");
   for (size_t i = 0; i < images.size(); ++i)
-    if (modules[images[i].module] != modules[0]) {
+    if (images[i].arch != kHopperArch && modules[images[i].module] != modules[0]) {
       // Name an image one module has and the other lacks.
       const auto &mine = modules[images[i].module];
       for (const auto &[arch, ptx] : modules[0])
@@ -215,6 +224,26 @@ Status validateManifest(const Manifest &manifest) {
               std::pair{"batch", &gemm->batch}, std::pair{"epilogue_grid", &gemm->epilogueGrid}})
           TC_RETURN_IF_ERROR(checkExpr(*expr, strCat(at, ".", key)));
       }
+    }
+    if (const std::optional<HopperGemm> &hopper = launch.hopper) {
+      std::string at = path + ".cuda_sm90a";
+      for (auto [key, map] : {std::pair{"a", &hopper->a}, std::pair{"b", &hopper->b}}) {
+        std::string field = strCat(at, ".", key);
+        if (map->arg < 0 || map->arg >= int64_t(launch.args.size()))
+          return makeError(field, ".arg: the launch has no argument ", map->arg, " (it has ",
+                           launch.args.size(), ")");
+        const BufferDesc &buffer = manifest.buffers[size_t(launch.args[size_t(map->arg)])];
+        if (buffer.dtype != hopper->dtype)
+          return makeError(field, ".arg: buffer '", buffer.name, "' is ", dtypeName(buffer.dtype),
+                           ", the GEMM's operands ", dtypeName(hopper->dtype));
+        for (auto [name, expr] :
+             {std::pair{"offset", &map->offset}, std::pair{"rows", &map->rows},
+              std::pair{"ld", &map->ld}, std::pair{"batch_stride", &map->batchStride}})
+          TC_RETURN_IF_ERROR(checkExpr(*expr, strCat(field, ".", name)));
+      }
+      for (auto [key, expr] : {std::pair{"k", &hopper->k}, std::pair{"batch", &hopper->batch},
+                               std::pair{"units", &hopper->units}})
+        TC_RETURN_IF_ERROR(checkExpr(*expr, strCat(at, ".", key)));
     }
     if (launch.kind == LaunchKind::Copy) {
       const BufferDesc &from = manifest.buffers[size_t(launch.args[0])];

@@ -486,17 +486,33 @@ StridedView LowerContext::stridedView(const Value *value) {
 }
 
 StridedView LowerContext::contiguousWeight(const StridedView &view,
-                                           const std::vector<SymInt> &shape) {
+                                           const std::vector<SymInt> &shape, bool kMajor) {
   const Buffer &buffer = program_.buffers[size_t(view.buffer)];
-  std::vector<SymInt> dense = contiguousStrides(shape);
+  kMajor = kMajor && shape.size() >= 2;
+  // The stored order of the dims: the view's, or with the last two swapped.
+  std::vector<SymInt> storedShape = shape;
+  StridedView stored = view;
+  if (kMajor) {
+    std::swap(storedShape[shape.size() - 2], storedShape[shape.size() - 1]);
+    std::swap(stored.strides[shape.size() - 2], stored.strides[shape.size() - 1]);
+  }
+  std::vector<SymInt> dense = contiguousStrides(storedShape);
+  // The view of the stored weight, in the view's dim order.
+  auto result = [&](int id) {
+    StridedView out{id, SymInt(0), dense};
+    if (kMajor)
+      std::swap(out.strides[shape.size() - 2], out.strides[shape.size() - 1]);
+    return out;
+  };
   auto data = program_.weights.find(buffer.name);
-  if (buffer.kind != Buffer::Kind::Weight || data == program_.weights.end() ||
-      (view.strides == dense && view.offset == SymInt(0)))
+  if (buffer.kind != Buffer::Kind::Weight || data == program_.weights.end())
     return view;
+  if (stored.strides == dense && view.offset == SymInt(0))
+    return result(view.buffer);
   std::vector<int64_t> dims, strides;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    auto dim = shape[i].constant();
-    auto stride = view.strides[i].constant();
+  for (size_t i = 0; i < storedShape.size(); ++i) {
+    auto dim = storedShape[i].constant();
+    auto stride = stored.strides[i].constant();
     if (!dim || !stride)
       return view;
     dims.push_back(*dim);
@@ -506,7 +522,7 @@ StridedView LowerContext::contiguousWeight(const StridedView &view,
   if (!offset)
     return view;
   std::string key = buffer.name + "|" + view.offset.str();
-  for (const SymInt &stride : view.strides)
+  for (const SymInt &stride : stored.strides)
     key += "|" + stride.str();
   auto cached = denseWeights_.find(key);
   if (cached == denseWeights_.end()) {
@@ -527,17 +543,13 @@ StridedView LowerContext::contiguousWeight(const StridedView &view,
         index[d] = 0;
       }
     }
-    std::string name = uniqueBufferName(buffer.name + "_dense");
-    TensorType type(buffer.dtype, shape);
+    std::string name = uniqueBufferName(buffer.name + (kMajor ? "_kmajor" : "_dense"));
+    TensorType type(buffer.dtype, storedShape);
     int id = addBuffer(name, Buffer::Kind::Weight, type);
     program_.weights[name] = std::move(*copy);
     cached = denseWeights_.emplace(key, id).first;
   }
-  StridedView result;
-  result.buffer = cached->second;
-  result.offset = SymInt(0);
-  result.strides = dense;
-  return result;
+  return result(cached->second);
 }
 
 } // namespace tensorc::loop

@@ -143,7 +143,10 @@ public:
   StridedView stridedView(const Value *value);
   /// A constant GEMM operand read through non-unit strides (the transposed weight of a Linear)
   /// is transposed once, at compile time, so every run reads it row-major.
-  StridedView contiguousWeight(const StridedView &view, const std::vector<SymInt> &shape);
+  /// With `kMajor`, the weight is stored with its last two dims swapped instead (a [K][N] GEMM
+  /// operand as [N][K]) and the view returned reads it K-contiguous.
+  StridedView contiguousWeight(const StridedView &view, const std::vector<SymInt> &shape,
+                               bool kMajor = false);
 
   /// Runs `node` on its reference kernel (an Extern node), for `reason`; an error naming the
   /// node and op instead under --fallback=error.

@@ -255,6 +255,27 @@ Expected<bundle::GemmCall> gemmCall(const cuda::GemmCall &gemm) {
   return call;
 }
 
+Expected<bundle::HopperGemm> hopperGemm(const cuda::HopperGemm &form) {
+  bundle::HopperGemm h;
+  h.dtype = form.dtype;
+  h.tf32 = form.tf32;
+  h.gridLimit = form.gridLimit;
+  h.block = form.block;
+  h.sharedBytes = form.sharedBytes;
+  for (auto [from, to] : {std::pair{&form.a, &h.a}, std::pair{&form.b, &h.b}}) {
+    to->arg = from->arg;
+    to->boxRows = from->boxRows;
+    TC_ASSIGN_OR_RETURN(to->offset, sizeExpr(from->offset));
+    TC_ASSIGN_OR_RETURN(to->rows, sizeExpr(from->rows));
+    TC_ASSIGN_OR_RETURN(to->ld, sizeExpr(from->ld));
+    TC_ASSIGN_OR_RETURN(to->batchStride, sizeExpr(from->batchStride));
+  }
+  TC_ASSIGN_OR_RETURN(h.k, sizeExpr(form.k));
+  TC_ASSIGN_OR_RETURN(h.batch, sizeExpr(form.batch));
+  TC_ASSIGN_OR_RETURN(h.units, sizeExpr(form.units));
+  return h;
+}
+
 /// The manifest entries for what a backend made: its kernel images and launch shapes.
 Status describeOutput(const codegen::BackendOutput &output, Manifest &manifest) {
   for (const codegen::KernelImage &image : output.images) {
@@ -306,6 +327,12 @@ Status describeOutput(const codegen::BackendOutput &output, Manifest &manifest) 
       if (!call)
         return makeError("CUDA: kernel ", launch.name, ": GEMM call: ", call.error().message());
       launch.gemm = std::move(*call);
+    }
+    if (const std::optional<cuda::HopperGemm> &form = it->second.hopper) {
+      Expected<bundle::HopperGemm> hopper = hopperGemm(*form);
+      if (!hopper)
+        return makeError("CUDA: kernel ", launch.name, ": Hopper form: ", hopper.error().message());
+      launch.hopper = std::move(*hopper);
     }
   }
   return Status::ok();

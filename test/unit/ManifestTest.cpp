@@ -312,7 +312,7 @@ TEST(ManifestJson, RoundTripsCudaImagesAndLaunchShapes) {
 
 TEST(ManifestJson, RejectsBadCudaFields) {
   EXPECT_EQ(cudaErrorAfter([](Json &j) { item(j, "cuda", 0)["arch"] = "gfx90a"; }),
-            "cuda[0].arch: 'gfx90a' is not an sm_<NN> arch");
+            "cuda[0].arch: 'gfx90a' is not an sm_<NN> arch (or sm_90a)");
   EXPECT_EQ(cudaErrorAfter([](Json &j) { item(j, "cuda", 1)["kind"] = "fatbin"; }),
             "cuda[1].kind: unknown image kind 'fatbin' (expected cubin or ptx)");
   EXPECT_EQ(cudaErrorAfter([](Json &j) { item(j, "cuda", 0)["file"] = "../sm_90.cubin"; }),
@@ -671,12 +671,120 @@ TEST(CudaImages, EveryModuleLoadsTheSameChoice) {
   EXPECT_EQ(single->front()->file, "cuda/sm_90.cubin");
 }
 
+/// multiModuleManifest(2) whose kernel (in module 1, which has an sm_90a cubin) has a Hopper
+/// form: x[batch, 4] . w viewed K-major, TF32.
+Manifest hopperManifest() {
+  Manifest m = multiModuleManifest(2);
+  m.cuda.push_back({kHopperArch, "cuda/sm_90a.1.cubin", false, 1});
+  m.files.push_back({"cuda/sm_90a.1.cubin", std::string(64, 'f')});
+  HopperGemm h;
+  h.dtype = DType::F32;
+  h.tf32 = true;
+  h.k = SizeExpr::constant(4), h.batch = SizeExpr::constant(1);
+  h.units = expr("(batch + 127)//128");
+  h.gridLimit = 132, h.block = 384, h.sharedBytes = 100000;
+  h.a = {0,  SizeExpr::constant(0), expr("batch"), SizeExpr::constant(4), SizeExpr::constant(0),
+         128};
+  h.b = {
+      1, SizeExpr::constant(0), SizeExpr::constant(1), SizeExpr::constant(4), SizeExpr::constant(0),
+      16};
+  m.launches[0].hopper = h;
+  return m;
+}
+
+std::string hopperErrorAfter(const std::function<void(Json &)> &edit) {
+  Json json = hopperManifest().toJson();
+  edit(json);
+  Expected<Manifest> manifest = Manifest::fromJson(json);
+  return manifest ? "(valid)" : manifest.error().message();
+}
+
+TEST(ManifestJson, RoundTripsHopperForms) {
+  std::string text = hopperManifest().toJson().dump(2);
+  Expected<Json> json = Json::parse(text);
+  ASSERT_TRUE(json) << json.error().message();
+  Expected<Manifest> parsed = Manifest::fromJson(*json);
+  ASSERT_TRUE(parsed) << parsed.error().message();
+  EXPECT_EQ(parsed->toJson().dump(2), text);
+  const std::optional<HopperGemm> &h = parsed->launches[0].hopper;
+  ASSERT_TRUE(h);
+  EXPECT_TRUE(h->tf32);
+  EXPECT_EQ(h->units.text(), "(batch + 127)//128");
+  EXPECT_EQ(h->a.rows.text(), "batch");
+  EXPECT_EQ(h->b.boxRows, 16);
+  EXPECT_EQ(h->gridLimit, 132);
+  EXPECT_EQ(parsed->cuda.back().arch, kHopperArch);
+  // Kernels without a Hopper form have none.
+  EXPECT_EQ(cudaManifest().toJson()["launches"].items()[0].find("cuda_sm90a"), nullptr);
+}
+
+TEST(ManifestJson, RejectsBadHopperForms) {
+  auto form = [](Json &j) -> Json & {
+    return const_cast<Json &>(item(j, "launches", 0)["cuda_sm90a"]);
+  };
+  EXPECT_EQ(hopperErrorAfter([&](Json &j) { form(j)["tf32"] = false; }),
+            "launches[0].cuda_sm90a.dtype: Hopper GEMMs take f16, bf16 or (tf32) f32, not f32 "
+            "without tf32");
+  EXPECT_EQ(hopperErrorAfter([&](Json &j) {
+              form(j)["dtype"] = "f16";
+              form(j)["tf32"] = false;
+            }),
+            "launches[0].cuda_sm90a.a.arg: buffer 'x' is f32, the GEMM's operands f16");
+  EXPECT_EQ(hopperErrorAfter([&](Json &j) { const_cast<Json &>(form(j)["b"])["arg"] = 5; }),
+            "launches[0].cuda_sm90a.b.arg: the launch has no argument 5 (it has 3)");
+  EXPECT_EQ(hopperErrorAfter([&](Json &j) { const_cast<Json &>(form(j)["a"])["box_rows"] = 0; }),
+            "launches[0].cuda_sm90a.a.box_rows: must be 1 to 256, got 0");
+  EXPECT_EQ(hopperErrorAfter([&](Json &j) { form(j)["block"] = 2048; }),
+            "launches[0].cuda_sm90a.block: must be 1 to 1024 threads, got 2048");
+  EXPECT_EQ(hopperErrorAfter([&](Json &j) { form(j)["units"] = "rows"; }),
+            "launches[0].cuda_sm90a.units: 'rows' uses undeclared symbol 'rows'");
+  EXPECT_EQ(hopperErrorAfter([&](Json &j) { item(j, "cuda", 4)["kind"] = "ptx"; }),
+            "cuda[4]: sm_90a images are cubins");
+  EXPECT_EQ(hopperErrorAfter([&](Json &j) { item(j, "cuda", 4)["module"] = 2; }),
+            "cuda: module 2 has only an sm_90a image");
+  EXPECT_EQ(hopperErrorAfter([&](Json &j) { item(j, "cuda", 4)["arch"] = "sm_90b"; }),
+            "cuda[4].arch: 'sm_90b' is not an sm_<NN> arch (or sm_90a)");
+}
+
+TEST(CudaImages, HopperImagesLoadOnComputeCapability90Alone) {
+  Manifest manifest = hopperManifest();
+  Expected<std::vector<const CudaImage *>> base =
+      chooseCudaImages(manifest, 9, 0, "device 0 (test GPU)");
+  ASSERT_TRUE(base) << base.error().message();
+  ASSERT_EQ(base->size(), 2u);
+  EXPECT_EQ((*base)[1]->file, "cuda/sm_90.1.cubin");
+  std::vector<const CudaImage *> hopper = chooseHopperImages(manifest, 9, 0);
+  ASSERT_EQ(hopper.size(), 2u);
+  EXPECT_EQ(hopper[0], nullptr);
+  ASSERT_NE(hopper[1], nullptr);
+  EXPECT_EQ(hopper[1]->file, "cuda/sm_90a.1.cubin");
+  for (auto [major, minor] : {std::pair{9, 2}, std::pair{10, 0}, std::pair{8, 0}})
+    for (const CudaImage *image : chooseHopperImages(manifest, major, minor))
+      EXPECT_EQ(image, nullptr) << major << "." << minor;
+}
+
 TEST(KernelSignatures, AcceptTheManifestTheyWereMadeFrom) {
   Manifest manifest = sampleManifest();
   std::string table = kernelSignatureTable(manifest);
   EXPECT_TRUE(checkKernelSignatures(manifest, table, "k.so", false).isOk());
   Manifest cuda = cudaManifest();
   EXPECT_TRUE(checkKernelSignatures(cuda, kernelSignatureTable(cuda), "k.ptx", true).isOk());
+}
+
+TEST(KernelSignatures, RejectAnotherHopperForm) {
+  Manifest compiled = hopperManifest();
+  std::string table = kernelSignatureTable(compiled);
+  EXPECT_TRUE(checkKernelSignatures(compiled, table, "k.cubin", true).isOk());
+  Manifest edited = compiled;
+  edited.launches[0].hopper->a.boxRows = 64;
+  Status status = checkKernelSignatures(edited, table, "k.cubin", true);
+  ASSERT_FALSE(status.isOk());
+  EXPECT_NE(status.message().find("its Hopper form"), std::string::npos) << status.message();
+  Manifest plain = compiled;
+  plain.launches[0].hopper.reset();
+  status = checkKernelSignatures(plain, table, "k.cubin", true);
+  ASSERT_FALSE(status.isOk());
+  EXPECT_NE(status.message().find("its Hopper form (none)"), std::string::npos) << status.message();
 }
 
 TEST(KernelSignatures, RejectEveryChangeAKernelCouldOverrunOn) {

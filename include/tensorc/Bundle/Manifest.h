@@ -110,6 +110,29 @@ inline constexpr int64_t kGemmEpilogueBlock = 256;
 /// The GEMM libraries a bundle may choose.
 inline constexpr const char *kCublasLt = "cublaslt";
 
+/// A GEMM kernel's Hopper form ("cuda_sm90a"): in the sm_90a image of its module (CudaImage
+/// arch "sm_90a", loaded on CC 9.0 devices) the launch's function is the wgmma kernel, `block`
+/// threads, `sharedBytes` of dynamic shared memory, min(units, gridLimit) blocks (a persistent
+/// grid), its operands loaded through TMA tensor maps. In every image the function takes the two
+/// maps (128 bytes each, by value) before the usual parameters; other images ignore them.
+/// Each map is rank 3 over an operand's buffer (Launch::args[arg], from element `offset`):
+/// dims {k, rows, batch entries}, byte strides {ld, batchStride (0: ld * rows)} x the element
+/// size, box {128 bytes of K, boxRows, 1}, 128-byte swizzle, zero fill out of bounds.
+struct HopperGemm {
+  struct Map {
+    int64_t arg = 0;
+    SizeExpr offset, rows, ld, batchStride;
+    int64_t boxRows = 0;
+  };
+  DType dtype = DType::F16;
+  bool tf32 = false; // f32 operands loaded as TF32
+  SizeExpr k, batch, units;
+  int64_t gridLimit = 0, block = 0, sharedBytes = 0;
+  Map a, b;
+};
+/// The arch name of the images holding Hopper forms.
+inline constexpr const char *kHopperArch = "sm_90a";
+
 /// One step of the launch list, run in order.
 enum class LaunchKind {
   Kernel, // a generated CPU kernel `name` in the target's .so, called as TensorcKernelFn
@@ -146,6 +169,8 @@ struct Launch {
   int64_t cudaModule = 0;
   /// Kernel, CUDA: a GEMM that a library may compute instead (-O max-autotune).
   std::optional<GemmCall> gemm;
+  /// Kernel, CUDA: the kernel's Hopper form (see HopperGemm).
+  std::optional<HopperGemm> hopper;
 };
 
 /// One CUDA module image: a cubin for one architecture, or PTX the driver compiles for newer ones.
@@ -255,6 +280,9 @@ Status checkKernelSignatures(const Manifest &manifest, std::string_view table,
 /// H100)"). The manifest must be valid (fromJson checks that every module has the same images).
 Expected<std::vector<const CudaImage *>> chooseCudaImages(const Manifest &manifest, int major,
                                                           int minor, const std::string &device);
+/// Per module, its sm_90a cubin (kHopperArch: modules with Hopper forms) when the device is CC
+/// 9.0, else null; a device loads it instead of chooseCudaImages' choice for that module.
+std::vector<const CudaImage *> chooseHopperImages(const Manifest &manifest, int major, int minor);
 
 /// The name of the signature table in kernel images (module 0's, for CUDA).
 inline constexpr const char *kKernelSignatureSymbol = "tensorc_kernel_signatures";

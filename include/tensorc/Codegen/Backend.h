@@ -56,6 +56,8 @@ struct LaunchShape {
   int64_t module = 0;
   /// A GEMM template's problem as a library call (CUDA, -O max-autotune).
   std::optional<cuda::GemmCall> gemm;
+  /// A GEMM template's Hopper form (CUDA, sm_90 among the archs).
+  std::optional<cuda::HopperGemm> hopper;
 };
 
 /// What a backend made of a scheduled program.

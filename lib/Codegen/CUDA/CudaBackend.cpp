@@ -228,6 +228,7 @@ public:
       shape.partialFloats = config.partialFloats;
       shape.counterCount = config.counterCount;
       shape.gemm = config.gemm;
+      shape.hopper = config.hopper;
     }
     // Identical kernels (the layers of a transformer) are compiled once: the launches of the
     // others call the first one's function.
@@ -256,8 +257,10 @@ public:
     for (size_t p = 0; p < parts.size(); ++p) {
       sources[p].name = strCat("kernels.", p);
       sources[p].source = cuda::assembleSource(parts[p]);
-      for (const cuda::RenderedKernel *kernel : parts[p])
+      for (const cuda::RenderedKernel *kernel : parts[p]) {
         sources[p].cost += compileCost(*kernel);
+        sources[p].hopper = sources[p].hopper || kernel->hopper;
+      }
     }
     // The signature table lives in module 0 (src/kernels.cu keeps all of it in one unit).
     if (!context.dataSymbol.empty() && context.dataFor) {
@@ -317,6 +320,8 @@ private:
     render.matmulPrecision =
         options_.tf32 ? cuda::MatmulPrecision::High : cuda::MatmulPrecision::Highest;
     render.gemmCalls = options_.gemmCalls;
+    render.hopper =
+        std::find(options_.archs.begin(), options_.archs.end(), "sm_90") != options_.archs.end();
     return render;
   }
 

@@ -15,6 +15,28 @@ namespace kl = kernels;
 
 kl::GpuInfo KernelRenderer::targetGpu() { return kl::GpuInfo{}; }
 
+std::optional<kl::GemmConfig> KernelRenderer::hopperConfig(const kl::GemmSpec &s, int64_t m,
+                                                           int64_t n, int64_t k, int64_t batch,
+                                                           const kl::GpuInfo &gpu) const {
+  // Big problems only: tiles of 128 rows that give every SM a block unsplit. There the wgmma
+  // kernel multiplies at 2-2.5x mma.sync's rate (bench/cuda_kernels/NOTES.md: mm4096 f16 665
+  // against 276 TFLOP/s); on smaller ones its split-K clusters and per-block ingest made it
+  // slower than mma.sync (run 2 there), so they keep mma.sync alone. The mma.sync form must be
+  // unsplit too: both forms take the same parameters (no split-K workspaces).
+  if (!options.hopper || s.math == kl::MathMode::SimtF32 || s.config.splitK != 1 ||
+      !s.a.kContiguous || !s.b.kContiguous || !s.a.aligned16 || !s.b.aligned16)
+    return std::nullopt;
+  kl::GpuInfo hopper = gpu;
+  hopper.sm90a = true;
+  kl::GemmConfig c = kl::chooseGemmConfig(m, n, k, batch, s.type, s.math, hopper,
+                                          /*tmaOperands=*/true);
+  int64_t tiles = std::max<int64_t>(batch, 1) * ((std::max<int64_t>(m, 1) + c.bm - 1) / c.bm) *
+                  ((std::max<int64_t>(n, 1) + c.bn - 1) / c.bn);
+  if (c.kernel != kl::GemmKernel::Wgmma || c.splitK != 1 || c.bm != 128 || tiles < gpu.sms)
+    return std::nullopt;
+  return c;
+}
+
 kl::MathMode KernelRenderer::mathFor(DType dtype) const {
   if (dtype != DType::F32)
     return kl::MathMode::Tensor16;
@@ -271,13 +293,52 @@ Expected<LaunchConfig> KernelRenderer::renderLibraryGemm(const codegen::Template
   // The same for an N-contiguous B under a narrow tile (16 columns, for N <= 16).
   if (math == kl::MathMode::Tensor16 && !s.b.kContiguous && c.bn < 32)
     c.bn = 32;
+  // K must be known: a K of 0 has no tensor map (the mma.sync form writes the epilogue of 0s).
+  std::optional<kl::GemmConfig> hopper;
+  if (g.k.constant().value_or(0) > 0)
+    hopper = hopperConfig(s, sizeHint(g.m), sizeHint(g.n), sizeHint(g.k), sizeHint(g.batch), gpu);
   std::string error;
+  kl::KernelSource hopperSource;
+  if (hopper) {
+    // Both forms take the two tensor maps first (the mma.sync one ignores them), then the
+    // kernel's own parameters.
+    kl::GemmSpec h = s;
+    h.config = *hopper;
+    h.epilogue.params = s.params;
+    h.params.clear();
+    hopperSource = kl::renderGemm(h, error);
+    if (!error.empty())
+      return makeError("GEMM ", node.name, " (Hopper form): ", error);
+    s.params.insert(s.params.begin(), hopperSource.params.begin(), hopperSource.params.begin() + 2);
+  }
   kl::KernelSource source = kl::renderGemm(s, error);
   if (!error.empty())
     return makeError("GEMM ", node.name, ": ", error);
   TC_RETURN_IF_ERROR(ex->status());
+  if (hopper) {
+    // One function per image: NVRTC defines __CUDA_ARCH_FEAT_SM90_ALL compiling for sm_90a.
+    source.source = strCat("#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n", hopperSource.source,
+                           "#else\n", source.source, "#endif\n");
+  }
   LaunchConfig launch =
       gemmLaunch(std::move(source), c, g.batch * ceilDiv(g.m, c.bm) * ceilDiv(g.n, c.bn));
+  if (hopper) {
+    HopperGemm form;
+    form.dtype = dtype;
+    form.tf32 = math == kl::MathMode::TF32;
+    form.k = g.k, form.batch = g.batch;
+    form.units = g.batch * ceilDiv(g.m, hopper->bm) * ceilDiv(g.n, hopper->bn);
+    form.gridLimit = hopper->gridLimit;
+    form.block = hopperSource.threads;
+    form.sharedBytes = hopperSource.smemBytes;
+    auto map = [&](const GemmCall::Operand &o, const SymInt &rows, int64_t box) {
+      return HopperGemm::Map{o.arg, o.offset, rows, o.ld, o.batchStride, box};
+    };
+    form.a = map(call.a, g.m, hopper->bm);
+    form.b = map(call.b, g.n, hopper->bn);
+    launch.hopper = std::move(form);
+    hopperForm = true;
+  }
   if (options.gemmCalls) {
     call.dtype = dtype;
     call.tf32 = math == kl::MathMode::TF32;

@@ -586,6 +586,7 @@ Expected<RenderedKernels> renderKernels(const loop::LoopProgram &program,
     result.configs[kernel.name] = std::move(*config);
     rendered.usesFlashAttention = renderer.usesFlashAttention;
     rendered.usesKernelLibrary = renderer.usesKernelLibrary;
+    rendered.hopper = renderer.hopperForm;
   }
   std::vector<const RenderedKernel *> all;
   for (const RenderedKernel &kernel : result.kernels)

@@ -165,6 +165,11 @@ private:
   /// paths (the module is compiled for plain sm_80/sm_90), so every configuration runs on any
   /// sm_80+ GPU.
   static kernels::GpuInfo targetGpu();
+  /// The wgmma configuration of a GEMM's Hopper form (RenderOptions::hopper), or none: the GEMM
+  /// keeps its mma.sync kernel alone (see the definition for which problems qualify).
+  std::optional<kernels::GemmConfig> hopperConfig(const kernels::GemmSpec &spec, int64_t m,
+                                                  int64_t n, int64_t k, int64_t batch,
+                                                  const kernels::GpuInfo &gpu) const;
   /// How GEMMs and convolutions of `dtype` multiply: tensor cores for f16/bf16; f32 by
   /// --matmul-precision (strict SIMT, or TF32 tensor cores).
   kernels::MathMode mathFor(DType dtype) const;
@@ -239,6 +244,7 @@ public:
   bool usesFlashAttention = false;
   /// Whether the kernel calls the kernel library (kernels::kernelLibrarySource()).
   bool usesKernelLibrary = false;
+  bool hopperForm = false; // a GEMM with a Hopper form (RenderedKernel::hopper)
 
 private:
   const loop::LoopProgram &program;

@@ -353,6 +353,15 @@ Expected<std::vector<CompiledModule>> compileSources(const std::vector<SourcePar
   auto cached = [&](size_t part, const std::string &suffix) {
     return fs::path(dir) / (keys[part] + "." + suffix);
   };
+  // Parts with Hopper forms also compile for sm_90a (an arch-specific cubin, for CC 9.0 only)
+  // when sm_90 is among the archs: the last entry of `archs`, never the PTX's.
+  bool hopper = std::find(archs.begin(), archs.end(), "sm_90") != archs.end();
+  size_t plainArchs = archs.size();
+  if (hopper)
+    archs.push_back(kHopperArch);
+  auto partArchs = [&](size_t part) {
+    return hopper && parts[part].hopper ? archs.size() : plainArchs;
+  };
   struct Task {
     size_t part, arch;
   };
@@ -363,13 +372,13 @@ Expected<std::vector<CompiledModule>> compileSources(const std::vector<SourcePar
     keys[p] = hashText(strCat("nvrtc ", major, ".", minor, "\n", parts[p].source));
     if (!dir.empty()) {
       bool hit = readCached(cached(p, module.ptxArch + ".ptx"), module.ptx);
-      for (const std::string &arch : archs)
-        hit = hit && readCached(cached(p, arch + ".cubin"), module.cubins[arch]);
+      for (size_t a = 0; a < partArchs(p); ++a)
+        hit = hit && readCached(cached(p, archs[a] + ".cubin"), module.cubins[archs[a]]);
       module.fromCache = hit;
       if (hit) {
         cache::touch(cached(p, module.ptxArch + ".ptx").string());
-        for (const std::string &arch : archs)
-          cache::touch(cached(p, arch + ".cubin").string());
+        for (size_t a = 0; a < partArchs(p); ++a)
+          cache::touch(cached(p, archs[a] + ".cubin").string());
         continue;
       }
       module.cubins.clear();
@@ -377,7 +386,7 @@ Expected<std::vector<CompiledModule>> compileSources(const std::vector<SourcePar
     }
     kernels[p] = sourceKernels(parts[p].source);
     TC_RETURN_IF_ERROR(checkDepth(parts[p].source, kernels[p], options));
-    for (size_t a = 0; a < archs.size(); ++a)
+    for (size_t a = 0; a < partArchs(p); ++a)
       tasks.push_back({p, a});
   }
   // The costliest first, so that a long one does not start last; ties in part and arch order.

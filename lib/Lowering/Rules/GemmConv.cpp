@@ -21,8 +21,12 @@ Status lowerGemm(LowerContext &context, const Node &node) {
                                          " GEMM template for this target (f32, or f16/bf16 for "
                                          "CUDA alone)"));
   StridedView a = context.stridedView(node.input(0));
-  StridedView b =
-      context.contiguousWeight(context.stridedView(node.input(1)), node.input(1)->type().shape);
+  // A constant B is stored dense at compile time, row-major [K][N] (a transposed Linear weight is
+  // transposed once), or for f16/bf16 on CUDA alone K-major, [N][K]: the Hopper GEMM loads its
+  // operands with TMA, which takes K-major ones alone (HopperGemm), and mma.sync reads either.
+  bool kMajor = context.options().halfPrecisionTemplates && dtype != DType::F32;
+  StridedView b = context.contiguousWeight(context.stridedView(node.input(1)),
+                                           node.input(1)->type().shape, kMajor);
   // Each operand has a unit-stride matrix dim (a size-1 dim counts), else it is copied dense:
   // the CUDA GEMM reads operands as lines along one of them (views such as x[:, ::2] have none).
   auto unitStrided = [](const StridedView &view, const std::vector<SymInt> &shape) {

@@ -41,6 +41,28 @@ struct GemmCall {
   SymInt epilogueGrid; // blocks of bundle::kGemmEpilogueBlock threads
 };
 
+/// A GEMM whose kernel also has a Hopper form (bundle::HopperGemm says how the runtime uses it):
+/// in images compiled for sm_90a the function is the kernel library's wgmma kernel, its operands
+/// loaded through TMA tensor maps the runtime encodes; in every other image the same function
+/// (same parameters: the two maps first, ignored there) is the mma.sync kernel. Operands as
+/// strided views (elements) of kernel arguments, K contiguous, 16-byte aligned.
+struct HopperGemm {
+  struct Map {
+    int64_t arg = 0;     // position among the kernel's buffer arguments
+    SymInt offset;       // where the operand starts
+    SymInt rows, ld;     // M (A) or N (B); elements between rows
+    SymInt batchStride;  // elements between batch entries (0: shared by all)
+    int64_t boxRows = 0; // rows of one TMA box (the tile's BM or BN)
+  };
+  DType dtype = DType::F16;
+  bool tf32 = false;
+  SymInt k, batch;
+  SymInt units;          // work units; the runtime launches min(units, gridLimit) blocks
+  int64_t gridLimit = 0; // blocks that fit on the GPU at once (a persistent grid)
+  int64_t block = 0, sharedBytes = 0;
+  Map a, b;
+};
+
 struct LaunchConfig {
   SymInt grid;
   int64_t block = 0;
@@ -54,6 +76,8 @@ struct LaunchConfig {
   SymInt partialFloats = SymInt(0), counterCount = SymInt(0);
   /// GEMM templates rendered with RenderOptions::gemmCalls.
   std::optional<GemmCall> gemm;
+  /// GEMM templates with a Hopper form (RenderOptions::hopper).
+  std::optional<HopperGemm> hopper;
 };
 
 /// How f32 GEMMs and convolutions multiply (torch.set_float32_matmul_precision): Highest is
@@ -65,6 +89,9 @@ struct RenderOptions {
   /// GEMM templates also get an epilogue function and a GemmCall (-O max-autotune), so that a
   /// tuned bundle may compute their products with a library.
   bool gemmCalls = false;
+  /// The archs include sm_90: big f16/bf16 (and TF32) GEMMs of K-major operands get a Hopper
+  /// form (HopperGemm), compiled into an extra sm_90a image of their module.
+  bool hopper = false;
 };
 
 /// One rendered kernel: its text (the __global__ function, after whatever it carries before it)
@@ -74,6 +101,7 @@ struct RenderedKernel {
   std::string text;
   bool usesFlashAttention = false;
   bool usesKernelLibrary = false;
+  bool hopper = false; // has a Hopper form (its part gets an sm_90a image)
 };
 
 struct RenderedKernels {
@@ -97,6 +125,9 @@ std::string assembleSource(const std::vector<const RenderedKernel *> &kernels);
 Expected<RenderedKernels> renderKernels(const loop::LoopProgram &program,
                                         const sched::Schedule &schedule,
                                         const RenderOptions &options = {});
+
+/// The arch-specific target of Hopper forms (HopperGemm): cubins that run on CC 9.0 only.
+inline constexpr const char *kHopperArch = "sm_90a";
 
 struct CompileOptions {
   std::vector<std::string> archs = {"sm_90"}; // cubins, e.g. sm_80, sm_90
@@ -139,6 +170,9 @@ struct SourcePart {
   /// The estimated compile cost (any unit): only the order compilations start in, never what
   /// they make.
   double cost = 0;
+  /// The part has kernels with a Hopper form: with sm_90 among the archs it also gets an
+  /// sm_90a cubin (CompiledModule::cubins["sm_90a"]).
+  bool hopper = false;
 };
 
 struct CompiledModule {
