@@ -58,10 +58,11 @@ GemmConfig chooseWgmmaConfig(int64_t m, int64_t n, int64_t k, int64_t batch, Ele
   struct Tile {
     int bm, bn, split;
   };
-  // Big problems: the first of 128x256 (M > 1024), 128x128 whose tiles alone give every SM a
-  // block, unsplit (compute-bound: wide tiles multiply at the highest rate per byte).
+  // Big problems: the first of 128x256 (M > 1024), 128x128, 128x64 whose tiles alone give every
+  // SM a block, unsplit (compute-bound: wide tiles multiply at the highest rate per byte; 128x64
+  // for products of few columns, ViT-B/16's 1576 x 768 x 3072 at batch 8).
   Tile chosen{0, 0, 1};
-  for (Tile t : {Tile{128, 256, 1}, Tile{128, 128, 1}})
+  for (Tile t : {Tile{128, 256, 1}, Tile{128, 128, 1}, Tile{128, 64, 1}})
     if ((t.bn < 256 || m > 1024) && !(t.bn >= 2 * n) && tiles(t.bm, t.bn) >= gpu.sms) {
       chosen = t;
       break;

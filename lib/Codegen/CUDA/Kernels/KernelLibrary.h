@@ -240,8 +240,8 @@ struct GpuInfo {
 /// The configuration for a batch x (M x N x K) problem, deterministic in its inputs. With
 /// `gpu.sm90a`, f16/bf16/TF32 math, M > 16 and `tmaOperands` (both operands K-major with 16-byte
 /// aligned rows, so TMA can load them) it is a GemmKernel::Wgmma configuration:
-///  - big problems: the first of 128x256 (M > 1024), 128x128 whose tiles alone give every SM a
-///    block, unsplit;
+///  - big problems: the first of 128x256 (M > 1024), 128x128, 128x64 whose tiles alone give
+///    every SM a block, unsplit;
 ///  - small problems (fewer tiles): the cheapest of 64/128 x 128/64/32 tiles split 1, 2 or 4
 ///    ways (a thread-block cluster), under a model fitted to run 2 (bench/cuda_kernels/NOTES.md):
 ///    the busiest SM's operand bytes at ~55 GB/s, its FLOPs or all the DRAM traffic, whichever
