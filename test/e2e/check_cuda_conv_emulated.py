@@ -217,6 +217,11 @@ CASES = {
                                           groups=2)),
     "f32_grouped_odd_channels": ("f32", dict(input=(1, 12, 6, 6), oc=6, k=3, pad=1, groups=3,
                                              bias=True)),
+    # 4 channels a group: merged 4 at a time into groups of 16 (block-diagonal weights)
+    "f16_groups_of_4_merged": ("f16", dict(input=(2, 32, 9, 9), oc=32, k=3, pad=1, groups=8,
+                                           bias=True, relu=True)),
+    # a patchify stem (ViT's 16x16/16 at a smaller size): KW x C channels read as one run
+    "f16_patchify_c3": ("f16", dict(input=(1, 3, 16, 24), oc=32, k=8, stride=8, bias=True)),
     "f16_depthwise_3x3_bias_relu": ("f16", dict(input=(2, 32, 10, 10), oc=32, k=3, pad=1,
                                                 groups=32, bias=True, relu=True)),
     "f32_depthwise_5x5_stride2": ("f32", dict(input=(1, 8, 11, 11), oc=8, k=5, stride=2, pad=2,

@@ -68,6 +68,17 @@ Expected<LaunchConfig> KernelRenderer::renderLibraryConv(const codegen::Template
   s.padH = int(cv.padH), s.padW = int(cv.padW);
   s.dilationH = int(cv.dilationH), s.dilationW = int(cv.dilationW);
   s.groups = int(cv.groups);
+  // A patchify convolution (stride = kernel width along W, no padding or dilation there: ViT's
+  // 16x16/16 embedding) reads whole runs of KW x C input channels: NHWC [N][H][W][C] is the same
+  // memory as [N][H][W / KW][KW * C], and the packed weights [OC][KH][KW][C] are [OC][KH][1][KW *
+  // C]. So it is the convolution of KW = 1 over KW * C channels, whose patches move as 16-byte
+  // vectors where C alone (3 for RGB) does not allow them.
+  int vec = dtype == DType::F32 ? 4 : 8;
+  if (s.groups == 1 && s.kw > 1 && s.strideW == s.kw && s.padW == 0 && s.dilationW == 1 &&
+      s.w % s.kw == 0 && s.c % vec != 0 && (s.kw * s.c) % vec == 0) {
+    s.w /= s.kw, s.c *= s.kw;
+    s.kw = 1, s.strideW = 1;
+  }
   s.epilogue = epilogue;
   s.params = params;
   s.inputExpr = input, s.weightExpr = weight;

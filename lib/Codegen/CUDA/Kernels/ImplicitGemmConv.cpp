@@ -46,8 +46,8 @@ KernelSource renderConv(const ConvSpec &s, std::string &error) {
   int vec = s.type == ElemType::F32 ? 4 : 8;
   // Patches move as 16-byte vectors when a vector never straddles two taps (C / groups a
   // multiple of it); otherwise element by element, still on the same tiles. The packed weights'
-  // rows are K long, so they vectorize under the same condition.
-  bool vector = s.aligned16 && cg % vec == 0;
+  // rows are K long: they move as vectors when K is a whole number of them.
+  bool vector = s.aligned16 && cg % vec == 0, vectorB = s.aligned16 && k % vec == 0;
   std::string pixels = strCat("(", s.batch, ") * ", int64_t(s.oh()) * s.ow(), "ll");
 
   KernelSource kernel;
@@ -61,13 +61,13 @@ KernelSource renderConv(const ConvSpec &s, std::string &error) {
       {strCat("const ", t, " *__restrict__ input"), strCat("const ", t, " *__restrict__ weight")},
       s.epilogue, detail::splitKParams(s.config), s.scalarParams, s.params);
   bool split = s.config.splitK > 1;
-  const char *v = vector ? "true" : "false";
+  const char *v = vector ? "true" : "false", *vb = vectorB ? "true" : "false";
   std::string body =
       strCat("  TK_DYNAMIC_SMEM(tk_smem);\n", "  const long long tk_M = ", pixels, ";\n",
              "  const TkConvInput<", t, ", ", s.kh, ", ", s.kw, ", ", cg, ", ", s.strideH, ", ",
              s.strideW, ", ", s.dilationH, ", ", s.dilationW, ", ", v, "> tk_a{", s.inputExpr,
              ", tk_M, ", s.h, ", ", s.w, ", ", s.c, ", ", s.oh(), ", ", s.ow(), ", ", s.padH, ", ",
-             s.padW, "};\n", "  const TkMatrix<", t, ", true, ", v, "> tk_b{", s.weightExpr, ", ",
+             s.padW, "};\n", "  const TkMatrix<", t, ", true, ", vb, "> tk_b{", s.weightExpr, ", ",
              k, "ll, ", int64_t(ocg) * k, "ll, ", ocg, "ll, ", k, "ll};\n", "  ",
              detail::gemmTemplateCall(s.config, s.type, s.math), "(tk_a, tk_b, tk_M, ", ocg, "ll, ",
              k, "ll, ", s.groups, "ll, ", split ? "tk_partials" : "nullptr", ", ",
