@@ -443,7 +443,9 @@ SymInt SymInt::simplify(const std::map<std::string, int64_t> &limits) const {
 
 SymInt SymInt::recombineDivMod(const SymInt &value) {
   // c*m*(n//m) + c*(n%m) = c*n for floor division and its remainder (any sign of n): a dim split
-  // by one view and merged back by the next.
+  // by one view and merged back by the next. When n is itself q//a, n//m is kept as q//(a*m)
+  // (floorDiv folds nested divisions), so that form matches too: a reshape of [rows, C] into
+  // [N, H, W, C] and back ((x0//56)%56 and x0//3136 of x0 < 25088) recombines level by level.
   std::vector<std::pair<Monomial, int64_t>> terms = value.termList();
   for (const auto &[modAtoms, c] : terms) {
     if (modAtoms.size() != 1 || modAtoms[0]->kind != Atom::Kind::Mod)
@@ -452,10 +454,21 @@ SymInt SymInt::recombineDivMod(const SymInt &value) {
     int64_t want = 0;
     if (__builtin_mul_overflow(c, rem.denominator, &want))
       continue;
+    // rem.numerator as q//a (a single floor division), for the nested form.
+    const Atom *inner = nullptr;
+    int64_t nested = 0;
+    if (std::vector<std::pair<Monomial, int64_t>> n = rem.numerator.termList();
+        n.size() == 1 && n[0].second == 1 && n[0].first.size() == 1 &&
+        n[0].first[0]->kind == Atom::Kind::FloorDiv &&
+        !__builtin_mul_overflow(n[0].first[0]->denominator, rem.denominator, &nested))
+      inner = n[0].first[0].get();
     for (const auto &[divAtoms, coefficient] : terms) {
-      if (divAtoms.size() != 1 || divAtoms[0]->kind != Atom::Kind::FloorDiv ||
-          coefficient != want || divAtoms[0]->denominator != rem.denominator ||
-          divAtoms[0]->numerator != rem.numerator)
+      if (divAtoms.size() != 1 || divAtoms[0]->kind != Atom::Kind::FloorDiv || coefficient != want)
+        continue;
+      const Atom &div = *divAtoms[0];
+      bool direct = div.denominator == rem.denominator && div.numerator == rem.numerator;
+      bool viaInner = inner && div.denominator == nested && div.numerator == inner->numerator;
+      if (!direct && !viaInner)
         continue;
       SymInt rest = value - SymInt(c) * fromTerms({{rem.text, {modAtoms, 1}}}) -
                     SymInt(want) * fromTerms({{divAtoms[0]->text, {divAtoms, 1}}});

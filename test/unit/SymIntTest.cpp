@@ -102,6 +102,28 @@ TEST(SymInt, SimplifyRecombinesADivisionAndItsRemainder) {
       SymInt(5) * s("n"));
 }
 
+TEST(SymInt, SimplifyRecombinesNestedDivisions) {
+  // ConvNeXt's Linear on channels-last [8, 56, 56, 384] features: the GEMM's [25088, 384] result
+  // read back through the 4-D view, x0 the row. (x0//56)//56 is kept as x0//3136.
+  SymInt x0 = s("x0"), x1 = s("x1");
+  SymInt index = SymInt(384) * SymInt::mod(x0, 56) + SymInt(1204224) * SymInt::floorDiv(x0, 3136) +
+                 SymInt(21504) * SymInt::mod(SymInt::floorDiv(x0, 56), 56) + x1;
+  EXPECT_EQ(index.simplify({{"x0", 25088}, {"x1", 384}}), SymInt(384) * x0 + x1);
+  // Every sign of the numerator: floor divisions nest exactly.
+  SymInt nested = SymInt(3) * SymInt(5) * SymInt::floorDiv(x0, 10) +
+                  SymInt(3) * SymInt::mod(SymInt::floorDiv(x0, 2), 5);
+  SymInt simple = nested.simplify({});
+  EXPECT_EQ(simple, SymInt(3) * SymInt::floorDiv(x0, 2));
+  for (int64_t v = -50; v < 50; ++v) {
+    SymbolBindings at{{"x0", v}};
+    ASSERT_EQ(*nested.evaluate(at), *simple.evaluate(at)) << v;
+  }
+  // Not when the outer division is by another factor.
+  SymInt other = SymInt(15) * SymInt::floorDiv(x0, 12) +
+                 SymInt(3) * SymInt::mod(SymInt::floorDiv(x0, 2), 5);
+  EXPECT_EQ(other.simplify({}), other);
+}
+
 TEST(SymInt, SimplifyKeepsTheValueEverywhere) {
   // Every rewrite is checked by evaluation against the unsimplified expression over the loop
   // variables' whole ranges (x0 unbounded: sampled up to 300, negative too).
