@@ -83,6 +83,8 @@ std::vector<Case> cases() {
       {"cw_3x3_g4", conv(64, 9, 11, 64, 3, 1, 1, 16), 2, true, true},
       {"cw_3x3_s2_g8", conv(32, 10, 9, 32, 3, 2, 1, 4), 1, true, false},
       {"cw_3x3_g2", conv(48, 7, 13, 48, 3, 1, 1, 24), 1, true, true},
+      // 16 per group, strided (RegNet's first block of a stage): one group per 16-lane vector.
+      {"cw_3x3_s2_g16", conv(64, 11, 10, 64, 3, 2, 1, 4), 2, true, true},
       // Winograd F(2x2, 3x3): odd output sizes (edge tiles with one row or column), several
       // K blocks with a partial last one (C 80), channel blocks with a partial last one (OC 80),
       // no padding, tasks of one row group and of several.
@@ -327,10 +329,12 @@ TEST(ConvTiling, ShallowConvolutionsTileWholePixels) {
 }
 
 TEST(ConvTiling, SmallSquareGroupsRunChannelwise) {
-  // ResNeXt-50 32x4d's first stages (4 and 8 channels per group), 2 per group; not depthwise
-  // (its own kernel already), 16 per group, unequal in and out, or C not a multiple of 16.
-  for (const ConvParams &p : {conv(128, 56, 56, 128, 3, 1, 1, 32),
-                              conv(256, 28, 28, 256, 3, 2, 1, 32), conv(32, 9, 9, 32, 3, 1, 1, 16)})
+  // ResNeXt-50 32x4d's first stages (4 and 8 channels per group), 2 per group, 16 per group when
+  // strided (RegNet-Y's first block of a stage, ResNeXt's third stage); not depthwise (its own
+  // kernel already), 16 per group at stride 1, unequal in and out, or C not a multiple of 16.
+  for (const ConvParams &p :
+       {conv(128, 56, 56, 128, 3, 1, 1, 32), conv(256, 28, 28, 256, 3, 2, 1, 32),
+        conv(32, 9, 9, 32, 3, 1, 1, 16), conv(64, 112, 112, 64, 3, 2, 1, 4)})
     EXPECT_TRUE(channelwiseFits(p)) << p.c << "/" << p.groups;
   for (const ConvParams &p : {conv(64, 9, 9, 64, 3, 1, 1, 64), conv(512, 14, 14, 512, 3, 1, 1, 32),
                               conv(64, 9, 9, 128, 3, 1, 1, 16), conv(40, 9, 9, 40, 3, 1, 1, 10),

@@ -658,8 +658,9 @@ void DepthwiseEmitter::emit(Value *images, Value *tileBegin, Value *tileEnd) {
 
 bool channelwiseFits(const ConvParams &p) {
   const int64_t g = p.cg();
+  bool strided = p.strideH > 1 || p.strideW > 1;
   return p.layout == ActivationLayout::NHWC && p.groups > 1 && p.c == p.oc && p.c % 16 == 0 &&
-         (g == 2 || g == 4 || g == 8);
+         (g == 2 || g == 4 || g == 8 || (g == 16 && strided));
 }
 
 DepthwiseTiling chooseDepthwiseTiling(const ConvParams &p, int threads) {

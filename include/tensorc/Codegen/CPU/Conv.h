@@ -103,10 +103,12 @@ void emitWinogradTiles(llvm::IRBuilderBase &b, const CpuTarget &target, const Co
                        llvm::Value *packedWeights, llvm::Value *output, llvm::Value *tileBegin,
                        llvm::Value *tileEnd, const ConvEpilogue &epilogue = nullptr);
 
-/// Grouped convolutions of 2, 4 or 8 channels per group in and out (ResNeXt's 32 x 4, RegNet's),
-/// C a multiple of 16, NHWC: they run on the depthwise kernel (emitDepthwiseTiles), vectorized
-/// over output channels across groups, with packDepthwiseWeights(..., C / groups) weights. On
-/// the direct kernel a group's 4 output channels fill a quarter of a 16-column strip.
+/// Grouped convolutions of 2, 4 or 8 channels per group in and out (ResNeXt's 32 x 4), and of 16
+/// when strided (RegNet's first block of a stage), C a multiple of 16, NHWC: they run on the
+/// depthwise kernel (emitDepthwiseTiles), vectorized over output channels across groups, with
+/// packDepthwiseWeights(..., C / groups) weights. On the direct kernel a group's 4 output
+/// channels fill a quarter of a 16-column strip; 16-channel groups fill one strip, and the
+/// direct kernel stays faster at stride 1.
 bool channelwiseFits(const ConvParams &params);
 
 /// Depthwise tiles: per image, `rows` output rows x `channels` channels (a multiple of 16).
