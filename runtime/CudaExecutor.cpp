@@ -67,6 +67,9 @@ CudaExecutor::create(const Manifest &manifest, const FileReader &readFile,
   char name[256] = {};
   d.deviceGetName(name, int(sizeof name) - 1, self->device_);
   int deviceArch = major * 10 + minor;
+  TC_RETURN_IF_ERROR(d.check(
+      d.deviceGetAttribute(&self->smCount_, cu::kAttrMultiprocessorCount, self->device_),
+      "device SM count"));
   std::string deviceArchName = strCat("sm_", deviceArch);
   self->arch_ = deviceArchName;
 
@@ -116,7 +119,8 @@ CudaExecutor::create(const Manifest &manifest, const FileReader &readFile,
   TC_RETURN_IF_ERROR(d.check(
       d.moduleGetGlobal(&tableAddress, &tableBytes, self->modules_[0],
                         bundle::kKernelSignatureSymbol),
-      strCat(chosen->file, ": no kernel signature table (", bundle::kKernelSignatureSymbol, ")")));
+      strCat(images[0]->file, ": no kernel signature table (", bundle::kKernelSignatureSymbol,
+             ")")));
   std::string table(tableBytes, '\0');
   if (tableBytes)
     TC_RETURN_IF_ERROR(
@@ -124,7 +128,8 @@ CudaExecutor::create(const Manifest &manifest, const FileReader &readFile,
                 "reading the kernel signature table"));
   TC_RETURN_IF_ERROR(d.check(d.streamSynchronize(self->stream_), "reading the kernel signatures"));
   table.resize(std::strlen(table.c_str()));
-  TC_RETURN_IF_ERROR(bundle::checkKernelSignatures(manifest, table, chosen->file, /*cuda=*/true));
+  TC_RETURN_IF_ERROR(
+      bundle::checkKernelSignatures(manifest, table, images[0]->file, /*cuda=*/true));
 
   // Modules whose kernels order themselves after the previous kernel (griddepcontrol.wait).
   std::vector<bool> waits(images.size(), false);
@@ -506,7 +511,7 @@ Status CudaExecutor::launchKernel(size_t index, cu::Function function, int64_t g
   if (hopper) {
     const bundle::HopperGemm &h = *launch.hopper;
     TC_ASSIGN_OR_RETURN(int64_t units, h.units.evaluate(bindings));
-    grid = std::min(units, h.gridLimit);
+    grid = std::min(units, h.blocksPerSm * smCount_); // persistent: what fits at once
     const bundle::HopperGemm::Map *specs[2] = {&h.a, &h.b};
     for (int m = 0; m < 2; ++m) {
       uint64_t buffer = pointers_[size_t(launch.args[size_t(specs[m]->arg)])];

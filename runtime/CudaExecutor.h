@@ -211,6 +211,7 @@ private:
   std::vector<bool> dependentLaunch_;
   // Per launch: it runs its Hopper form (Launch::hopper, its module's sm_90a image loaded).
   std::vector<bool> hopper_;
+  int smCount_ = 1; // the device's multiprocessors (Hopper forms' persistent grids)
   std::vector<cu::DevicePtr> pointers_; // per buffer
   std::vector<size_t> capacities_;      // per buffer: bytes held (inputs, outputs, weights)
   cu::DevicePtr arena_ = 0;

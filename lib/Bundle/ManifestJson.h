@@ -72,7 +72,7 @@ inline void writeCudaLaunchShape(Json &item, const Launch &launch) {
     form["k"] = exprJson(hopper->k);
     form["batch"] = exprJson(hopper->batch);
     form["units"] = exprJson(hopper->units);
-    form["grid_limit"] = hopper->gridLimit;
+    form["blocks_per_sm"] = hopper->blocksPerSm;
     form["block"] = hopper->block;
     form["smem"] = hopper->sharedBytes;
     form["a"] = map(hopper->a);

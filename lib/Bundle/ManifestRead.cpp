@@ -88,11 +88,11 @@ Expected<HopperGemm> readHopperGemm(const ObjectReader &reader) {
   TC_ASSIGN_OR_RETURN(h.k, reader.expr("k"));
   TC_ASSIGN_OR_RETURN(h.batch, reader.expr("batch"));
   TC_ASSIGN_OR_RETURN(h.units, reader.expr("units"));
-  TC_ASSIGN_OR_RETURN(h.gridLimit, reader.integer("grid_limit"));
+  TC_ASSIGN_OR_RETURN(h.blocksPerSm, reader.integer("blocks_per_sm"));
   TC_ASSIGN_OR_RETURN(h.block, reader.integer("block"));
   TC_ASSIGN_OR_RETURN(h.sharedBytes, reader.integer("smem"));
-  if (h.gridLimit < 1 || h.gridLimit > (int64_t(1) << 20))
-    return makeError(reader.path("grid_limit"), ": must be 1 to 2^20 blocks, got ", h.gridLimit);
+  if (h.blocksPerSm < 1 || h.blocksPerSm > 32)
+    return makeError(reader.path("blocks_per_sm"), ": must be 1 to 32, got ", h.blocksPerSm);
   if (h.block < 1 || h.block > 1024)
     return makeError(reader.path("block"), ": must be 1 to 1024 threads, got ", h.block);
   if (h.sharedBytes < 0 || h.sharedBytes > 227 * 1024)
@@ -259,9 +259,9 @@ Expected<Manifest> Manifest::fromJson(const Json &json) {
   Manifest manifest;
   // The version comes first: a newer format may change every other field.
   TC_ASSIGN_OR_RETURN(manifest.formatVersion, reader.integer("format_version"));
-  if (manifest.formatVersion != kFormatVersion)
+  if (manifest.formatVersion < kOldestFormatVersion || manifest.formatVersion > kFormatVersion)
     return makeError("bundle format version ", manifest.formatVersion, ", this runtime reads ",
-                     kFormatVersion);
+                     kOldestFormatVersion, " to ", kFormatVersion);
   TC_ASSIGN_OR_RETURN(manifest.tensorcVersion, reader.string("tensorc_version", false));
   TC_ASSIGN_OR_RETURN(manifest.sourceHash, reader.string("source_hash", false));
   TC_ASSIGN_OR_RETURN(manifest.model, reader.string("model", false));

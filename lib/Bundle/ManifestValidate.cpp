@@ -170,6 +170,11 @@ Status validateManifest(const Manifest &manifest) {
   TC_RETURN_IF_ERROR(checkExpr(manifest.arenaBytes, "arena_bytes"));
 
   TC_ASSIGN_OR_RETURN(int64_t cudaModules, validateCudaModules(manifest.cuda));
+  for (size_t i = 0; i < manifest.cuda.size(); ++i)
+    if (manifest.cuda[i].arch == kHopperArch && manifest.formatVersion < 4)
+      return makeError(indexPath("cuda", i), ": ", kHopperArch,
+                       " images need bundle format version 4, the manifest says ",
+                       manifest.formatVersion);
   for (size_t i = 0; i < manifest.launches.size(); ++i) {
     const Launch &launch = manifest.launches[i];
     std::string path = indexPath("launches", i);
@@ -227,6 +232,9 @@ Status validateManifest(const Manifest &manifest) {
     }
     if (const std::optional<HopperGemm> &hopper = launch.hopper) {
       std::string at = path + ".cuda_sm90a";
+      if (manifest.formatVersion < 4)
+        return makeError(at, ": Hopper forms need bundle format version 4, the manifest says ",
+                         manifest.formatVersion);
       for (auto [key, map] : {std::pair{"a", &hopper->a}, std::pair{"b", &hopper->b}}) {
         std::string field = strCat(at, ".", key);
         if (map->arg < 0 || map->arg >= int64_t(launch.args.size()))

@@ -458,8 +458,8 @@ SymInt SymInt::recombineDivMod(const SymInt &value) {
     const Atom *inner = nullptr;
     int64_t nested = 0;
     if (std::vector<std::pair<Monomial, int64_t>> n = rem.numerator.termList();
-        n.size() == 1 && n[0].second == 1 && n[0].first.size() == 1 &&
-        n[0].first[0]->kind == Atom::Kind::FloorDiv &&
+        rem.denominator > 0 && n.size() == 1 && n[0].second == 1 && n[0].first.size() == 1 &&
+        n[0].first[0]->kind == Atom::Kind::FloorDiv && n[0].first[0]->denominator > 0 &&
         !__builtin_mul_overflow(n[0].first[0]->denominator, rem.denominator, &nested))
       inner = n[0].first[0].get();
     for (const auto &[divAtoms, coefficient] : terms) {

@@ -524,6 +524,8 @@ StridedView LowerContext::contiguousWeight(const StridedView &view,
   std::string key = buffer.name + "|" + view.offset.str();
   for (const SymInt &stride : stored.strides)
     key += "|" + stride.str();
+  for (int64_t dim : dims) // a view of fewer elements is another copy
+    key += "|" + std::to_string(dim);
   auto cached = denseWeights_.find(key);
   if (cached == denseWeights_.end()) {
     Expected<Tensor> copy = Tensor::zeros(buffer.dtype, dims);

@@ -259,7 +259,7 @@ Expected<bundle::HopperGemm> hopperGemm(const cuda::HopperGemm &form) {
   bundle::HopperGemm h;
   h.dtype = form.dtype;
   h.tf32 = form.tf32;
-  h.gridLimit = form.gridLimit;
+  h.blocksPerSm = form.blocksPerSm;
   h.block = form.block;
   h.sharedBytes = form.sharedBytes;
   for (auto [from, to] : {std::pair{&form.a, &h.a}, std::pair{&form.b, &h.b}}) {
@@ -333,6 +333,7 @@ Status describeOutput(const codegen::BackendOutput &output, Manifest &manifest) 
       if (!hopper)
         return makeError("CUDA: kernel ", launch.name, ": Hopper form: ", hopper.error().message());
       launch.hopper = std::move(*hopper);
+      manifest.formatVersion = bundle::kFormatVersion;
     }
   }
   return Status::ok();

@@ -103,7 +103,7 @@ def run_case(args, work, name, dtype, case):
         inputs["r"] = emu.round_to(dtype, rng.uniform(-1, 1, out_shape).astype(np.float32))
     want_kernel = "tk_depthwise<" if case.get("groups", 1) == c == case["oc"] else "TkConvInput<"
     return check_bundle(args, folder, dtype, text, reference_text, weights, inputs,
-                        [want_kernel], {}, case.get("blocks", 1 << 30),
+                        [want_kernel] + case.get("want", []), {}, case.get("blocks", 1 << 30),
                         want_split=case.get("split", False))
 
 
@@ -217,11 +217,18 @@ CASES = {
                                           groups=2)),
     "f32_grouped_odd_channels": ("f32", dict(input=(1, 12, 6, 6), oc=6, k=3, pad=1, groups=3,
                                              bias=True)),
-    # 4 channels a group: merged 4 at a time into groups of 16 (block-diagonal weights)
+    # 4 channels a group: merged 4 at a time into groups of 16 (block-diagonal weights), which
+    # move as vectors; 5 a group stay as they are
     "f16_groups_of_4_merged": ("f16", dict(input=(2, 32, 9, 9), oc=32, k=3, pad=1, groups=8,
-                                           bias=True, relu=True)),
+                                           bias=True, relu=True,
+                                           want=["TkConvInput<unsigned short, 3, 3, 16, 1, 1, 1, "
+                                                 "1, true>"])),
+    "f32_groups_of_5_kept": ("f32", dict(input=(1, 20, 7, 7), oc=20, k=3, pad=1, groups=4,
+                                         want=["TkConvInput<float, 3, 3, 5, "])),
     # a patchify stem (ViT's 16x16/16 at a smaller size): KW x C channels read as one run
-    "f16_patchify_c3": ("f16", dict(input=(1, 3, 16, 24), oc=32, k=8, stride=8, bias=True)),
+    "f16_patchify_c3": ("f16", dict(input=(1, 3, 16, 24), oc=32, k=8, stride=8, bias=True,
+                                    want=["TkConvInput<unsigned short, 8, 1, 24, 8, 1, 1, 1, "
+                                          "true>"])),
     "f16_depthwise_3x3_bias_relu": ("f16", dict(input=(2, 32, 10, 10), oc=32, k=3, pad=1,
                                                 groups=32, bias=True, relu=True)),
     "f32_depthwise_5x5_stride2": ("f32", dict(input=(1, 8, 11, 11), oc=8, k=5, stride=2, pad=2,

@@ -33,19 +33,16 @@ TEST(CudaGraphs, FallbacksBlockReplayAndTheFirstIsNamed) {
   EXPECT_EQ(why.find("max_pool2d"), std::string::npos) << why;
 }
 
-} // namespace
-} // namespace tensorc
-
 TEST(HopperMaps, EncodeTheOperandViews) {
-  using tensorc::bundle::HopperGemm;
-  using tensorc::bundle::SizeExpr;
+  using bundle::HopperGemm;
+  using bundle::SizeExpr;
   auto expr = [](const char *text) {
-    tensorc::Expected<SizeExpr> e = SizeExpr::parse(text);
+    Expected<SizeExpr> e = SizeExpr::parse(text);
     EXPECT_TRUE(e) << e.error().message();
     return *e;
   };
   HopperGemm h;
-  h.dtype = tensorc::DType::F16;
+  h.dtype = DType::F16;
   h.k = SizeExpr::constant(768), h.batch = expr("b");
   // A [b][m][768] at element 64 (128 bytes in), rows 1536 elements apart; B shared.
   h.a = {0, SizeExpr::constant(64), expr("m"), SizeExpr::constant(1536), expr("m*1536"), 128};
@@ -56,8 +53,8 @@ TEST(HopperMaps, EncodeTheOperandViews) {
          SizeExpr::constant(0),
          256};
   std::map<std::string, int64_t> bindings = {{"b", 2}, {"m", 100}};
-  tensorc::Expected<tensorc::rt::HopperMapArgs> a =
-      tensorc::rt::hopperMapArgs(h, h.a, 0x10000, bindings);
+  Expected<rt::HopperMapArgs> a =
+      rt::hopperMapArgs(h, h.a, 0x10000, bindings);
   ASSERT_TRUE(a) << a.error().message();
   EXPECT_EQ(a->dataType, 6);
   EXPECT_EQ(a->address, 0x10000u + 128u);
@@ -68,27 +65,30 @@ TEST(HopperMaps, EncodeTheOperandViews) {
   EXPECT_EQ(a->strides[1], 100u * 3072u);
   EXPECT_EQ(a->box[0], 64u);
   EXPECT_EQ(a->box[1], 128u);
-  tensorc::Expected<tensorc::rt::HopperMapArgs> b =
-      tensorc::rt::hopperMapArgs(h, h.b, 0x20000, bindings);
+  Expected<rt::HopperMapArgs> b =
+      rt::hopperMapArgs(h, h.b, 0x20000, bindings);
   ASSERT_TRUE(b) << b.error().message();
   EXPECT_EQ(b->dims[2], 1u); // shared by the batch: one entry, the whole matrix as its stride
   EXPECT_EQ(b->strides[1], 3072u * 768u * 2u);
   EXPECT_EQ(b->box[1], 256u);
-  h.tf32 = true, h.dtype = tensorc::DType::F32;
-  tensorc::Expected<tensorc::rt::HopperMapArgs> tf32 =
-      tensorc::rt::hopperMapArgs(h, h.b, 0x20000, bindings);
+  h.tf32 = true, h.dtype = DType::F32;
+  Expected<rt::HopperMapArgs> tf32 =
+      rt::hopperMapArgs(h, h.b, 0x20000, bindings);
   ASSERT_TRUE(tf32) << tf32.error().message();
   EXPECT_EQ(tf32->dataType, 11);
   EXPECT_EQ(tf32->box[0], 32u);
   // What TMA cannot take is an error, not a fault on the GPU.
-  tensorc::Expected<tensorc::rt::HopperMapArgs> unaligned =
-      tensorc::rt::hopperMapArgs(h, h.a, 0x10004, bindings);
+  Expected<rt::HopperMapArgs> unaligned =
+      rt::hopperMapArgs(h, h.a, 0x10004, bindings);
   EXPECT_FALSE(unaligned);
   h.a.ld = SizeExpr::constant(1537);
-  h.tf32 = false, h.dtype = tensorc::DType::F16;
-  tensorc::Expected<tensorc::rt::HopperMapArgs> odd =
-      tensorc::rt::hopperMapArgs(h, h.a, 0x10000, bindings);
+  h.tf32 = false, h.dtype = DType::F16;
+  Expected<rt::HopperMapArgs> odd =
+      rt::hopperMapArgs(h, h.a, 0x10000, bindings);
   ASSERT_FALSE(odd);
   EXPECT_NE(odd.error().message().find("stride of 3074 bytes"), std::string::npos)
       << odd.error().message();
 }
+
+} // namespace
+} // namespace tensorc

@@ -180,7 +180,9 @@ TEST(ManifestJson, RoundTrips) {
 
 TEST(ManifestJson, RejectsOtherFormatVersions) {
   EXPECT_EQ(errorAfter([](Json &j) { j["format_version"] = 1; }),
-            "bundle format version 1, this runtime reads 3");
+            "bundle format version 1, this runtime reads 3 to 4");
+  EXPECT_EQ(errorAfter([](Json &j) { j["format_version"] = 5; }),
+            "bundle format version 5, this runtime reads 3 to 4");
   EXPECT_EQ(errorAfter([](Json &j) { j["format_version"] = "1"; }),
             "format_version: expected an integer, got a string");
   EXPECT_EQ(Manifest::fromJson(Json(3)).error().message(),
@@ -682,13 +684,14 @@ Manifest hopperManifest() {
   h.tf32 = true;
   h.k = SizeExpr::constant(4), h.batch = SizeExpr::constant(1);
   h.units = expr("(batch + 127)//128");
-  h.gridLimit = 132, h.block = 384, h.sharedBytes = 100000;
+  h.blocksPerSm = 1, h.block = 384, h.sharedBytes = 100000;
   h.a = {0,  SizeExpr::constant(0), expr("batch"), SizeExpr::constant(4), SizeExpr::constant(0),
          128};
   h.b = {
       1, SizeExpr::constant(0), SizeExpr::constant(1), SizeExpr::constant(4), SizeExpr::constant(0),
       16};
   m.launches[0].hopper = h;
+  m.formatVersion = kFormatVersion;
   return m;
 }
 
@@ -712,7 +715,7 @@ TEST(ManifestJson, RoundTripsHopperForms) {
   EXPECT_EQ(h->units.text(), "(batch + 127)//128");
   EXPECT_EQ(h->a.rows.text(), "batch");
   EXPECT_EQ(h->b.boxRows, 16);
-  EXPECT_EQ(h->gridLimit, 132);
+  EXPECT_EQ(h->blocksPerSm, 1);
   EXPECT_EQ(parsed->cuda.back().arch, kHopperArch);
   // Kernels without a Hopper form have none.
   EXPECT_EQ(cudaManifest().toJson()["launches"].items()[0].find("cuda_sm90a"), nullptr);
@@ -744,6 +747,19 @@ TEST(ManifestJson, RejectsBadHopperForms) {
             "cuda: module 2 has only an sm_90a image");
   EXPECT_EQ(hopperErrorAfter([&](Json &j) { item(j, "cuda", 4)["arch"] = "sm_90b"; }),
             "cuda[4].arch: 'sm_90b' is not an sm_<NN> arch (or sm_90a)");
+  EXPECT_EQ(hopperErrorAfter([&](Json &j) { form(j)["blocks_per_sm"] = 0; }),
+            "launches[0].cuda_sm90a.blocks_per_sm: must be 1 to 32, got 0");
+  // A runtime that reads 3 would launch these functions without their tensor maps.
+  EXPECT_EQ(hopperErrorAfter([&](Json &j) { j["format_version"] = 3; }),
+            "cuda[4]: sm_90a images need bundle format version 4, the manifest says 3");
+  EXPECT_EQ(hopperErrorAfter([&](Json &j) {
+              j["format_version"] = 3;
+              Json images = Json::array();
+              for (size_t i = 0; i < 4; ++i)
+                images.push(item(j, "cuda", i));
+              j["cuda"] = images;
+            }),
+            "launches[0].cuda_sm90a: Hopper forms need bundle format version 4, the manifest says 3");
 }
 
 TEST(CudaImages, HopperImagesLoadOnComputeCapability90Alone) {

@@ -326,9 +326,10 @@ TEST_F(RuntimeTest, ReportsBadBundleFiles) {
   EXPECT_EQ(error.rfind(dir_ + "/manifest.json: ", 0), 0u) << error;
 
   Manifest manifest = sampleManifest();
-  manifest.formatVersion = 4;
+  manifest.formatVersion = 5;
   writeBundle(manifest);
-  EXPECT_EQ(loadError(), dir_ + "/manifest.json: bundle format version 4, this runtime reads 3");
+  EXPECT_EQ(loadError(),
+            dir_ + "/manifest.json: bundle format version 5, this runtime reads 3 to 4");
 
   manifest = sampleManifest();
   manifest.buffers[2].shape = {constant(5)};

@@ -20,7 +20,11 @@ namespace tensorc::bundle {
 
 /// 2: `files` (a sha256 per bundle file) and kernel signature tables in the kernel images.
 /// 3: GEMM calls' `bias` (a runtime reading 2 would drop the bias of a library GEMM).
-constexpr int64_t kFormatVersion = 3;
+/// 4: Hopper GEMM forms (Launch::hopper, sm_90a images: their functions take two tensor maps
+///    first, which a runtime reading 3 would not pass). Bundles without them are written as 3,
+///    which older runtimes read too; this runtime reads 3 and 4.
+constexpr int64_t kFormatVersion = 4;
+constexpr int64_t kOldestFormatVersion = 3;
 
 /// An integer expression over symbols in SymInt's canonical text: integers, symbol names,
 /// + - *, `//` (floor division) and `%` (remainder, Python semantics) by constants, parentheses.
@@ -112,7 +116,8 @@ inline constexpr const char *kCublasLt = "cublaslt";
 
 /// A GEMM kernel's Hopper form ("cuda_sm90a"): in the sm_90a image of its module (CudaImage
 /// arch "sm_90a", loaded on CC 9.0 devices) the launch's function is the wgmma kernel, `block`
-/// threads, `sharedBytes` of dynamic shared memory, min(units, gridLimit) blocks (a persistent
+/// threads, `sharedBytes` of dynamic shared memory, min(units, blocksPerSm x the device's SMs)
+/// blocks (a persistent
 /// grid), its operands loaded through TMA tensor maps. In every image the function takes the two
 /// maps (128 bytes each, by value) before the usual parameters; other images ignore them.
 /// Each map is rank 3 over an operand's buffer (Launch::args[arg], from element `offset`):
@@ -127,7 +132,7 @@ struct HopperGemm {
   DType dtype = DType::F16;
   bool tf32 = false; // f32 operands loaded as TF32
   SizeExpr k, batch, units;
-  int64_t gridLimit = 0, block = 0, sharedBytes = 0;
+  int64_t blocksPerSm = 1, block = 0, sharedBytes = 0;
   Map a, b;
 };
 /// The arch name of the images holding Hopper forms.
@@ -217,7 +222,8 @@ struct BundleFile {
 };
 
 struct Manifest {
-  int64_t formatVersion = kFormatVersion;
+  /// kOldestFormatVersion unless the bundle has Hopper forms (the compiler then writes 4).
+  int64_t formatVersion = kOldestFormatVersion;
   std::string tensorcVersion;
   std::string sourceHash;           // hex digest of the model file the bundle was compiled from
   std::string model;                // the model's file name, for messages

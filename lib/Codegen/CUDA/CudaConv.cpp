@@ -82,8 +82,8 @@ Expected<LaunchConfig> KernelRenderer::renderLibraryConv(const codegen::Template
   s.epilogue = epilogue;
   s.params = params;
   s.inputExpr = input, s.weightExpr = weight;
-  // The mma.sync kernel (the GPU is not sm_90a: wgmma needs TMA maps the runtime does not encode
-  // yet), split-K as the heuristic says.
+  // The mma.sync kernel, split-K as the heuristic says (Hopper forms are GEMMs' alone so far; the
+  // library's wgmma kernel takes pointwise convolutions too).
   s.config = kl::chooseConvConfig(s, images, gpu);
   kl::KernelSource source = kl::renderConv(s, error);
   if (!error.empty())

@@ -306,6 +306,12 @@ Expected<LaunchConfig> KernelRenderer::renderLibraryGemm(const codegen::Template
     h.config = *hopper;
     h.epilogue.params = s.params;
     h.params.clear();
+    // The library reads an operand shared by the batch entries from its batch stride's text
+    // "0" (its tensor map then has one entry, as the runtime encodes it), not "0ll".
+    if (call.a.batchStride == SymInt(0))
+      h.a.batchStride = "0";
+    if (call.b.batchStride == SymInt(0))
+      h.b.batchStride = "0";
     hopperSource = kl::renderGemm(h, error);
     if (!error.empty())
       return makeError("GEMM ", node.name, " (Hopper form): ", error);
@@ -328,7 +334,7 @@ Expected<LaunchConfig> KernelRenderer::renderLibraryGemm(const codegen::Template
     form.tf32 = math == kl::MathMode::TF32;
     form.k = g.k, form.batch = g.batch;
     form.units = g.batch * ceilDiv(g.m, hopper->bm) * ceilDiv(g.n, hopper->bn);
-    form.gridLimit = hopper->gridLimit;
+    form.blocksPerSm = std::max(1, hopper->gridLimit / gpu.sms);
     form.block = hopperSource.threads;
     form.sharedBytes = hopperSource.smemBytes;
     auto map = [&](const GemmCall::Operand &o, const SymInt &rows, int64_t box) {

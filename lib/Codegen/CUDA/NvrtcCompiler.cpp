@@ -5,6 +5,8 @@
 // failures become errors naming the kernel.
 #include "tensorc/Codegen/CUDA/CudaCodegen.h"
 
+#include "tensorc/Bundle/Manifest.h"
+
 #include "tensorc/Support/CacheLimit.h"
 #include "tensorc/Support/Parallel.h"
 #include "tensorc/Support/StrCat.h"
@@ -358,7 +360,7 @@ Expected<std::vector<CompiledModule>> compileSources(const std::vector<SourcePar
   bool hopper = std::find(archs.begin(), archs.end(), "sm_90") != archs.end();
   size_t plainArchs = archs.size();
   if (hopper)
-    archs.push_back(kHopperArch);
+    archs.push_back(bundle::kHopperArch);
   auto partArchs = [&](size_t part) {
     return hopper && parts[part].hopper ? archs.size() : plainArchs;
   };

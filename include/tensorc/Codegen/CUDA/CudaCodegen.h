@@ -57,8 +57,8 @@ struct HopperGemm {
   DType dtype = DType::F16;
   bool tf32 = false;
   SymInt k, batch;
-  SymInt units;          // work units; the runtime launches min(units, gridLimit) blocks
-  int64_t gridLimit = 0; // blocks that fit on the GPU at once (a persistent grid)
+  SymInt units; // work units; the runtime launches min(units, blocksPerSm x SMs) blocks
+  int64_t blocksPerSm = 1; // blocks an SM holds at once (a persistent grid)
   int64_t block = 0, sharedBytes = 0;
   Map a, b;
 };
@@ -125,9 +125,6 @@ std::string assembleSource(const std::vector<const RenderedKernel *> &kernels);
 Expected<RenderedKernels> renderKernels(const loop::LoopProgram &program,
                                         const sched::Schedule &schedule,
                                         const RenderOptions &options = {});
-
-/// The arch-specific target of Hopper forms (HopperGemm): cubins that run on CC 9.0 only.
-inline constexpr const char *kHopperArch = "sm_90a";
 
 struct CompileOptions {
   std::vector<std::string> archs = {"sm_90"}; // cubins, e.g. sm_80, sm_90
