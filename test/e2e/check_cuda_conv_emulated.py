@@ -125,7 +125,7 @@ def run_model_case(args, work, name, dtype, path, input_shapes, symbols, want_ke
 
 def check_bundle(args, folder, dtype, text, reference_text, weights, inputs, want_kernels,
                  symbols, blocks, compile_args=("--cuda-arch", "sm_80"), tol=None,
-                 want_split=False, library=False):
+                 want_split=False, library=False, hopper=False):
     """Compiles `text` (weights in `dtype`) for CUDA, runs its kernels.cu on the emulation and
     compares its output with the interpreter on `reference_text` (f32, the same values). With
     `want_split`, some kernel must split K (its workspaces in the manifest). With `library`, it
@@ -152,11 +152,15 @@ def check_bundle(args, folder, dtype, text, reference_text, weights, inputs, wan
         return "no kernel splits K"
     if library and not any("cuda_gemm" in launch for launch in manifest["launches"]):
         return "no launch has a GEMM call"
+    if hopper and not any("cuda_sm90a" in launch for launch in manifest["launches"]):
+        return "no launch has a Hopper form"
     source = os.path.join(folder, "emulated.cpp")
     with open(source, "w") as f:
-        f.write(emu.emulation_source(kernels, manifest, symbols, library_gemms=library))
+        f.write(emu.emulation_source(kernels, manifest, symbols, library_gemms=library,
+                                     hopper=hopper))
     binary = os.path.join(folder, "emulated")
     built = subprocess.run([args.cxx, "-std=c++17", "-O1", "-w", "-fno-pie", "-no-pie",
+                            *(["-D__CUDA_ARCH_FEAT_SM90_ALL"] if hopper else []),
                             "-I", HERE, source, "-o", binary], capture_output=True, text=True)
     if built.returncode:
         return f"building the emulation failed: {built.stderr[:2000]}"

@@ -171,12 +171,44 @@ def evaluate(dim, symbols):
     return dim if isinstance(dim, int) else int(eval(str(dim), {}, dict(symbols)))
 
 
-def emulation_source(kernels_cu, manifest, symbols, library_gemms=False):
+def hopper_maps(launch, index, symbols, hopper):
+    """The two tensor-map arguments a launch with a Hopper form (cuda_sm90a) takes first: with
+    `hopper`, encoded from the manifest as the runtime's hopperMapArgs does, in the emulation's
+    layout (cuda_emu.h: base address, dims[3], byte strides[2], box[3], element bytes); else
+    zeros, which the mma.sync form ignores."""
+    form = launch.get("cuda_sm90a")
+    if not form:
+        return [], []
+    element = 4 if form.get("tf32") else 2
+    decls, names = [], []
+    for key in ("a", "b"):
+        name = f"tk_map_{key}_{index}"
+        names.append(name)
+        if not hopper:
+            decls.append(f"  TkTensorMap {name}{{}};")
+            continue
+        m = form[key]
+        offset, rows = evaluate(m["offset"], symbols), evaluate(m["rows"], symbols)
+        ld, batch_stride = evaluate(m["ld"], symbols), evaluate(m["batch_stride"], symbols)
+        batch, k = evaluate(form["batch"], symbols), evaluate(form["k"], symbols)
+        batched = batch_stride != 0
+        words = [f"(unsigned long long)(uintptr_t)((char *)buffers[{launch['args'][m['arg']]}] + "
+                 f"{offset * element})", k, rows, batch if batched else 1, ld * element,
+                 (batch_stride if batched else ld * rows) * element, 128 // element,
+                 m["box_rows"], 1, element]
+        decls.append(f"  TkTensorMap {name}{{}};")
+        decls += [f"  {name}.opaque[{i}] = {w};" for i, w in enumerate(words)]
+    return decls, names
+
+
+def emulation_source(kernels_cu, manifest, symbols, library_gemms=False, hopper=False):
     """kernels.cu without inline PTX, plus a main() that runs the launch list on buffer files.
     With `library_gemms`, every launch with a GEMM call (-O max-autotune) runs as a tuned
     bundle's would on cuBLASLt: the product of the call's operand views computed on the host
     (in double, as a library would in its own order), then the kernel's epilogue function (or,
-    for a direct call, the library's store, adding its bias)."""
+    for a direct call, the library's store, adding its bias). With `hopper` (kernels.cu built
+    with __CUDA_ARCH_FEAT_SM90_ALL), launches with a Hopper form run it: tensor maps encoded
+    from the manifest, its block size and persistent grid."""
     lines = kernels_cu.splitlines(keepends=True)
     kept, skipping = [], False
     for line in lines:
@@ -216,7 +248,7 @@ def emulation_source(kernels_cu, manifest, symbols, library_gemms=False):
     if library_gemms and products:
         main.append(f"  float *tk_product = (float *)std::aligned_alloc(256, {max(products)} * 4 "
                     "/ 256 * 256 + 256);")
-    for launch in manifest["launches"]:
+    for index, launch in enumerate(manifest["launches"]):
         if launch["kind"] != "kernel":
             raise RuntimeError(f"launch {launch['name']} is a {launch['kind']}, not a kernel")
         args = [f"({MEMORY_TYPES[buffers[a]['dtype']]} *)buffers[{a}]" for a in launch["args"]]
@@ -251,10 +283,18 @@ def emulation_source(kernels_cu, manifest, symbols, library_gemms=False):
         if "cuda_counters" in launch:
             args += ["tk_partials", "tk_counters"]
         grid = evaluate(launch["cuda_grid"], symbols)
+        block = launch["cuda_block"]
+        decls, maps = hopper_maps(launch, index, symbols, hopper)
+        main += decls
+        args = maps + args
+        if hopper and "cuda_sm90a" in launch:  # the runtime's grid on a 132-SM GPU
+            form = launch["cuda_sm90a"]
+            grid = min(evaluate(form["units"], symbols), form["blocks_per_sm"] * 132)
+            block = form["block"]
         # Identical kernels are compiled once: the others' launches name its function.
         function = launch.get("cuda_symbol", launch["name"])
         main.append(f"  tc_emu::launch(std::min<unsigned>({grid}, std::atoi(argv[2])), "
-                    f"{launch['cuda_block']}, [&] {{ {function}({', '.join(args)}); }});")
+                    f"{block}, [&] {{ {function}({', '.join(args)}); }});")
     if split:  # every launch leaves the counters zero (CUDA graphs replay on that)
         main.append(f"  for (long long i = 0; i < {counters}; ++i) if (tk_counters[i]) "
                     "{ std::fprintf(stderr, \"split-K counter %lld left at %u\\n\", i, "

@@ -11,7 +11,9 @@ compiled with `--target cuda`: the bundle's kernels.cu, with the inline PTX repl
 the emulation, is built with the host C++ compiler and run; the reference is the interpreter on
 the f32 model with the same values. Cases that must split K check that the manifest plans the
 split's workspaces and that the counters are zero again after the run. Some cases compile for
-sm_80 and sm_90 (NVRTC compiles both). Prints one line per case and `N passed, M failed`.
+sm_80 and sm_90 (NVRTC compiles both); the Hopper cases build kernels.cu as the sm_90a image is
+(__CUDA_ARCH_FEAT_SM90_ALL: the wgmma forms) and pass tensor maps encoded from the manifest's
+cuda_sm90a as the runtime encodes them. Prints one line per case and `N passed, M failed`.
 """
 import argparse
 import json
@@ -75,6 +77,18 @@ def bmm_model(dtype, batch, m, k, n, transpose_b):
     lines.append(f"  %p : {out} = call_function[target=aten.bmm](args=(%a, %b))")
     lines.append(f"  %o : {out} = call_function[target=aten.mul](args=(%p, 0.5))")
     return ins, {}, lines, "o", inputs
+
+
+def bmm_shared_model(dtype, batch, m, k, n):
+    """a [batch, m, k] . w^T (w an input [n, k]) expanded over the batch: B is shared by the
+    batch entries (batch stride 0; a constant w would be copied out per entry at compile time)."""
+    ins = [f"%a: {shape_text(dtype, (batch, m, k))}", f"%w: {shape_text(dtype, (n, k))}"]
+    out = shape_text(dtype, (batch, m, n))
+    lines = [f"  %wt : {shape_text(dtype, (k, n))} = call_function[target=aten.t](args=(%w,))",
+             f"  %we : {shape_text(dtype, (batch, k, n))} = call_function[target=aten.expand]("
+             f"args=(%wt, [{batch}, {k}, {n}]))",
+             f"  %p : {out} = call_function[target=aten.bmm](args=(%a, %we))"]
+    return ins, {}, lines, "p", {"a": (batch, m, k), "w": (n, k)}
 
 
 def transposed_a_model(dtype, m, k, n):
@@ -172,6 +186,8 @@ def build_model(dtype, case):
     elif kind == "bmm":
         parts = bmm_model(dtype, case["batch"], case["m"], case["k"], case["n"],
                           case.get("transpose_b", False))
+    elif kind == "bmm_shared":
+        parts = bmm_shared_model(dtype, case["batch"], case["m"], case["k"], case["n"])
     elif kind == "head_split":
         parts = head_split_model(dtype, case["m"], case["k"], case["heads"], case["d"])
     elif kind == "qkv":
@@ -212,6 +228,8 @@ def run_case(args, work, name, dtype, case):
         compile_args += ["--matmul-precision", "high"]
     compile_args += case.get("compile_args", [])
     want = "tk_gemm_simt<" if dtype == "f32" and not case.get("tf32") else "tk_gemm_tc<"
+    if case.get("hopper"):  # the wgmma form, batched or shared as the case's operands are
+        want = case["hopper"]
     # TF32 keeps 10 of f32's 23 mantissa bits: a looser bound than strict f32 against the f32
     # interpreter (products of operands under 1, sums of `k` of them).
     tol = 2e-2 if case.get("tf32") else None
@@ -222,7 +240,8 @@ def run_case(args, work, name, dtype, case):
     library = case.get("library", False)
     why = conv.check_bundle(args, folder, dtype, text, reference_text, weights, inputs, want,
                             symbols, case.get("blocks", 1 << 30), compile_args, tol,
-                            want_split=case.get("split", False) and not library, library=library)
+                            want_split=case.get("split", False) and not library, library=library,
+                            hopper=bool(case.get("hopper")))
     if why or not case.get("want_launches"):
         return why
     with open(os.path.join(folder, "bundle", "manifest.json")) as f:
@@ -308,6 +327,15 @@ CASES = {
                                    want_launches=["tem_mm_add_0", "poi_fused_add_1"])),
     "f32_qkv_merged": ("f32", dict(kind="qkv", m=24, k=32, heads=3, d=8,
                                    want_launches=["tem_mm_add_0", "poi_fused_add_1"])),
+    # Hopper forms (sm_90; big enough that 128-row tiles fill 132 SMs), run as an H100 would:
+    # compiled with __CUDA_ARCH_FEAT_SM90_ALL, tensor maps encoded from the manifest as the
+    # runtime does. A linear layer with bias and GELU (128x64 tiles), and a batched product whose
+    # B is shared by the batch entries (its map has one entry; the kernel reads entry 0).
+    "f16_hopper_linear_bias_gelu": ("f16", dict(kind="linear", m=1536, k=64, n=704, bias=True,
+                                                gelu=True, archs="sm_90",
+                                                hopper="tk_gemm_wg<")),
+    "f16_hopper_bmm_shared_b": ("f16", dict(kind="bmm_shared", batch=2, m=1024, k=64, n=576,
+                                            archs="sm_90", hopper=", true, false>(")),
 }
 
 # The same problems compiled with -O max-autotune and run as a bundle tuned for cuBLASLt would
