@@ -465,7 +465,7 @@ Status CudaExecutor::runLaunch(size_t i, const std::map<std::string, int64_t> &b
 Expected<HopperMapArgs> hopperMapArgs(const bundle::HopperGemm &form,
                                       const bundle::HopperGemm::Map &map, uint64_t buffer,
                                       const std::map<std::string, int64_t> &bindings) {
-  int64_t element = form.tf32 ? 4 : 2;
+  int64_t element = int64_t(dtypeSize(form.dtype)); // TF32 operands are f32 in memory
   TC_ASSIGN_OR_RETURN(int64_t offset, map.offset.evaluate(bindings));
   TC_ASSIGN_OR_RETURN(int64_t k, form.k.evaluate(bindings));
   TC_ASSIGN_OR_RETURN(int64_t rows, map.rows.evaluate(bindings));

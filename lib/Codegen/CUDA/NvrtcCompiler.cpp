@@ -355,15 +355,12 @@ Expected<std::vector<CompiledModule>> compileSources(const std::vector<SourcePar
   auto cached = [&](size_t part, const std::string &suffix) {
     return fs::path(dir) / (keys[part] + "." + suffix);
   };
-  // Parts with Hopper forms also compile for sm_90a (an arch-specific cubin, for CC 9.0 only)
-  // when sm_90 is among the archs: the last entry of `archs`, never the PTX's.
-  bool hopper = std::find(archs.begin(), archs.end(), "sm_90") != archs.end();
+  // Parts with Hopper forms also compile for sm_90a (an arch-specific cubin, for CC 9.0 only):
+  // the last entry of `archs`, never the PTX's.
   size_t plainArchs = archs.size();
-  if (hopper)
+  if (std::any_of(parts.begin(), parts.end(), [](const SourcePart &p) { return p.hopper; }))
     archs.push_back(bundle::kHopperArch);
-  auto partArchs = [&](size_t part) {
-    return hopper && parts[part].hopper ? archs.size() : plainArchs;
-  };
+  auto partArchs = [&](size_t part) { return parts[part].hopper ? archs.size() : plainArchs; };
   struct Task {
     size_t part, arch;
   };

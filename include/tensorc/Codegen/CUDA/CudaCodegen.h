@@ -167,8 +167,8 @@ struct SourcePart {
   /// The estimated compile cost (any unit): only the order compilations start in, never what
   /// they make.
   double cost = 0;
-  /// The part has kernels with a Hopper form: with sm_90 among the archs it also gets an
-  /// sm_90a cubin (CompiledModule::cubins["sm_90a"]).
+  /// The part has kernels with a Hopper form (rendered only with sm_90 among the archs): it also
+  /// gets an sm_90a cubin (CompiledModule::cubins["sm_90a"]).
   bool hopper = false;
 };
 
